@@ -1,0 +1,126 @@
+package schema
+
+import "fmt"
+
+// PriceType is how an offer is billed.
+type PriceType string
+
+// Price types. Reserved and term prices are kept for imports of published tables; the
+// scrapers record on-demand and spot.
+const (
+	OnDemand PriceType = "on_demand" // pay per hour, no interruption
+	Spot     PriceType = "spot"      // interruptible / bid / community-spot capacity
+	Reserved PriceType = "reserved"  // committed capacity, term unspecified
+	Term1Y   PriceType = "term_1y"   // one-year commitment
+	Term3Y   PriceType = "term_3y"   // three-year commitment
+)
+
+// PriceTypes lists every valid price type, in a stable order.
+var PriceTypes = []PriceType{OnDemand, Spot, Reserved, Term1Y, Term3Y}
+
+// Interruptible reports whether capacity at this price can be taken away mid-job.
+func (p PriceType) Interruptible() bool { return p == Spot }
+
+// Tier is the provider's class of hosting for an offer.
+type Tier string
+
+// Tiers as providers name them. Vast distinguishes verified and unverified hosts (and datacenter
+// hosts), RunPod secure and community cloud; Lambda and CoreWeave sell datacenter capacity only.
+const (
+	TierSecure     Tier = "secure"
+	TierCommunity  Tier = "community"
+	TierDatacenter Tier = "datacenter"
+	TierVerified   Tier = "verified"
+	TierUnverified Tier = "unverified"
+)
+
+// Tiers lists every valid tier.
+var Tiers = []Tier{TierSecure, TierCommunity, TierDatacenter, TierVerified, TierUnverified}
+
+// IntraNode is how the GPUs inside one node talk to each other.
+type IntraNode string
+
+// Intra-node interconnect classes, best first.
+const (
+	IntraNVSwitch IntraNode = "nvswitch" // all-to-all NVLink through NVSwitch (HGX/DGX SXM boards, NVL72)
+	IntraNVLink   IntraNode = "nvlink"   // NVLink bridges between pairs (PCIe cards, SXM without switch)
+	IntraPCIe     IntraNode = "pcie"     // PCIe only
+	IntraUnknown  IntraNode = "unknown"
+)
+
+// IntraNodes lists every valid intra-node class.
+var IntraNodes = []IntraNode{IntraNVSwitch, IntraNVLink, IntraPCIe, IntraUnknown}
+
+// HasNVLink reports whether GPUs in the node are linked by NVLink (with or without NVSwitch).
+func (i IntraNode) HasNVLink() bool { return i == IntraNVSwitch || i == IntraNVLink }
+
+// InterNode is how nodes of a multi-node job talk to each other.
+type InterNode string
+
+// Inter-node interconnect classes.
+const (
+	InterInfiniBand InterNode = "infiniband"
+	InterRoCE       InterNode = "roce"
+	InterEthernet   InterNode = "ethernet"
+	InterNone       InterNode = "none" // single hosts that cannot be clustered (marketplace machines)
+	InterUnknown    InterNode = "unknown"
+)
+
+// InterNodes lists every valid inter-node class.
+var InterNodes = []InterNode{InterInfiniBand, InterRoCE, InterEthernet, InterNone, InterUnknown}
+
+// RDMA reports whether the fabric is fit for multi-node training (InfiniBand or RoCE).
+func (i InterNode) RDMA() bool { return i == InterInfiniBand || i == InterRoCE }
+
+// Stock is the provider's coarse availability signal.
+type Stock string
+
+// Stock levels.
+const (
+	StockHigh    Stock = "high"
+	StockMedium  Stock = "medium"
+	StockLow     Stock = "low"
+	StockNone    Stock = "none"
+	StockUnknown Stock = "unknown"
+)
+
+// Stocks lists every valid stock level.
+var Stocks = []Stock{StockHigh, StockMedium, StockLow, StockNone, StockUnknown}
+
+// DQFlag marks an offer that was kept but deserves a second look.
+type DQFlag string
+
+// Data-quality flags.
+const (
+	FlagUnknownGPU   DQFlag = "unknown_gpu"   // the GPU name is not in the catalog; kept verbatim
+	FlagVRAMSnapped  DQFlag = "vram_snapped"  // reported VRAM differed from the catalog and was snapped
+	FlagPriceOutlier DQFlag = "price_outlier" // the price moved more than the configured factor since the last observation
+	FlagVRAMMissing  DQFlag = "vram_missing"  // the source gave no VRAM; the catalog's value is used
+	FlagCountParsed  DQFlag = "count_parsed"  // the GPU count came from free text (a name or description)
+)
+
+// Parse helpers for the enums: each returns a clear error naming the bad value.
+
+// ParsePriceType returns the PriceType named s.
+func ParsePriceType(s string) (PriceType, error) {
+	return parseEnum("price type", s, PriceTypes)
+}
+
+// ParseIntraNode returns the IntraNode named s.
+func ParseIntraNode(s string) (IntraNode, error) {
+	return parseEnum("intra-node interconnect", s, IntraNodes)
+}
+
+// ParseInterNode returns the InterNode named s.
+func ParseInterNode(s string) (InterNode, error) {
+	return parseEnum("inter-node interconnect", s, InterNodes)
+}
+
+func parseEnum[T ~string](what, s string, valid []T) (T, error) {
+	for _, v := range valid {
+		if string(v) == s {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("unknown %s %q (want one of %v)", what, s, valid)
+}

@@ -1,0 +1,96 @@
+package schema
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Offer is one price observation: what one provider asked for one GPU configuration at one
+// scrape. Offers are append-only; the history of a price is the sequence of Offers with the same
+// Key. Field groups follow ../DESIGN.md ("The offer").
+type Offer struct {
+	// Observation.
+	ObservedAt time.Time `json:"observed_at"` // UTC scrape time, the same for every offer of a run
+	RunID      string    `json:"run_id"`      // the scrape run that saw it
+	SourceURL  string    `json:"source_url"`  // the URL the price came from, without secrets
+
+	// Identity.
+	Provider string `json:"provider"` // vastai, runpod, lambda, coreweave, or an import source
+	OfferID  string `json:"offer_id"` // the provider's own id for this offer (see Key)
+	Tier     Tier   `json:"tier"`
+	Region   string `json:"region"`  // provider's region or data-center id; "" when global
+	Country  string `json:"country"` // ISO 3166-1 alpha-2 when known, else ""
+
+	// GPU.
+	GPUModel   string  `json:"gpu_model"`    // canonical catalog name, e.g. H100-SXM-80GB; "" when unknown
+	GPUNameRaw string  `json:"gpu_name_raw"` // the provider's own spelling, kept verbatim
+	GPUCount   uint16  `json:"gpu_count"`    // GPUs in the offer (one node or bundle)
+	VRAMGB     float64 `json:"vram_gb"`      // decimal GB per GPU, after snapping to the catalog
+
+	// Host.
+	VCPUs  *float64 `json:"vcpus"`
+	RAMGB  *float64 `json:"ram_gb"`
+	DiskGB *float64 `json:"disk_gb"`
+
+	// Price.
+	PriceType          PriceType       `json:"price_type"`
+	PriceUSDPerHour    decimal.Decimal `json:"price_usd_per_hour"`     // the whole offer
+	PriceUSDPerGPUHour decimal.Decimal `json:"price_usd_per_gpu_hour"` // PriceUSDPerHour / GPUCount
+
+	// Interconnect.
+	IntraNode  IntraNode `json:"intra_node"`
+	NVLinkGbps *float64  `json:"nvlink_gbps"` // GPU-to-GPU NVLink bandwidth when the source says
+	InterNode  InterNode `json:"inter_node"`
+
+	// Availability.
+	AvailableCount *uint32 `json:"available_count"` // offers/nodes/GPUs available, when the source says
+	Stock          Stock   `json:"stock"`
+
+	// Quality.
+	Reliability *float64 `json:"reliability"` // 0..1 where the provider publishes one (Vast)
+	DQFlags     []DQFlag `json:"dq_flags"`
+}
+
+// Key identifies the same offer across scrapes: a price change is a change of price under the
+// same Key.
+type Key struct {
+	Provider  string
+	OfferID   string
+	PriceType PriceType
+}
+
+// Key returns the offer's identity across observations.
+func (o *Offer) Key() Key {
+	return Key{Provider: o.Provider, OfferID: o.OfferID, PriceType: o.PriceType}
+}
+
+// HasFlag reports whether the offer carries the data-quality flag f.
+func (o *Offer) HasFlag(f DQFlag) bool {
+	for _, g := range o.DQFlags {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// AddFlag adds the data-quality flag f once.
+func (o *Offer) AddFlag(f DQFlag) {
+	if !o.HasFlag(f) {
+		o.DQFlags = append(o.DQFlags, f)
+	}
+}
+
+// PerGPU divides an offer price by its GPU count, rounded to the stored precision
+// (PriceDecimals). A zero count returns zero; validation rejects such offers.
+func PerGPU(offerPrice decimal.Decimal, gpuCount uint16) decimal.Decimal {
+	if gpuCount == 0 {
+		return decimal.Zero
+	}
+	return offerPrice.DivRound(decimal.NewFromInt(int64(gpuCount)), PriceDecimals)
+}
+
+// PriceDecimals is the number of decimal places prices are stored with (Decimal(18, 6) in
+// ClickHouse): a millionth of a dollar per hour.
+const PriceDecimals = 6
