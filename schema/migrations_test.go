@@ -1,0 +1,60 @@
+package schema_test
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+func TestLoadMigrationsEmbedded(t *testing.T) {
+	ms, err := schema.LoadMigrations(schema.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 {
+		t.Fatal("no embedded migrations")
+	}
+	for i, m := range ms {
+		if m.Version != i+1 {
+			t.Errorf("migration %s has version %d, want %d (versions must be consecutive)", m.Name, m.Version, i+1)
+		}
+		for _, s := range m.Statements {
+			if !strings.Contains(s, "IF NOT EXISTS") {
+				t.Errorf("migration %s: statement is not idempotent (no IF NOT EXISTS): %.60s", m.Name, s)
+			}
+		}
+	}
+}
+
+func TestLoadMigrationsBad(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   fstest.MapFS
+		wantErr string
+	}{
+		{"no version", fstest.MapFS{"offers.sql": {Data: []byte("SELECT 1;")}}, "offers.sql: name must start with a positive version"},
+		{"duplicate version", fstest.MapFS{"0001_a.sql": {Data: []byte("SELECT 1;")}, "0001_b.sql": {Data: []byte("SELECT 2;")}}, "have the same version 1"},
+		{"empty", fstest.MapFS{"0001_a.sql": {Data: []byte("-- nothing\n")}}, "0001_a.sql has no statements"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := schema.LoadMigrations(tt.files)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSplitStatements(t *testing.T) {
+	src := "-- a comment\nCREATE TABLE a\n(\n  x String DEFAULT ';'\n);\n\nCREATE VIEW b AS SELECT 1;\n-- trailing\n"
+	got := schema.SplitStatements(src)
+	want := []string{"CREATE TABLE a\n(\n  x String DEFAULT ';'\n)", "CREATE VIEW b AS SELECT 1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SplitStatements (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// Interval is the width of a history bucket.
+type Interval string
+
+// History intervals. Day and week buckets are read from the offers_daily rollup; hour buckets
+// from the raw offers table (the rollup is daily).
+const (
+	Hour Interval = "hour"
+	Day  Interval = "day"
+	Week Interval = "week" // weeks start on Monday, UTC
+)
+
+// ParseInterval returns the Interval named s.
+func ParseInterval(s string) (Interval, error) {
+	switch Interval(s) {
+	case Hour, Day, Week:
+		return Interval(s), nil
+	}
+	return "", fmt.Errorf("unknown interval %q (want hour, day or week)", s)
+}
+
+// Truncate returns the start of the bucket that holds t.
+func (i Interval) Truncate(t time.Time) time.Time {
+	t = t.UTC()
+	switch i {
+	case Hour:
+		return t.Truncate(time.Hour)
+	case Week:
+		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+	default:
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	}
+}
+
+// HistoryQuery selects a price history.
+type HistoryQuery struct {
+	GPUModel   string             // required: a canonical catalog name
+	Providers  []string           // empty: all providers
+	PriceTypes []schema.PriceType // empty: all price types
+	// From and To bound the buckets returned: every bucket whose start is in [From, To), with
+	// From rounded down to its bucket's start.
+	From, To time.Time
+	Interval Interval
+}
+
+// HistoryPoint is the $/GPU-hour distribution of one GPU model at one provider and price type
+// within one bucket.
+type HistoryPoint struct {
+	Bucket       time.Time        `json:"bucket"` // start of the bucket, UTC
+	Provider     string           `json:"provider"`
+	GPUModel     string           `json:"gpu_model"`
+	PriceType    schema.PriceType `json:"price_type"`
+	Min          decimal.Decimal  `json:"min"`
+	Avg          decimal.Decimal  `json:"avg"`
+	Max          decimal.Decimal  `json:"max"`
+	Median       decimal.Decimal  `json:"median"` // t-digest estimate, exact for small counts
+	Observations uint64           `json:"observations"`
+	Offers       uint64           `json:"offers"` // distinct offer ids (an estimate above ~10k)
+}
+
+// History returns the price history of one GPU model, ordered by bucket, provider and price
+// type. Day and week buckets come from the offers_daily rollup, hour buckets from offers.
+func (s *Store) History(ctx context.Context, q HistoryQuery) ([]HistoryPoint, error) {
+	if q.GPUModel == "" {
+		return nil, fmt.Errorf("history: a GPU model is required")
+	}
+	if q.Interval == "" {
+		q.Interval = Day
+	}
+	if _, err := ParseInterval(string(q.Interval)); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	if !q.To.After(q.From) {
+		return nil, fmt.Errorf("history: the end %s is not after the start %s", q.To.UTC().Format(time.RFC3339), q.From.UTC().Format(time.RFC3339))
+	}
+	from := q.Interval.Truncate(q.From)
+	var query string
+	args := []any{q.GPUModel}
+	var filters []string
+	if len(q.Providers) > 0 {
+		filters, args = in(filters, args, "provider", q.Providers)
+	}
+	if len(q.PriceTypes) > 0 {
+		filters, args = in(filters, args, "price_type", q.PriceTypes)
+	}
+	extra := ""
+	if len(filters) > 0 {
+		extra = " AND " + strings.Join(filters, " AND ")
+	}
+	switch q.Interval {
+	case Hour:
+		query = `SELECT toStartOfHour(observed_at) AS bucket, provider, gpu_model, price_type,
+			min(price_usd_per_gpu_hour), avg(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
+			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))), count(), uniq(offer_id)
+		FROM ` + s.table("offers") + `
+		WHERE gpu_model = ?` + extra + ` AND observed_at >= ? AND observed_at < ?
+		GROUP BY bucket, provider, gpu_model, price_type
+		ORDER BY bucket, provider, price_type`
+		args = append(args, from, q.To.UTC())
+	default:
+		bucket := "day"
+		if q.Interval == Week {
+			bucket = "toMonday(day)"
+		}
+		// Bucket bounds are compared as dates: 18.16 cannot compare a Date with a DateTime, and
+		// a bound value must be bound, not formatted, so convert on the server.
+		query = `SELECT toDateTime(` + bucket + `, 'UTC') AS bucket, provider, gpu_model, price_type,
+			minMerge(min_price), avgMerge(avg_price), maxMerge(max_price),
+			toFloat64(quantilesTDigestMerge(0.1, 0.25, 0.5, 0.75, 0.9)(price_quantiles)[3]),
+			countMerge(observations), uniqMerge(distinct_offers)
+		FROM ` + s.table("offers_daily") + `
+		WHERE gpu_model = ?` + extra + ` AND day >= toDate(?) AND day < toDate(?)
+		GROUP BY bucket, provider, gpu_model, price_type
+		ORDER BY bucket, provider, price_type`
+		args = append(args, from, q.Interval.Truncate(q.To.Add(-time.Nanosecond)).Add(bucketWidth(q.Interval)))
+	}
+	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
+	if err != nil {
+		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
+	}
+	defer rows.Close()
+	var out []HistoryPoint
+	for rows.Next() {
+		var p HistoryPoint
+		var priceType string
+		var median float64
+		if err := rows.Scan(&p.Bucket, &p.Provider, &p.GPUModel, &priceType, &p.Min, &p.Avg, &p.Max, &median, &p.Observations, &p.Offers); err != nil {
+			return nil, fmt.Errorf("reading the price history of %s: %w", q.GPUModel, err)
+		}
+		p.Bucket = p.Bucket.UTC()
+		p.PriceType = schema.PriceType(priceType)
+		p.Avg = p.Avg.Round(schema.PriceDecimals)
+		p.Median = decimal.NewFromFloat(median).Round(schema.PriceDecimals)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
+	}
+	return out, nil
+}
+
+func bucketWidth(i Interval) time.Duration {
+	switch i {
+	case Hour:
+		return time.Hour
+	case Week:
+		return 7 * 24 * time.Hour
+	default:
+		return 24 * time.Hour
+	}
+}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// MigrateResult says what Migrate did.
+type MigrateResult struct {
+	Applied []string // migrations applied by this call, in order
+	Current int      // the schema version after the call
+}
+
+// Migrate creates the database if needed and applies the embedded migrations not yet recorded in
+// its schema_migrations table, in version order. It is safe to run again, and two processes
+// running it at once (two cron jobs starting together) both succeed: every statement is
+// idempotent, and a migration recorded twice is read once. A migration that fails half-way
+// returns an error naming the file and statement; running Migrate again completes it.
+func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
+	return s.MigrateFS(ctx, schema.Migrations)
+}
+
+// MigrateFS is Migrate with the migrations read from fsys instead of the embedded ones.
+func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error) {
+	migrations, err := schema.LoadMigrations(fsys)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	if err := s.conn.Exec(s.ctx(ctx), "CREATE DATABASE IF NOT EXISTS "+quoteIdent(s.database)); err != nil {
+		return MigrateResult{}, fmt.Errorf("creating database %s at %s: %w", s.database, s.addr, err)
+	}
+	if s.missing {
+		// The pool points at the server's default database; the migrations' unqualified names
+		// must land in ours.
+		conn, err := s.connect(ctx, s.chOpts)
+		if err != nil {
+			return MigrateResult{}, err
+		}
+		s.conn.Close()
+		s.conn, s.missing = conn, false
+	}
+	if err := s.conn.Exec(s.ctx(ctx), `CREATE TABLE IF NOT EXISTS `+s.table("schema_migrations")+` (
+		version    UInt32,
+		name       String,
+		checksum   String,
+		applied_at DateTime('UTC')
+	) ENGINE = ReplacingMergeTree ORDER BY version`); err != nil {
+		return MigrateResult{}, fmt.Errorf("creating schema_migrations in %s at %s: %w", s.database, s.addr, err)
+	}
+	applied, err := s.appliedMigrations(ctx)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	var res MigrateResult
+	for _, m := range migrations {
+		if sum, ok := applied[m.Version]; ok {
+			if sum != m.Checksum {
+				return res, fmt.Errorf("migration %s was changed after it was applied to %s (checksum %.12s…, recorded %.12s…): add a new migration instead", m.Name, s.database, m.Checksum, sum)
+			}
+			res.Current = m.Version
+			continue
+		}
+		for i, stmt := range m.Statements {
+			if err := s.conn.Exec(s.ctx(ctx), stmt); err != nil {
+				return res, fmt.Errorf("applying migration %s (statement %d of %d) to %s at %s: %w; fix the cause and run migrate again", m.Name, i+1, len(m.Statements), s.database, s.addr, err)
+			}
+		}
+		if err := s.recordMigration(ctx, m); err != nil {
+			return res, err
+		}
+		s.logger.Info("Applied migration", "migration", m.Name, "database", s.database)
+		res.Applied = append(res.Applied, m.Name)
+		res.Current = m.Version
+	}
+	return res, nil
+}
+
+// SchemaVersion returns the highest migration version applied, 0 for an empty database.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	applied, err := s.appliedMigrations(ctx)
+	if err != nil {
+		return 0, err
+	}
+	top := 0
+	for v := range applied {
+		top = max(top, v)
+	}
+	return top, nil
+}
+
+func (s *Store) appliedMigrations(ctx context.Context) (map[int]string, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), `SELECT version, any(checksum) FROM `+s.table("schema_migrations")+` GROUP BY version`)
+	if err != nil {
+		return nil, s.queryError("reading schema_migrations", err)
+	}
+	defer rows.Close()
+	out := map[int]string{}
+	for rows.Next() {
+		var v uint32
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
+			return nil, fmt.Errorf("reading schema_migrations: %w", err)
+		}
+		out[int(v)] = sum
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) recordMigration(ctx context.Context, m schema.Migration) error {
+	batch, err := s.conn.PrepareBatch(s.ctx(ctx), "INSERT INTO "+s.table("schema_migrations")+" (version, name, checksum, applied_at)")
+	if err != nil {
+		return fmt.Errorf("recording migration %s: %w", m.Name, err)
+	}
+	defer batch.Close()
+	if err := batch.Append(uint32(m.Version), m.Name, m.Checksum, s.now().UTC().Truncate(time.Second)); err != nil {
+		return fmt.Errorf("recording migration %s: %w", m.Name, err)
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("recording migration %s: %w", m.Name, err)
+	}
+	return nil
+}

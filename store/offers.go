@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// offerColumns is the explicit column list of every offer insert and read, in schema.Offer's
+// order. Batch inserts name their columns: `INSERT … VALUES` through the driver hangs on 18.16.
+const offerColumns = `observed_at, run_id, source_url, provider, offer_id, tier, region, country,
+	gpu_model, gpu_name_raw, gpu_count, vram_gb, vcpus, ram_gb, disk_gb,
+	price_type, price_usd_per_hour, price_usd_per_gpu_hour,
+	intra_node, nvlink_gbps, inter_node, available_count, stock, reliability, dq_flags`
+
+// InsertOffers writes offers as one batch, tagged with the run id in system.query_log. The
+// pipeline sends one batch per provider per run; an empty slice writes nothing.
+func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.Offer) error {
+	if len(offers) == 0 {
+		return nil
+	}
+	n := len(offers)
+	var (
+		observedAt  = make([]time.Time, n)
+		runIDs      = make([]string, n)
+		sourceURL   = make([]string, n)
+		provider    = make([]string, n)
+		offerID     = make([]string, n)
+		tier        = make([]string, n)
+		region      = make([]string, n)
+		country     = make([]string, n)
+		gpuModel    = make([]string, n)
+		gpuNameRaw  = make([]string, n)
+		gpuCount    = make([]uint16, n)
+		vramGB      = make([]float64, n)
+		vcpus       = make([]*float64, n)
+		ramGB       = make([]*float64, n)
+		diskGB      = make([]*float64, n)
+		priceType   = make([]string, n)
+		price       = make([]decimal.Decimal, n)
+		pricePerGPU = make([]decimal.Decimal, n)
+		intraNode   = make([]string, n)
+		nvlinkGbps  = make([]*float64, n)
+		interNode   = make([]string, n)
+		available   = make([]*uint32, n)
+		stock       = make([]string, n)
+		reliability = make([]*float64, n)
+		dqFlags     = make([][]string, n)
+	)
+	for i := range offers {
+		o := &offers[i]
+		observedAt[i] = o.ObservedAt.UTC()
+		runIDs[i] = o.RunID
+		sourceURL[i] = o.SourceURL
+		provider[i] = o.Provider
+		offerID[i] = o.OfferID
+		tier[i] = string(o.Tier)
+		region[i] = o.Region
+		country[i] = o.Country
+		gpuModel[i] = o.GPUModel
+		gpuNameRaw[i] = o.GPUNameRaw
+		gpuCount[i] = o.GPUCount
+		vramGB[i] = o.VRAMGB
+		vcpus[i] = o.VCPUs
+		ramGB[i] = o.RAMGB
+		diskGB[i] = o.DiskGB
+		priceType[i] = string(o.PriceType)
+		price[i] = o.PriceUSDPerHour
+		pricePerGPU[i] = o.PriceUSDPerGPUHour
+		intraNode[i] = string(or(string(o.IntraNode), string(schema.IntraUnknown)))
+		nvlinkGbps[i] = o.NVLinkGbps
+		interNode[i] = or(string(o.InterNode), string(schema.InterUnknown))
+		available[i] = o.AvailableCount
+		stock[i] = or(string(o.Stock), string(schema.StockUnknown))
+		reliability[i] = o.Reliability
+		flags := make([]string, len(o.DQFlags))
+		for j, f := range o.DQFlags {
+			flags[j] = string(f)
+		}
+		dqFlags[i] = flags
+	}
+	columns := []any{observedAt, runIDs, sourceURL, provider, offerID, tier, region, country,
+		gpuModel, gpuNameRaw, gpuCount, vramGB, vcpus, ramGB, diskGB,
+		priceType, price, pricePerGPU,
+		intraNode, nvlinkGbps, interNode, available, stock, reliability, dqFlags}
+
+	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("offers", runID)))
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("offers")+" ("+offerColumns+")")
+	if err != nil {
+		return s.queryError("preparing the offers insert", err)
+	}
+	defer batch.Close()
+	for i, col := range columns {
+		if err := batch.Column(i).Append(col); err != nil {
+			return fmt.Errorf("appending offers column %d for run %s: %w", i+1, runID, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return s.queryError(fmt.Sprintf("inserting %d offers of run %s", n, runID), err)
+	}
+	return nil
+}
+
+// OfferFilter selects offers. Zero values select everything.
+type OfferFilter struct {
+	GPUModels  []string           // canonical catalog names
+	MinVRAMGB  float64            // per GPU
+	Providers  []string           //
+	PriceTypes []schema.PriceType //
+	// MaxAge drops offers last observed longer ago than this (relative to the store's clock),
+	// which removes offers a provider no longer lists. Zero keeps all.
+	MaxAge time.Duration
+	// Limit caps the number of rows returned (cheapest first); zero means no limit.
+	Limit int
+}
+
+// LatestOffers returns the newest observation of every offer that matches f, cheapest per GPU-hour
+// first (ties by provider, offer id and price type, so the order is stable).
+func (s *Store) LatestOffers(ctx context.Context, f OfferFilter) ([]schema.Offer, error) {
+	var where []string
+	var args []any
+	if len(f.GPUModels) > 0 {
+		where, args = in(where, args, "gpu_model", f.GPUModels)
+	}
+	if f.MinVRAMGB > 0 {
+		where = append(where, "vram_gb >= ?")
+		args = append(args, f.MinVRAMGB)
+	}
+	if len(f.Providers) > 0 {
+		where, args = in(where, args, "provider", f.Providers)
+	}
+	if len(f.PriceTypes) > 0 {
+		where, args = in(where, args, "price_type", f.PriceTypes)
+	}
+	if f.MaxAge > 0 {
+		where = append(where, "observed_at >= ?")
+		args = append(args, s.now().Add(-f.MaxAge).UTC().Truncate(time.Second))
+	}
+	q := "SELECT " + offerColumns + " FROM " + s.table("offers_latest") + " FINAL"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY price_usd_per_gpu_hour, provider, offer_id, price_type"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	return s.queryOffers(ctx, "reading latest offers", q, args...)
+}
+
+// queryOffers runs a query that selects offerColumns and scans the rows into offers.
+func (s *Store) queryOffers(ctx context.Context, what, query string, args ...any) ([]schema.Offer, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
+	if err != nil {
+		return nil, s.queryError(what, err)
+	}
+	defer rows.Close()
+	var out []schema.Offer
+	for rows.Next() {
+		var (
+			o                                    schema.Offer
+			tier, priceType, intra, inter, stock string
+			flags                                []string
+		)
+		if err := rows.Scan(&o.ObservedAt, &o.RunID, &o.SourceURL, &o.Provider, &o.OfferID, &tier, &o.Region, &o.Country,
+			&o.GPUModel, &o.GPUNameRaw, &o.GPUCount, &o.VRAMGB, &o.VCPUs, &o.RAMGB, &o.DiskGB,
+			&priceType, &o.PriceUSDPerHour, &o.PriceUSDPerGPUHour,
+			&intra, &o.NVLinkGbps, &inter, &o.AvailableCount, &stock, &o.Reliability, &flags); err != nil {
+			return nil, fmt.Errorf("%s: scanning a row: %w", what, err)
+		}
+		o.ObservedAt = o.ObservedAt.UTC()
+		o.Tier = schema.Tier(tier)
+		o.PriceType = schema.PriceType(priceType)
+		o.IntraNode = schema.IntraNode(intra)
+		o.InterNode = schema.InterNode(inter)
+		o.Stock = schema.Stock(stock)
+		for _, f := range flags {
+			o.DQFlags = append(o.DQFlags, schema.DQFlag(f))
+		}
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError(what, err)
+	}
+	return out, nil
+}
+
+// queryID names a query in system.query_log: the table, the run and a unique suffix (a run may
+// retry an insert, and query ids must be unique among running queries).
+func queryID(table, runID string) string {
+	return fmt.Sprintf("gpucost-%s-%s-%d", table, runID, time.Now().UnixNano())
+}
+
+// in adds the condition "column IN (?, ?, …)" with one bound value per placeholder: a bound
+// slice becomes an array literal, which 18.16 does not accept on the right of IN.
+func in[T ~string](where []string, args []any, column string, values []T) ([]string, []any) {
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(values)), ", ")
+	for _, v := range values {
+		args = append(args, string(v))
+	}
+	return append(where, column+" IN ("+marks+")"), args
+}
+
+func or(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}

@@ -1,0 +1,203 @@
+// Package store is gpucost's ClickHouse adapter: it opens a connection from one DSN, applies the
+// schema migrations, writes offers, raw payloads and the run log in batches, and reads the
+// current market and the price history back as schema types.
+//
+// Every query binds its values through the driver (never string concatenation) and runs on both
+// ClickHouse 18.16 (Debian's package, used locally and in CI) and current releases; the few
+// differences between them are handled in serverVersion.settings, in one place.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// DefaultDSN is the local development server started by `make clickhouse`.
+const DefaultDSN = "clickhouse://default@127.0.0.1:19000/gpucost?dial_timeout=5s"
+
+// ClickHouse error codes the store turns into clear messages.
+const (
+	codeUnknownDatabase      = 81
+	codeWrongPassword        = 193
+	codeUnknownUser          = 192
+	codeAuthenticationFailed = 516
+	codeRequiredPassword     = 194
+)
+
+// Options tune a Store beyond what the DSN says.
+type Options struct {
+	// Logger receives the driver's and the store's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock, for tests; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store reads and writes gpucost's tables. It is safe for concurrent use.
+type Store struct {
+	conn     driver.Conn
+	chOpts   *clickhouse.Options
+	missing  bool // the database did not exist at Open; Migrate creates it and reconnects
+	database string
+	addr     string // host:port list for messages; never includes credentials
+	user     string
+	version  serverVersion
+	logger   *slog.Logger
+	now      func() time.Time
+}
+
+// Open connects to the ClickHouse server named by dsn
+// (clickhouse://user:password@host:port/database?dial_timeout=5s) and checks that it answers and
+// is recent enough. The database need not exist yet: Migrate creates it. Errors name the server
+// and what failed, never the password.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	chOpts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parsing ClickHouse DSN: %w", redactDSNError(err, dsn))
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	chOpts.Logger = logger
+	database := chOpts.Auth.Database
+	if database == "" {
+		database = "default"
+	}
+	s := &Store{
+		chOpts:   chOpts,
+		database: database,
+		addr:     strings.Join(chOpts.Addr, ","),
+		user:     chOpts.Auth.Username,
+		logger:   logger,
+		now:      opts.Now,
+	}
+	if s.user == "" {
+		s.user = "default"
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	conn, err := s.connect(ctx, chOpts)
+	if err != nil {
+		return nil, err
+	}
+	s.conn = conn
+	var v string
+	if err := conn.QueryRow(ctx, "SELECT version()").Scan(&v); err != nil {
+		conn.Close()
+		return nil, s.connectError(err)
+	}
+	s.version, err = parseServerVersion(v)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("ClickHouse at %s: %w", s.addr, err)
+	}
+	if err := s.version.supported(); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("ClickHouse at %s: %w", s.addr, err)
+	}
+	return s, nil
+}
+
+// connect opens a connection pool to the store's database and checks that it answers. When the
+// database does not exist yet, it connects to the server's default database instead and marks
+// the store as missing its database, which Migrate then creates.
+func (s *Store) connect(ctx context.Context, chOpts *clickhouse.Options) (driver.Conn, error) {
+	opts := *chOpts
+	opts.Auth.Database = s.database
+	conn, err := clickhouse.Open(&opts)
+	if err == nil {
+		err = conn.Ping(ctx)
+	}
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) && ex.Code == codeUnknownDatabase {
+		conn.Close()
+		s.missing = true
+		opts.Auth.Database = "default"
+		conn, err = clickhouse.Open(&opts)
+		if err == nil {
+			err = conn.Ping(ctx)
+		}
+	}
+	if err != nil {
+		if conn != nil {
+			conn.Close()
+		}
+		return nil, s.connectError(err)
+	}
+	return conn, nil
+}
+
+// Close closes the connection pool. It is safe to call more than once.
+func (s *Store) Close() error {
+	if s == nil || s.conn == nil {
+		return nil
+	}
+	return s.conn.Close()
+}
+
+// Database is the database the store reads and writes.
+func (s *Store) Database() string { return s.database }
+
+// ServerVersion is the server's version string, e.g. "18.16.1".
+func (s *Store) ServerVersion() string { return s.version.String() }
+
+// table returns the qualified, quoted name of one of our tables.
+func (s *Store) table(name string) string {
+	return quoteIdent(s.database) + "." + quoteIdent(name)
+}
+
+// ctx adds the settings this server version needs to every query.
+func (s *Store) ctx(ctx context.Context, opts ...clickhouse.QueryOption) context.Context {
+	if set := s.version.settings(); len(set) > 0 {
+		opts = append(opts, clickhouse.WithSettings(set))
+	}
+	return clickhouse.Context(ctx, opts...)
+}
+
+// connectError turns a driver error at connect time into one clear sentence.
+func (s *Store) connectError(err error) error {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		switch ex.Code {
+		case codeWrongPassword, codeUnknownUser, codeAuthenticationFailed, codeRequiredPassword:
+			return fmt.Errorf("connecting to ClickHouse at %s as user %q: authentication failed (wrong user or password): %w", s.addr, s.user, err)
+		}
+	}
+	return fmt.Errorf("connecting to ClickHouse at %s: %w", s.addr, err)
+}
+
+// readError adds the hint that matters most to an error from a query on our tables.
+func (s *Store) queryError(what string, err error) error {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) && (ex.Code == codeUnknownDatabase || ex.Code == 60 /* UNKNOWN_TABLE */) {
+		return fmt.Errorf("%s in database %s at %s: %w (run `gpucost migrate`)", what, s.database, s.addr, err)
+	}
+	return fmt.Errorf("%s in database %s at %s: %w", what, s.database, s.addr, err)
+}
+
+// quoteIdent quotes a ClickHouse identifier with backquotes.
+func quoteIdent(name string) string {
+	return "`" + strings.ReplaceAll(strings.ReplaceAll(name, `\`, `\\`), "`", "\\`") + "`"
+}
+
+// redactDSNError removes the DSN's password from a parse error, which may quote the DSN.
+func redactDSNError(err error, dsn string) error {
+	msg := err.Error()
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest := dsn[i+3:]
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if _, pass, ok := strings.Cut(rest[:at], ":"); ok && pass != "" {
+				msg = strings.ReplaceAll(msg, pass, "xxxxx")
+			}
+		}
+	}
+	return errors.New(msg)
+}

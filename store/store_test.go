@@ -1,0 +1,468 @@
+package store_test
+
+import (
+	"context"
+	"io/fs"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/store/storetest"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// offer returns an offer with every field set; tests override what they vary.
+func offer(provider, id, model string, pt schema.PriceType, at time.Time, perGPU string, count uint16) schema.Offer {
+	p := dec(perGPU)
+	return schema.Offer{
+		ObservedAt: at, RunID: "run-" + at.Format("2006010215"), SourceURL: "https://example.test/" + provider,
+		Provider: provider, OfferID: id, Tier: schema.TierSecure, Region: "US-TX-3", Country: "US",
+		GPUModel: model, GPUNameRaw: "NVIDIA " + model, GPUCount: count, VRAMGB: 80,
+		VCPUs: ptr(32.0), RAMGB: ptr(251.5), DiskGB: ptr(1000.0),
+		PriceType: pt, PriceUSDPerHour: p.Mul(decimal.NewFromInt(int64(count))), PriceUSDPerGPUHour: p,
+		IntraNode: schema.IntraNVSwitch, NVLinkGbps: ptr(900.0), InterNode: schema.InterInfiniBand,
+		AvailableCount: ptr(uint32(3)), Stock: schema.StockHigh, Reliability: ptr(0.9931),
+		DQFlags: []schema.DQFlag{schema.FlagVRAMSnapped},
+	}
+}
+
+var cmpOffers = cmp.Options{
+	cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) }),
+	cmpopts.EquateEmpty(),
+}
+
+func TestMigrateFromEmptyAndAgain(t *testing.T) {
+	s := storetest.OpenEmpty(t)
+	ctx := context.Background()
+	all, err := schema.LoadMigrations(schema.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("first migrate: %v", err)
+	}
+	if len(res.Applied) != len(all) || res.Current != all[len(all)-1].Version {
+		t.Fatalf("first migrate applied %v (current %d), want all %d migrations", res.Applied, res.Current, len(all))
+	}
+	res, err = s.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("second migrate: %v", err)
+	}
+	if len(res.Applied) != 0 || res.Current != all[len(all)-1].Version {
+		t.Fatalf("second migrate applied %v (current %d), want nothing", res.Applied, res.Current)
+	}
+}
+
+func TestMigrateConcurrently(t *testing.T) {
+	dsn := storetest.DSN(t)
+	ctx := context.Background()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			s, err := store.Open(ctx, dsn, store.Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			_, err = s.Migrate(ctx)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent migrate: %v", err)
+		}
+	}
+	s, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := schema.LoadMigrations(schema.Migrations)
+	if v != len(all) {
+		t.Fatalf("schema version after two concurrent migrations = %d, want %d", v, len(all))
+	}
+}
+
+func TestMigrateFailsHalfWayThenRecovers(t *testing.T) {
+	s := storetest.OpenEmpty(t)
+	ctx := context.Background()
+	good, err := fs.ReadFile(schema.Migrations, "0001_offers.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := "CREATE TABLE IF NOT EXISTS half (x UInt8) ENGINE = Memory;\n"
+	broken := fstest.MapFS{
+		"0001_offers.sql": {Data: good},
+		"0002_half.sql":   {Data: []byte(second + "CREATE TABLE IF NOT EXISTS other (x NoSuchType) ENGINE = Memory;\n")},
+	}
+	_, err = s.MigrateFS(ctx, broken)
+	if err == nil {
+		t.Fatal("migrate with a broken statement succeeded")
+	}
+	for _, want := range []string{"0002_half.sql", "statement 2 of 2", "NoSuchType"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	fixed := fstest.MapFS{
+		"0001_offers.sql": {Data: good},
+		"0002_half.sql":   {Data: []byte(second + "CREATE TABLE IF NOT EXISTS other (x UInt8) ENGINE = Memory;\n")},
+	}
+	res, err := s.MigrateFS(ctx, fixed)
+	if err != nil {
+		t.Fatalf("migrate after the fix: %v", err)
+	}
+	if diff := cmp.Diff([]string{"0002_half.sql"}, res.Applied); diff != "" {
+		t.Errorf("applied after the fix (-want +got):\n%s", diff)
+	}
+}
+
+func TestMigrateRefusesAnEditedMigration(t *testing.T) {
+	s := storetest.OpenEmpty(t)
+	ctx := context.Background()
+	v1 := fstest.MapFS{"0001_a.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS a (x UInt8) ENGINE = Memory;\n")}}
+	if _, err := s.MigrateFS(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	v2 := fstest.MapFS{"0001_a.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS a (x UInt16) ENGINE = Memory;\n")}}
+	_, err := s.MigrateFS(ctx, v2)
+	if err == nil || !strings.Contains(err.Error(), "0001_a.sql was changed after it was applied") {
+		t.Fatalf("error = %v, want it to say the migration was changed", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	storetest.Enabled(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tests := []struct {
+		name    string
+		dsn     string
+		want    []string
+		notWant string
+	}{
+		{"nowhere", "clickhouse://default@127.0.0.1:1/gpucost?dial_timeout=2s", []string{"connecting to ClickHouse at 127.0.0.1:1"}, ""},
+		{"wrong password", strings.Replace(storetest.ServerDSN(), "default@", "default:s3cret-pw@", 1), []string{"authentication failed", `user "default"`}, "s3cret-pw"},
+		{"unknown user", strings.Replace(storetest.ServerDSN(), "default@", "nobody:pw@", 1), []string{"authentication failed", `user "nobody"`}, ""},
+		{"not a DSN", "clickhouse://user:hunter2@[::1/db", []string{"parsing ClickHouse DSN"}, "hunter2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := store.Open(ctx, tt.dsn, store.Options{})
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if tt.notWant != "" && strings.Contains(err.Error(), tt.notWant) {
+				t.Errorf("error %q reveals the password", err)
+			}
+		})
+	}
+}
+
+func TestQueryBeforeMigrateSaysSo(t *testing.T) {
+	s := storetest.OpenEmpty(t)
+	_, err := s.LatestOffers(context.Background(), store.OfferFilter{})
+	if err == nil || !strings.Contains(err.Error(), "gpucost migrate") {
+		t.Fatalf("error = %v, want a hint to run gpucost migrate", err)
+	}
+}
+
+func TestInsertAndReadBackEveryField(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	full := offer("vastai", "ask-1", "H100-SXM-80GB", schema.OnDemand, at, "2.123456", 8)
+	full.GPUNameRaw = "H100 SXM — 東京 «raw» 'quoted'"
+	full.Region = "Kraków, PL"
+	sparse := offer("runpod", "NVIDIA H100 NVL/community", "H100-NVL-94GB", schema.Spot, at, "1.5", 1)
+	sparse.VCPUs, sparse.RAMGB, sparse.DiskGB, sparse.NVLinkGbps, sparse.AvailableCount, sparse.Reliability = nil, nil, nil, nil, nil, nil
+	sparse.DQFlags = nil
+	sparse.IntraNode, sparse.InterNode, sparse.Stock = schema.IntraUnknown, schema.InterUnknown, schema.StockUnknown
+	unknown := offer("lambda", "gpu_1x_mystery", "", schema.OnDemand, at, "0.99", 1)
+	unknown.DQFlags = []schema.DQFlag{schema.FlagUnknownGPU, schema.FlagVRAMMissing}
+
+	in := []schema.Offer{full, sparse, unknown}
+	if err := s.InsertOffers(ctx, full.RunID, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LatestOffers(ctx, store.OfferFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []schema.Offer{unknown, sparse, full} // cheapest per GPU-hour first
+	if diff := cmp.Diff(want, got, cmpOffers); diff != "" {
+		t.Errorf("offers read back (-want +got):\n%s", diff)
+	}
+}
+
+func TestLatestOffersNewestPerKeyAndFilters(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	s := storetest.Open(t)
+	s2, err := store.Open(context.Background(), storetestDSN(t, s), store.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	ctx := context.Background()
+	h := func(d int) time.Time { return now.Add(time.Duration(-d) * time.Hour) }
+	// Three runs of the same offers, the price of ask-1 moving; ask-old last seen 3 days ago.
+	runs := [][]schema.Offer{
+		{offer("vastai", "ask-1", "H100-SXM-80GB", schema.OnDemand, h(2), "2.50", 8), offer("vastai", "ask-old", "H100-SXM-80GB", schema.OnDemand, h(72), "1.00", 1)},
+		{offer("vastai", "ask-1", "H100-SXM-80GB", schema.OnDemand, h(1), "2.40", 8), offer("runpod", "H100 SXM/secure", "H100-SXM-80GB", schema.OnDemand, h(1), "2.69", 1)},
+		{offer("runpod", "H100 SXM/secure", "H100-SXM-80GB", schema.Spot, h(0), "1.75", 1), offer("lambda", "gpu_1x_a10", "A10-24GB", schema.OnDemand, h(0), "0.75", 1)},
+	}
+	// Insert the newest run first: the latest view must go by observation time, not insert order.
+	for i := len(runs) - 1; i >= 0; i-- {
+		if err := s.InsertOffers(ctx, runs[i][0].RunID, runs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type row struct {
+		Provider, OfferID string
+		PriceType         schema.PriceType
+		Price             string
+	}
+	rowsOf := func(os []schema.Offer) []row {
+		var out []row
+		for _, o := range os {
+			out = append(out, row{o.Provider, o.OfferID, o.PriceType, o.PriceUSDPerGPUHour.String()})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		f    store.OfferFilter
+		want []row
+	}{
+		{"all, newest per key, cheapest first", store.OfferFilter{}, []row{
+			{"lambda", "gpu_1x_a10", schema.OnDemand, "0.75"}, {"vastai", "ask-old", schema.OnDemand, "1"},
+			{"runpod", "H100 SXM/secure", schema.Spot, "1.75"}, {"vastai", "ask-1", schema.OnDemand, "2.4"},
+			{"runpod", "H100 SXM/secure", schema.OnDemand, "2.69"}}},
+		{"max age drops what is no longer listed", store.OfferFilter{GPUModels: []string{"H100-SXM-80GB"}, MaxAge: 24 * time.Hour}, []row{
+			{"runpod", "H100 SXM/secure", schema.Spot, "1.75"}, {"vastai", "ask-1", schema.OnDemand, "2.4"},
+			{"runpod", "H100 SXM/secure", schema.OnDemand, "2.69"}}},
+		{"provider and price type", store.OfferFilter{Providers: []string{"runpod"}, PriceTypes: []schema.PriceType{schema.OnDemand}}, []row{
+			{"runpod", "H100 SXM/secure", schema.OnDemand, "2.69"}}},
+		{"min VRAM", store.OfferFilter{MinVRAMGB: 81}, nil},
+		{"limit", store.OfferFilter{Limit: 1}, []row{{"lambda", "gpu_1x_a10", schema.OnDemand, "0.75"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s2.LatestOffers(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, rowsOf(got)); diff != "" {
+				t.Errorf("latest offers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// storetestDSN reopens the same database as s with other options.
+func storetestDSN(t *testing.T, s *store.Store) string {
+	t.Helper()
+	return strings.Replace(storetest.ServerDSN(), "/gpucost", "/"+s.Database(), 1)
+}
+
+func TestRunsAndHasRun(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	runs := []schema.ScrapeRun{
+		{RunID: "r1", Provider: "vastai", StartedAt: t0, FinishedAt: t0.Add(3 * time.Second), Status: schema.RunOK, OffersParsed: 100, OffersLoaded: 98, OffersRejected: 2, HTTPAttempts: 5},
+		{RunID: "r1", Provider: "runpod", StartedAt: t0, FinishedAt: t0.Add(time.Second), Status: schema.RunOK, OffersParsed: 40, OffersLoaded: 40, HTTPAttempts: 1},
+		{RunID: "r2", Provider: "vastai", StartedAt: t0.Add(time.Hour), FinishedAt: t0.Add(time.Hour + time.Second), Status: schema.RunFailed, Error: "vastai: HTTP 503 after 5 attempts", HTTPAttempts: 5},
+	}
+	if err := s.RecordRun(ctx, runs...); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"r1": true, "r2": true, "r3": false} {
+		got, err := s.HasRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("HasRun(%s) = %v, want %v", id, got, want)
+		}
+	}
+	last, err := s.LastRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]schema.ScrapeRun{runs[1], runs[2]}, last); diff != "" {
+		t.Errorf("last runs (-want +got):\n%s", diff)
+	}
+	good, err := s.LastGoodRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]schema.ScrapeRun{runs[1], runs[0]}, good); diff != "" {
+		t.Errorf("last good runs (-want +got):\n%s", diff)
+	}
+}
+
+func TestPayloadsRoundTrip(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	in := []schema.RawPayload{
+		{RunID: "r1", Provider: "coreweave", URL: "https://www.coreweave.com/pricing", Status: 200, FetchedAt: at, Body: []byte("<html>\x00binary\xff ünïcode</html>")},
+		{RunID: "r1", Provider: "coreweave", URL: "https://www.coreweave.com/pricing?page=2", Status: 200, FetchedAt: at.Add(time.Second), Body: []byte(`{"a":1}`)},
+	}
+	if err := s.InsertPayloads(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Payloads(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, got); diff != "" {
+		t.Errorf("payloads (-want +got):\n%s", diff)
+	}
+}
+
+func TestHistoryMatchesHandComputation(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	// Monday 2026-11-02 to Sunday 2026-11-15: two weeks, three observations a day at 01:00,
+	// 09:00 and 17:00 for two providers. Prices follow a rule we can recompute here.
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	type obs struct {
+		at       time.Time
+		provider string
+		price    decimal.Decimal
+	}
+	var all []obs
+	for d := 0; d < 14; d++ {
+		var batch []schema.Offer
+		for k, hour := range []int{1, 9, 17} {
+			at := start.AddDate(0, 0, d).Add(time.Duration(hour) * time.Hour)
+			for pi, provider := range []string{"runpod", "vastai"} {
+				cents := 200 + 5*d + 3*k + 40*pi // deterministic, distinct per observation
+				price := decimal.New(int64(cents), -2)
+				o := offer(provider, "x-"+provider, "H100-SXM-80GB", schema.OnDemand, at, price.String(), 1)
+				batch = append(batch, o)
+				all = append(all, obs{at, provider, price})
+			}
+			// Noise that every query must filter out.
+			batch = append(batch, offer("runpod", "a10", "A10-24GB", schema.OnDemand, at, "0.5", 1))
+			batch = append(batch, offer("runpod", "x-runpod", "H100-SXM-80GB", schema.Spot, at, "0.1", 1))
+		}
+		if err := s.InsertOffers(ctx, batch[0].RunID, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hand := func(interval store.Interval, from, to time.Time) []store.HistoryPoint {
+		groups := map[[2]string][]decimal.Decimal{}
+		for _, o := range all {
+			b := interval.Truncate(o.at)
+			if b.Before(interval.Truncate(from)) || !b.Before(to) {
+				continue
+			}
+			k := [2]string{b.Format(time.RFC3339), o.provider}
+			groups[k] = append(groups[k], o.price)
+		}
+		var out []store.HistoryPoint
+		for k, ps := range groups {
+			b, _ := time.Parse(time.RFC3339, k[0])
+			sort.Slice(ps, func(i, j int) bool { return ps[i].LessThan(ps[j]) })
+			sum := decimal.Zero
+			for _, p := range ps {
+				sum = sum.Add(p)
+			}
+			n := len(ps)
+			median := ps[n/2]
+			if n%2 == 0 {
+				median = ps[n/2-1].Add(ps[n/2]).Div(decimal.NewFromInt(2))
+			}
+			out = append(out, store.HistoryPoint{Bucket: b.UTC(), Provider: k[1], GPUModel: "H100-SXM-80GB", PriceType: schema.OnDemand,
+				Min: ps[0], Max: ps[n-1], Avg: sum.DivRound(decimal.NewFromInt(int64(n)), 6), Median: median, Observations: uint64(n), Offers: 1})
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if !out[i].Bucket.Equal(out[j].Bucket) {
+				return out[i].Bucket.Before(out[j].Bucket)
+			}
+			return out[i].Provider < out[j].Provider
+		})
+		return out
+	}
+	tests := []struct {
+		name     string
+		interval store.Interval
+		from, to time.Time
+	}{
+		{"days, whole range", store.Day, start, start.AddDate(0, 0, 14)},
+		{"days, mid-day bounds include the partial days", store.Day, start.AddDate(0, 0, 3).Add(12 * time.Hour), start.AddDate(0, 0, 5).Add(6 * time.Hour)},
+		{"weeks", store.Week, start.AddDate(0, 0, 2), start.AddDate(0, 0, 14)},
+		{"hours", store.Hour, start.AddDate(0, 0, 1), start.AddDate(0, 0, 2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", PriceTypes: []schema.PriceType{schema.OnDemand}, From: tt.from, To: tt.to, Interval: tt.interval})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := hand(tt.interval, tt.from, tt.to)
+			if len(want) == 0 {
+				t.Fatal("the hand computation selected nothing: the test is wrong")
+			}
+			// The median is a t-digest estimate: within a cent of the exact one on these data.
+			isMedian := func(p cmp.Path) bool { return p.Last().String() == ".Median" }
+			opts := cmp.Options{
+				cmp.FilterPath(isMedian, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Sub(b).Abs().LessThanOrEqual(dec("0.01")) })),
+				cmp.FilterPath(func(p cmp.Path) bool { return !isMedian(p) }, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })),
+			}
+			if diff := cmp.Diff(want, got, opts); diff != "" {
+				t.Errorf("history (-hand +store):\n%s", diff)
+			}
+		})
+	}
+	t.Run("provider filter", func(t *testing.T) {
+		got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", Providers: []string{"vastai"}, From: start, To: start.AddDate(0, 0, 1), Interval: store.Day})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Provider != "vastai" || !got[0].Min.Equal(dec("2.40")) {
+			t.Errorf("vastai on the first day = %+v, want one bucket with min 2.40", got)
+		}
+	})
+}
+
+func TestHistoryRejectsBadQueries(t *testing.T) {
+	s := storetest.Open(t)
+	t0 := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	for name, q := range map[string]store.HistoryQuery{
+		"no GPU":           {From: t0, To: t0.Add(time.Hour)},
+		"inverted range":   {GPUModel: "H100-SXM-80GB", From: t0, To: t0.Add(-time.Hour)},
+		"unknown interval": {GPUModel: "H100-SXM-80GB", From: t0, To: t0.Add(time.Hour), Interval: "fortnight"},
+	} {
+		if _, err := s.History(context.Background(), q); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestServerVersion(t *testing.T) {
+	tests := []struct {
+		in         string
+		wantErr    string // from parsing or the support check
+		wantLCFlag bool   // needs allow_experimental_low_cardinality_type
+	}{
+		{in: "18.16.1", wantLCFlag: true},
+		{in: "18.16.1.1", wantLCFlag: true},
+		{in: "26.7.3.1", wantLCFlag: false},
+		{in: "19.1.6", wantLCFlag: false},
+		{in: "18.14.19", wantErr: "server version 18.14.19 is too old: gpucost needs ClickHouse 18.16 or newer"},
+		{in: "1.1.54394", wantErr: "too old"},
+		{in: "banana", wantErr: `cannot read the server version "banana"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			v, err := parseServerVersion(tt.in)
+			if err == nil {
+				err = v.supported()
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, lc := v.settings()["allow_experimental_low_cardinality_type"]
+			if lc != tt.wantLCFlag {
+				t.Errorf("LowCardinality setting = %v, want %v", lc, tt.wantLCFlag)
+			}
+		})
+	}
+}
