@@ -74,17 +74,49 @@ type HistoryPoint struct {
 // History returns the price history of one GPU model, ordered by bucket, provider and price
 // type. Day and week buckets come from the offers_daily rollup, hour buckets from offers.
 func (s *Store) History(ctx context.Context, q HistoryQuery) ([]HistoryPoint, error) {
+	query, args, err := s.historyQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
+	if err != nil {
+		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
+	}
+	defer rows.Close()
+	var out []HistoryPoint
+	for rows.Next() {
+		var p HistoryPoint
+		var priceType string
+		var median float64
+		if err := rows.Scan(&p.Bucket, &p.Provider, &p.GPUModel, &priceType, &p.Min, &p.Avg, &p.Max, &median, &p.Observations, &p.Offers); err != nil {
+			return nil, fmt.Errorf("reading the price history of %s: %w", q.GPUModel, err)
+		}
+		p.Bucket = p.Bucket.UTC()
+		p.PriceType = schema.PriceType(priceType)
+		p.Avg = p.Avg.Round(schema.PriceDecimals)
+		p.Median = decimal.NewFromFloat(median).Round(schema.PriceDecimals)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
+	}
+	return out, nil
+}
+
+// historyQuery validates q and builds its SQL: day and week buckets from the rollup, hour
+// buckets from the raw table.
+func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 	if q.GPUModel == "" {
-		return nil, fmt.Errorf("history: a GPU model is required")
+		return "", nil, fmt.Errorf("history: a GPU model is required")
 	}
 	if q.Interval == "" {
 		q.Interval = Day
 	}
 	if _, err := ParseInterval(string(q.Interval)); err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return "", nil, fmt.Errorf("history: %w", err)
 	}
 	if !q.To.After(q.From) {
-		return nil, fmt.Errorf("history: the end %s is not after the start %s", q.To.UTC().Format(time.RFC3339), q.From.UTC().Format(time.RFC3339))
+		return "", nil, fmt.Errorf("history: the end %s is not after the start %s", q.To.UTC().Format(time.RFC3339), q.From.UTC().Format(time.RFC3339))
 	}
 	from := q.Interval.Truncate(q.From)
 	var query string
@@ -127,29 +159,7 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]HistoryPoint, er
 		ORDER BY bucket, provider, price_type`
 		args = append(args, from, q.Interval.Truncate(q.To.Add(-time.Nanosecond)).Add(bucketWidth(q.Interval)))
 	}
-	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
-	if err != nil {
-		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
-	}
-	defer rows.Close()
-	var out []HistoryPoint
-	for rows.Next() {
-		var p HistoryPoint
-		var priceType string
-		var median float64
-		if err := rows.Scan(&p.Bucket, &p.Provider, &p.GPUModel, &priceType, &p.Min, &p.Avg, &p.Max, &median, &p.Observations, &p.Offers); err != nil {
-			return nil, fmt.Errorf("reading the price history of %s: %w", q.GPUModel, err)
-		}
-		p.Bucket = p.Bucket.UTC()
-		p.PriceType = schema.PriceType(priceType)
-		p.Avg = p.Avg.Round(schema.PriceDecimals)
-		p.Median = decimal.NewFromFloat(median).Round(schema.PriceDecimals)
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
-	}
-	return out, nil
+	return query, args, nil
 }
 
 func bucketWidth(i Interval) time.Duration {

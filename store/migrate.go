@@ -43,12 +43,7 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 		s.conn.Close()
 		s.conn, s.missing = conn, false
 	}
-	if err := s.conn.Exec(s.ctx(ctx), `CREATE TABLE IF NOT EXISTS `+s.table("schema_migrations")+` (
-		version    UInt32,
-		name       String,
-		checksum   String,
-		applied_at DateTime('UTC')
-	) ENGINE = ReplacingMergeTree ORDER BY version`); err != nil {
+	if err := s.conn.Exec(s.ctx(ctx), s.migrationsTableDDL()); err != nil {
 		return MigrateResult{}, fmt.Errorf("creating schema_migrations in %s at %s: %w", s.database, s.addr, err)
 	}
 	applied, err := s.appliedMigrations(ctx)
@@ -93,7 +88,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 func (s *Store) appliedMigrations(ctx context.Context) (map[int]string, error) {
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT version, any(checksum) FROM `+s.table("schema_migrations")+` GROUP BY version`)
+	rows, err := s.conn.Query(s.ctx(ctx), s.appliedMigrationsQuery())
 	if err != nil {
 		return nil, s.queryError("reading schema_migrations", err)
 	}
@@ -123,4 +118,19 @@ func (s *Store) recordMigration(ctx context.Context, m schema.Migration) error {
 		return fmt.Errorf("recording migration %s: %w", m.Name, err)
 	}
 	return nil
+}
+
+// migrationsTableDDL creates the table that records applied migrations. A migration recorded
+// twice (two migrators at once) is one row after merges and one version when read.
+func (s *Store) migrationsTableDDL() string {
+	return `CREATE TABLE IF NOT EXISTS ` + s.table("schema_migrations") + ` (
+		version    UInt32,
+		name       String,
+		checksum   String,
+		applied_at DateTime('UTC')
+	) ENGINE = ReplacingMergeTree ORDER BY version`
+}
+
+func (s *Store) appliedMigrationsQuery() string {
+	return `SELECT version, any(checksum) FROM ` + s.table("schema_migrations") + ` GROUP BY version`
 }

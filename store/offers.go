@@ -123,6 +123,11 @@ type OfferFilter struct {
 // LatestOffers returns the newest observation of every offer that matches f, cheapest per GPU-hour
 // first (ties by provider, offer id and price type, so the order is stable).
 func (s *Store) LatestOffers(ctx context.Context, f OfferFilter) ([]schema.Offer, error) {
+	q, args := s.latestOffersQuery(f)
+	return s.queryOffers(ctx, "reading latest offers", q, args...)
+}
+
+func (s *Store) latestOffersQuery(f OfferFilter) (string, []any) {
 	var where []string
 	var args []any
 	if len(f.GPUModels) > 0 {
@@ -150,7 +155,7 @@ func (s *Store) LatestOffers(ctx context.Context, f OfferFilter) ([]schema.Offer
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	return s.queryOffers(ctx, "reading latest offers", q, args...)
+	return q, args
 }
 
 // queryOffers runs a query that selects offerColumns and scans the rows into offers.

@@ -9,14 +9,19 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
+// Column lists of the run log and raw payload inserts and reads, in schema order.
+const (
+	runColumns     = "run_id, provider, started_at, finished_at, status, offers_parsed, offers_loaded, offers_rejected, error, http_attempts"
+	payloadColumns = "run_id, provider, url, status, fetched_at, body"
+)
+
 // RecordRun appends rows to the run log (scrape_runs), one per provider of a run.
 func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 	if len(runs) == 0 {
 		return nil
 	}
 	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("scrape_runs", runs[0].RunID)))
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("scrape_runs")+
-		" (run_id, provider, started_at, finished_at, status, offers_parsed, offers_loaded, offers_rejected, error, http_attempts)")
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("scrape_runs")+" ("+runColumns+")")
 	if err != nil {
 		return s.queryError("preparing the run log insert", err)
 	}
@@ -37,30 +42,38 @@ func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 // is already recorded must not be loaded again.
 func (s *Store) HasRun(ctx context.Context, runID string) (bool, error) {
 	var n uint64
-	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM "+s.table("scrape_runs")+" WHERE run_id = ?", runID).Scan(&n); err != nil {
+	if err := s.conn.QueryRow(s.ctx(ctx), s.hasRunQuery(), runID).Scan(&n); err != nil {
 		return false, s.queryError("checking run "+runID, err)
 	}
 	return n > 0, nil
 }
 
+func (s *Store) hasRunQuery() string {
+	return "SELECT count() FROM " + s.table("scrape_runs") + " WHERE run_id = ?"
+}
+
 // LastRuns returns the newest run-log row of each provider, sorted by provider.
 func (s *Store) LastRuns(ctx context.Context) ([]schema.ScrapeRun, error) {
-	return s.queryRuns(ctx, "reading the last run per provider",
-		`SELECT run_id, provider, started_at, finished_at, status, offers_parsed, offers_loaded, offers_rejected, error, http_attempts
-		FROM `+s.table("scrape_runs")+`
-		ORDER BY provider, started_at DESC, run_id DESC
-		LIMIT 1 BY provider`)
+	return s.queryRuns(ctx, "reading the last run per provider", s.lastRunsQuery(false))
 }
 
 // LastGoodRuns returns, per provider, the newest run whose status was ok or partial: the
 // optimizer's freshness check and the pipeline's shrink check start from it.
 func (s *Store) LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error) {
-	return s.queryRuns(ctx, "reading the last good run per provider",
-		`SELECT run_id, provider, started_at, finished_at, status, offers_parsed, offers_loaded, offers_rejected, error, http_attempts
-		FROM `+s.table("scrape_runs")+`
-		WHERE status IN ('ok', 'partial')
+	return s.queryRuns(ctx, "reading the last good run per provider", s.lastRunsQuery(true))
+}
+
+// lastRunsQuery selects the newest run-log row per provider, of good runs only if goodOnly.
+func (s *Store) lastRunsQuery(goodOnly bool) string {
+	where := ""
+	if goodOnly {
+		where = "WHERE status IN ('ok', 'partial')"
+	}
+	return `SELECT ` + runColumns + `
+		FROM ` + s.table("scrape_runs") + `
+		` + where + `
 		ORDER BY provider, started_at DESC, run_id DESC
-		LIMIT 1 BY provider`)
+		LIMIT 1 BY provider`
 }
 
 func (s *Store) queryRuns(ctx context.Context, what, query string, args ...any) ([]schema.ScrapeRun, error) {
@@ -93,7 +106,7 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 		return nil
 	}
 	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("raw_payloads", payloads[0].RunID)))
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("raw_payloads")+" (run_id, provider, url, status, fetched_at, body)")
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("raw_payloads")+" ("+payloadColumns+")")
 	if err != nil {
 		return s.queryError("preparing the raw payload insert", err)
 	}
@@ -111,8 +124,7 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 
 // Payloads returns the raw payloads of one run, oldest first, so a parser fix can re-derive it.
 func (s *Store) Payloads(ctx context.Context, runID string) ([]schema.RawPayload, error) {
-	rows, err := s.conn.Query(s.ctx(ctx), "SELECT run_id, provider, url, status, fetched_at, body FROM "+s.table("raw_payloads")+
-		" WHERE run_id = ? ORDER BY provider, fetched_at, url", runID)
+	rows, err := s.conn.Query(s.ctx(ctx), s.payloadsQuery(), runID)
 	if err != nil {
 		return nil, s.queryError("reading payloads of run "+runID, err)
 	}
@@ -129,4 +141,9 @@ func (s *Store) Payloads(ctx context.Context, runID string) ([]schema.RawPayload
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+func (s *Store) payloadsQuery() string {
+	return "SELECT " + payloadColumns + " FROM " + s.table("raw_payloads") +
+		" WHERE run_id = ? ORDER BY provider, fetched_at, url"
 }

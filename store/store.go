@@ -65,7 +65,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	chOpts.Logger = logger
+	// The driver warns about every server exception (which we return as errors) and about
+	// every server older than its own support window (18.16 is, and works for our queries):
+	// pass on its errors only.
+	chOpts.Logger = slog.New(minLevel{slog.LevelError, logger.Handler()})
 	database := chOpts.Auth.Database
 	if database == "" {
 		database = "default"
@@ -200,4 +203,22 @@ func redactDSNError(err error, dsn string) error {
 		}
 	}
 	return errors.New(msg)
+}
+
+// minLevel drops records below min before they reach the wrapped handler.
+type minLevel struct {
+	min slog.Level
+	slog.Handler
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{h.min, h.Handler.WithAttrs(attrs)}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.min, h.Handler.WithGroup(name)}
 }

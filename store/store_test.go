@@ -466,3 +466,57 @@ func TestHistoryRejectsBadQueries(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadBatchWritesEachPartOnce(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	o1 := offer("vastai", "ask-1", "H100-SXM-80GB", schema.OnDemand, at, "2.5", 8)
+	o2 := offer("vastai", "ask-2", "RTX-4090-24GB", schema.Spot, at, "0.3", 1)
+	o1.RunID, o2.RunID = "run-a", "run-a"
+	b := schema.Batch{
+		Run:      schema.ScrapeRun{RunID: "run-a", Provider: "vastai", StartedAt: at, FinishedAt: at.Add(time.Second), Status: schema.RunOK, OffersParsed: 2, OffersLoaded: 2},
+		Offers:   []schema.Offer{o1, o2},
+		Payloads: []schema.RawPayload{{RunID: "run-a", Provider: "vastai", URL: "https://console.vast.ai/api/v0/bundles/", Status: 200, FetchedAt: at, Body: []byte(`{"offers":[]}`)}},
+	}
+	// A crash after the offers were written but before the run row: only the rest is loaded.
+	if err := s.InsertOffers(ctx, "run-a", b.Offers); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.LoadBatch(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(store.LoadResult{PayloadsWritten: true, RunWritten: true}, res); diff != "" {
+		t.Errorf("first load (-want +got):\n%s", diff)
+	}
+	res, err = s.LoadBatch(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Skipped() {
+		t.Errorf("second load wrote %+v, want nothing", res)
+	}
+	// The same run id for another provider is a different batch.
+	b2 := b
+	b2.Run.Provider = "runpod"
+	b2.Offers, b2.Payloads = nil, nil
+	if res, err := s.LoadBatch(ctx, b2); err != nil || !res.RunWritten {
+		t.Errorf("other provider's batch: %+v, %v; want its run row written", res, err)
+	}
+	got, err := s.LatestOffers(ctx, store.OfferFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Errorf("%d offers stored, want 2 (no doubles)", len(got))
+	}
+	prices, err := s.LatestPrices(ctx, "vastai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[schema.Key]decimal.Decimal{o1.Key(): dec("2.5"), o2.Key(): dec("0.3")}
+	if diff := cmp.Diff(want, prices, cmpOffers); diff != "" {
+		t.Errorf("latest prices (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,61 @@
+# gpucost developer tasks. `make demo` and `make test` are the two a new user runs first.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+CHDB_PKG := @chdb/lib-linux-x64-gnu@26.7.3-stable.1
+CHDB_DIR := .data/chdb
+export GPUCOST_CLICKHOUSE_DSN ?= clickhouse://default@127.0.0.1:19000/gpucost?dial_timeout=5s
+
+.PHONY: all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
+
+all: build
+
+## build: the gpucost binary in bin/
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/gpucost ./cmd/gpucost
+
+## clickhouse: start the local ClickHouse (installed when missing) on 127.0.0.1:19000
+clickhouse:
+	@deploy/clickhouse/local.sh start
+
+## clickhouse-stop: stop it
+clickhouse-stop:
+	@deploy/clickhouse/local.sh stop
+
+## migrate: create or upgrade the schema on $GPUCOST_CLICKHOUSE_DSN
+migrate: clickhouse build
+	bin/gpucost migrate
+
+vet:
+	$(GO) vet ./...
+
+## test: vet, then every test with the race detector, ClickHouse integration tests included
+test: clickhouse vet
+	GPUCOST_INTEGRATION=1 $(GO) test -race -count=1 ./...
+
+## test-modern: the migrations and store queries on a current ClickHouse engine (chDB)
+test-modern: $(CHDB_DIR)/package/libchdb.so
+	CHDB_LIB_PATH=$(CURDIR)/$(CHDB_DIR)/package/libchdb.so $(GO) test -tags modern -count=1 -run Modern ./store/
+
+$(CHDB_DIR)/package/libchdb.so:
+	@echo "fetching $(CHDB_PKG) from the npm registry (once, ~570 MB unpacked)"
+	mkdir -p $(CHDB_DIR)
+	cd $(CHDB_DIR) && npm pack --silent $(CHDB_PKG) >/dev/null && tar xzf chdb-lib-linux-x64-gnu-*.tgz && rm -f chdb-lib-linux-x64-gnu-*.tgz
+
+## bench: the Go benchmarks (inserts need the local ClickHouse)
+bench: clickhouse
+	GPUCOST_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+## fuzz: each parser's fuzz target briefly (FUZZTIME=10m for a longer hunt)
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

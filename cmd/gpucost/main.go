@@ -1,0 +1,122 @@
+// Command gpucost collects GPU prices into ClickHouse and tells each team where its workloads
+// run cheapest. Each subcommand is one job; `gpucost help` lists them and `gpucost CMD --help`
+// documents each. Only this package reads the environment and wires packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// version is set at build time: go build -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// Exit codes, documented in README.md: cron and Kubernetes act on them.
+const (
+	exitOK      = 0 // everything worked
+	exitFailed  = 1 // the command failed
+	exitUsage   = 2 // bad flags or arguments
+	exitPartial = 3 // some of the work failed (some providers of a scrape)
+)
+
+// env is the process environment as the commands see it: a function so tests can supply theirs.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) int
+}
+
+func commands() []command {
+	cmds := []command{
+		{"migrate", "create or upgrade the ClickHouse schema", runMigrate},
+		{"version", "print the gpucost version", runVersion},
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	return cmds
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, e env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(e.stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "gpucost: unknown command %q (see gpucost help)\n", args[0])
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "gpucost: GPU prices from Vast.ai, RunPod, Lambda and CoreWeave in ClickHouse, and the cheapest placement of each workload.")
+	fmt.Fprintln(w, "\nUsage: gpucost COMMAND [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun gpucost COMMAND --help for a command's flags.")
+}
+
+// flags is a subcommand's flag set with the text its --help prints.
+type flags struct {
+	*flag.FlagSet
+	synopsis, help string
+}
+
+func newFlags(name, synopsis, help string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parse reports errors itself
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, synopsis: synopsis, help: help}
+}
+
+func (f *flags) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: gpucost %s %s\n\n%s\n", f.Name(), f.synopsis, f.help)
+	fmt.Fprintln(w, "\nFlags:")
+	f.SetOutput(w)
+	f.PrintDefaults()
+	f.SetOutput(io.Discard)
+}
+
+// parse parses args and maps the outcome to an exit code: -1 means carry on. --help prints the
+// usage on stdout and succeeds; a bad flag or argument prints the error and usage on stderr.
+func (f *flags) parse(e env, args []string) int {
+	err := f.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		f.usage(e.stdout)
+		return exitOK
+	}
+	if err == nil && f.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", f.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost %s: %v\n\n", f.Name(), err)
+		f.usage(e.stderr)
+		return exitUsage
+	}
+	return -1
+}

@@ -1,0 +1,236 @@
+//go:build modern
+
+// This file checks that every migration and every query the store issues also runs on a current
+// ClickHouse engine (embedded chDB 26.x), not only on the local 18.16 server. Run it with
+// `make test-modern`, which fetches the engine library (npm package @chdb/lib-linux-x64-gnu)
+// once and sets CHDB_LIB_PATH.
+
+package store
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chdb-io/chdb-go/chdb"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// modern runs statements on one chDB session.
+type modern struct {
+	t *testing.T
+	s *chdb.Session
+}
+
+func (m modern) exec(what, sql string) string {
+	m.t.Helper()
+	r, err := m.s.Query(sql, "TSV")
+	if err != nil {
+		m.t.Fatalf("%s fails on current ClickHouse: %v\nSQL: %s", what, err, sql)
+	}
+	return strings.TrimSpace(r.String())
+}
+
+func TestModernClickHouse(t *testing.T) {
+	sess, err := chdb.NewSession(t.TempDir())
+	if err != nil {
+		t.Fatalf("starting chDB (is CHDB_LIB_PATH set? make test-modern sets it): %v", err)
+	}
+	defer sess.Close()
+	m := modern{t, sess}
+	v, err := parseServerVersion(m.exec("version", "SELECT version()"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Major < 24 {
+		t.Fatalf("chDB reports ClickHouse %s: not a current engine", v)
+	}
+	if len(v.settings()) != 0 {
+		t.Fatalf("the store would send %v to ClickHouse %s, which rejects unknown settings", v.settings(), v)
+	}
+	s := &Store{database: "default", version: v, now: func() time.Time { return modernNow }}
+
+	// The migrations, exactly as the migrator sends them to a current server.
+	m.exec("migrations table", s.migrationsTableDDL())
+	migrations, err := schema.LoadMigrations(schema.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mg := range migrations {
+		for i, stmt := range mg.Statements {
+			m.exec(fmt.Sprintf("migration %s statement %d", mg.Name, i+1), stmt)
+		}
+		m.exec("recording "+mg.Name, fmt.Sprintf("INSERT INTO %s (version, name, checksum, applied_at) VALUES (%d, %s, %s, %s)",
+			s.table("schema_migrations"), mg.Version, literal(mg.Name), literal(mg.Checksum), literal(modernNow)))
+	}
+	if got := m.exec("applied migrations", s.appliedMigrationsQuery()); strings.Count(got, "\n")+1 != len(migrations) {
+		t.Fatalf("applied migrations read back as %q, want %d rows", got, len(migrations))
+	}
+
+	// Writes, with the store's column lists.
+	var values []string
+	for d := 0; d < 10; d++ {
+		for h := 0; h < 24; h += 6 {
+			at := modernNow.AddDate(0, 0, -d).Add(time.Duration(-h) * time.Hour)
+			values = append(values,
+				offerValues(at, "vastai", "ask-1", "H100-SXM-80GB", "on_demand", fmt.Sprintf("2.%02d", d), true),
+				offerValues(at, "runpod", "H100 SXM/secure", "H100-SXM-80GB", "spot", "1.75", false),
+				offerValues(at, "lambda", "gpu_1x_mystery", "", "on_demand", "0.99", false))
+		}
+	}
+	m.exec("offers insert", "INSERT INTO "+s.table("offers")+" ("+offerColumns+") VALUES "+strings.Join(values, ", "))
+	m.exec("run log insert", "INSERT INTO "+s.table("scrape_runs")+" ("+runColumns+") VALUES "+
+		fmt.Sprintf("('r1', 'vastai', %s, %s, 'ok', 10, 9, 1, '', 3), ('r2', 'vastai', %s, %s, 'failed', 0, 0, 0, 'HTTP 503', 5)",
+			literal(modernNow.Add(-2*time.Hour)), literal(modernNow.Add(-2*time.Hour)), literal(modernNow), literal(modernNow)))
+	m.exec("payload insert", "INSERT INTO "+s.table("raw_payloads")+" ("+payloadColumns+") VALUES "+
+		fmt.Sprintf("('r1', 'vastai', 'https://console.vast.ai/api/v0/bundles/', 200, %s, %s)", literal(modernNow), literal("{\"offers\": []}\n")))
+
+	// Reads: every query builder, with bound values rendered the way the driver binds them.
+	checks := []struct {
+		name string
+		sql  string
+		args []any
+		want func(out string) error
+	}{
+		{"has run", s.hasRunQuery(), []any{"r1"}, equals("1")}, {"has no run", s.hasRunQuery(), []any{"r9"}, equals("0")},
+		{"last runs", s.lastRunsQuery(false), nil, contains("r2\tvastai")},
+		{"last good runs", s.lastRunsQuery(true), nil, contains("r1\tvastai")},
+		{"payloads", s.payloadsQuery(), []any{"r1"}, contains("bundles")},
+		{"loaded counts", s.loadedCountsQuery(), []any{"run", "vastai", "r1", "vastai", "r1", "vastai"}, equals("40\t1\t1")},
+		{"latest prices", s.latestPricesQuery(), []any{"vastai"}, contains("ask-1\ton_demand\t2")},
+	}
+	for _, f := range []OfferFilter{
+		{},
+		{GPUModels: []string{"H100-SXM-80GB"}, MinVRAMGB: 40, Providers: []string{"vastai", "runpod"}, PriceTypes: []schema.PriceType{schema.OnDemand, schema.Spot}, MaxAge: 24 * time.Hour, Limit: 10},
+	} {
+		q, args := s.latestOffersQuery(f)
+		checks = append(checks, struct {
+			name string
+			sql  string
+			args []any
+			want func(out string) error
+		}{fmt.Sprintf("latest offers %+v", f), q, args, lines(3 - boolInt(len(f.Providers) > 0))})
+	}
+	for _, iv := range []Interval{Hour, Day, Week} {
+		hq := HistoryQuery{GPUModel: "H100-SXM-80GB", Providers: []string{"vastai"}, PriceTypes: []schema.PriceType{schema.OnDemand},
+			From: modernNow.AddDate(0, 0, -30), To: modernNow.Add(time.Hour), Interval: iv}
+		q, args, err := s.historyQuery(hq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks = append(checks, struct {
+			name string
+			sql  string
+			args []any
+			want func(out string) error
+		}{"history by " + string(iv), q, args, contains("vastai\tH100-SXM-80GB\ton_demand")})
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			sql, err := render(c.sql, c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := modern{t, sess}.exec(c.name, sql)
+			if err := c.want(out); err != nil {
+				t.Errorf("%v\nSQL: %s\nresult:\n%s", err, sql, out)
+			}
+		})
+	}
+}
+
+var modernNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+func offerValues(at time.Time, provider, id, model, priceType, perGPU string, full bool) string {
+	null := func(v string) string {
+		if full {
+			return v
+		}
+		return "NULL"
+	}
+	flags := "[]"
+	if model == "" {
+		flags = "['unknown_gpu']"
+	}
+	p := decimal.RequireFromString(perGPU)
+	return fmt.Sprintf("(%s, 'run', 'https://x', %s, %s, 'secure', 'Kraków, PL', 'PL', %s, %s, 8, 80, %s, %s, %s, %s, %s, %s, 'nvswitch', %s, 'infiniband', %s, 'high', %s, %s)",
+		literal(at), literal(provider), literal(id), literal(model), literal("NVIDIA «"+model+"» 東京"),
+		null("32"), null("251.5"), null("1000"), literal(priceType), p.Mul(decimal.NewFromInt(8)).String(), p.String(),
+		null("900"), null("3"), null("0.99"), flags)
+}
+
+// render binds args into the ? placeholders of sql the way clickhouse-go's client-side binding
+// does for these types (strings quoted and escaped, times as toDateTime in UTC).
+func render(sql string, args []any) (string, error) {
+	var b strings.Builder
+	i := 0
+	for _, r := range sql {
+		if r != '?' {
+			b.WriteRune(r)
+			continue
+		}
+		if i >= len(args) {
+			return "", fmt.Errorf("more placeholders than the %d arguments", len(args))
+		}
+		b.WriteString(literal(args[i]))
+		i++
+	}
+	if i != len(args) {
+		return "", fmt.Errorf("%d arguments for %d placeholders", len(args), i)
+	}
+	return b.String(), nil
+}
+
+func literal(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+	case time.Time:
+		return v.UTC().Format("toDateTime('2006-01-02 15:04:05', 'UTC')")
+	case float64:
+		return fmt.Sprint(v)
+	default:
+		panic(fmt.Sprintf("literal: unsupported %T", v))
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func equals(want string) func(string) error {
+	return func(out string) error {
+		if out != want {
+			return fmt.Errorf("got %q, want %q", out, want)
+		}
+		return nil
+	}
+}
+
+func contains(want string) func(string) error {
+	return func(out string) error {
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("result does not contain %q", want)
+		}
+		return nil
+	}
+}
+
+func lines(n int) func(string) error {
+	return func(out string) error {
+		got := 0
+		if out != "" {
+			got = strings.Count(out, "\n") + 1
+		}
+		if got != n {
+			return fmt.Errorf("got %d rows, want %d", got, n)
+		}
+		return nil
+	}
+}
