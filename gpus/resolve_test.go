@@ -1,0 +1,216 @@
+package gpus_test
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpucost/gpucost/gpus"
+)
+
+func TestResolve(t *testing.T) {
+	type want struct {
+		Name    string
+		Known   bool
+		Snapped bool
+		VRAMGB  float64
+	}
+	h100 := gpus.MiBToGB(81559)
+	tests := []struct {
+		name     string
+		provider string
+		raw      string
+		vramGB   float64
+		want     want
+	}{
+		// Vast.ai gpu_name values (providers.md §1.5), VRAM in MiB converted to GB.
+		{"vast H100 SXM 81559 MiB", "vastai", "H100 SXM", h100, want{"H100-SXM-80GB", true, true, 80}},
+		{"vast H100 PCIE", "vastai", "H100 PCIE", h100, want{"H100-PCIE-80GB", true, true, 80}},
+		{"vast H100 NVL", "vastai", "H100 NVL", gpus.MiBToGB(95830), want{"H100-NVL-94GB", true, true, 94}},
+		{"vast A100 SXM4 80", "vastai", "A100 SXM4", gpus.MiBToGB(81920), want{"A100-SXM-80GB", true, true, 80}},
+		{"vast A100 SXM4 40", "vastai", "A100 SXM4", gpus.MiBToGB(40960), want{"A100-SXM-40GB", true, true, 40}},
+		{"vast A100 PCIE 40", "vastai", "A100 PCIE", gpus.MiBToGB(40960), want{"A100-PCIE-40GB", true, true, 40}},
+		{"vast A100 PCIE 80", "vastai", "A100 PCIE", gpus.MiBToGB(81920), want{"A100-PCIE-80GB", true, true, 80}},
+		{"vast RTX 3090", "vastai", "RTX 3090", gpus.MiBToGB(24576), want{"RTX-3090-24GB", true, true, 24}},
+		{"vast RTX 4090", "vastai", "RTX 4090", gpus.MiBToGB(24564), want{"RTX-4090-24GB", true, true, 24}},
+		{"vast RTX 5090", "vastai", "RTX 5090", gpus.MiBToGB(32607), want{"RTX-5090-32GB", true, true, 32}},
+		{"vast RTX 6000Ada", "vastai", "RTX 6000Ada", gpus.MiBToGB(49140), want{"RTX-6000-ADA-48GB", true, true, 48}},
+		{"vast Q RTX 6000", "vastai", "Q RTX 6000", gpus.MiBToGB(24576), want{"QUADRO-RTX-6000-24GB", true, true, 24}},
+		{"vast Titan RTX", "vastai", "Titan RTX", gpus.MiBToGB(24576), want{"TITAN-RTX-24GB", true, true, 24}},
+		{"vast Tesla P40", "vastai", "Tesla P40", gpus.MiBToGB(24576), want{"P40-24GB", true, true, 24}},
+		{"vast H200", "vastai", "H200", gpus.MiBToGB(143771), want{"H200-SXM-141GB", true, true, 141}},
+		{"vast H200 NVL", "vastai", "H200 NVL", gpus.MiBToGB(143771), want{"H200-NVL-141GB", true, true, 141}},
+		{"vast RTX A6000", "vastai", "RTX A6000", gpus.MiBToGB(49140), want{"RTX-A6000-48GB", true, true, 48}},
+		{"vast L40S", "vastai", "L40S", gpus.MiBToGB(46068), want{"L40S-48GB", true, true, 48}},
+		{"vast V100 no form stays unknown", "vastai", "Tesla V100", gpus.MiBToGB(32768), want{"", false, false, gpus.MiBToGB(32768)}},
+		{"vast V100 with proven SXM", "vastai", "Tesla V100 SXM", gpus.MiBToGB(32768), want{"V100-SXM2-32GB", true, true, 32}},
+		{"vast underscore spelling", "vastai", "H100_SXM", 80, want{"H100-SXM-80GB", true, false, 80}},
+		{"vast empty name", "vastai", "", 24, want{"", false, false, 24}},
+		{"vast unknown GPU", "vastai", "GTX 1080 Ti", gpus.MiBToGB(11264), want{"", false, false, gpus.MiBToGB(11264)}},
+		{"vast modded 48 GB 4090 is not a 4090", "vastai", "RTX 4090", gpus.MiBToGB(49152), want{"", false, false, gpus.MiBToGB(49152)}},
+
+		// RunPod ids and display names (providers.md §2.3, §2.5), VRAM in GB.
+		{"runpod H100 80GB HBM3 is SXM", "runpod", "NVIDIA H100 80GB HBM3", 80, want{"H100-SXM-80GB", true, false, 80}},
+		{"runpod H100 PCIe", "runpod", "NVIDIA H100 PCIe", 80, want{"H100-PCIE-80GB", true, false, 80}},
+		{"runpod H100 NVL", "runpod", "NVIDIA H100 NVL", 94, want{"H100-NVL-94GB", true, false, 94}},
+		{"runpod display H100 SXM", "runpod", "H100 SXM", 80, want{"H100-SXM-80GB", true, false, 80}},
+		{"runpod A100-SXM4-40GB", "runpod", "NVIDIA A100-SXM4-40GB", 40, want{"A100-SXM-40GB", true, false, 40}},
+		{"runpod A100-SXM4-80GB", "runpod", "NVIDIA A100-SXM4-80GB", 80, want{"A100-SXM-80GB", true, false, 80}},
+		{"runpod A100 80GB PCIe", "runpod", "NVIDIA A100 80GB PCIe", 80, want{"A100-PCIE-80GB", true, false, 80}},
+		{"runpod display A100 SXM 40GB", "runpod", "A100 SXM 40GB", 40, want{"A100-SXM-40GB", true, false, 40}},
+		{"runpod MI300X OAM", "runpod", "AMD Instinct MI300X OAM", 192, want{"MI300X-192GB", true, false, 192}},
+		{"runpod RTX 4090", "runpod", "NVIDIA GeForce RTX 4090", 24, want{"RTX-4090-24GB", true, false, 24}},
+		{"runpod RTX 3070", "runpod", "NVIDIA GeForce RTX 3070", 8, want{"RTX-3070-8GB", true, false, 8}},
+		{"runpod B200", "runpod", "NVIDIA B200", 180, want{"B200-SXM-180GB", true, false, 180}},
+		{"runpod B300 SXM6 AC", "runpod", "NVIDIA B300 SXM6 AC", 288, want{"B300-SXM-288GB", true, false, 288}},
+		{"runpod H200", "runpod", "NVIDIA H200", 141, want{"H200-SXM-141GB", true, false, 141}},
+		{"runpod H200 NVL 143", "runpod", "NVIDIA H200 NVL", 143, want{"H200-NVL-141GB", true, true, 141}},
+		{"runpod RTX A4000", "runpod", "NVIDIA RTX A4000", 16, want{"RTX-A4000-16GB", true, false, 16}},
+		{"runpod RTX A4500", "runpod", "NVIDIA RTX A4500", 20, want{"RTX-A4500-20GB", true, false, 20}},
+		{"runpod RTX 6000 Ada Generation", "runpod", "NVIDIA RTX 6000 Ada Generation", 48, want{"RTX-6000-ADA-48GB", true, false, 48}},
+		{"runpod RTX 2000 Ada Generation", "runpod", "NVIDIA RTX 2000 Ada Generation", 16, want{"RTX-2000-ADA-16GB", true, false, 16}},
+		{"runpod V100-SXM2-16GB", "runpod", "Tesla V100-SXM2-16GB", 16, want{"V100-SXM2-16GB", true, false, 16}},
+		{"runpod V100-FHHL-16GB", "runpod", "Tesla V100-FHHL-16GB", 16, want{"V100-PCIE-16GB", true, false, 16}},
+		{"runpod L4", "runpod", "NVIDIA L4", 24, want{"L4-24GB", true, false, 24}},
+		{"runpod L40", "runpod", "NVIDIA L40", 48, want{"L40-48GB", true, false, 48}},
+		{"runpod A40", "runpod", "NVIDIA A40", 48, want{"A40-48GB", true, false, 48}},
+		{"runpod A30", "runpod", "NVIDIA A30", 24, want{"A30-24GB", true, false, 24}},
+		{"runpod RTX PRO 6000 server", "runpod", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 96, want{"RTX-PRO-6000-96GB", true, false, 96}},
+		{"vast RTX PRO 6000 WS", "vastai", "RTX PRO 6000 WS", gpus.MiBToGB(97887), want{"RTX-PRO-6000-96GB", true, true, 96}},
+		{"runpod RTX PRO 6000 MIG slice", "runpod", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb", 24, want{"", false, false, 24}},
+		{"runpod unknown row", "runpod", "unknown", 0, want{"", false, false, 0}},
+
+		// Lambda descriptions and instance-type names (providers.md §3).
+		{"lambda description SXM5", "lambda", "8x H100 (80 GB SXM5)", 0, want{"H100-SXM-80GB", true, false, 80}},
+		{"lambda gpu_description PCIe", "lambda", "H100 (80 GB PCIe)", 0, want{"H100-PCIE-80GB", true, false, 80}},
+		{"lambda A100 40 SXM4", "lambda", "1x A100 (40 GB SXM4)", 0, want{"A100-SXM-40GB", true, false, 40}},
+		{"lambda B200 SXM6", "lambda", "8x B200 (180 GB SXM6)", 0, want{"B200-SXM-180GB", true, false, 180}},
+		{"lambda GH200", "lambda", "1x GH200 (96 GB)", 0, want{"GH200-96GB", true, false, 96}},
+		{"lambda A10 PCIe", "lambda", "1x A10 (24 GB PCIe)", 0, want{"A10-24GB", true, false, 24}},
+		{"lambda name gpu_1x_h100_sxm5", "lambda", "gpu_1x_h100_sxm5", 0, want{"H100-SXM-80GB", true, false, 80}},
+		{"lambda name gpu_8x_h100_sxm5gdr", "lambda", "gpu_8x_h100_sxm5gdr", 80, want{"H100-SXM-80GB", true, false, 80}},
+		{"lambda name gpu_8x_a100_80gb_sxm4", "lambda", "gpu_8x_a100_80gb_sxm4", 0, want{"A100-SXM-80GB", true, false, 80}},
+		{"lambda name gpu_1x_a6000", "lambda", "gpu_1x_a6000", 48, want{"RTX-A6000-48GB", true, false, 48}},
+		{"lambda name gpu_1x_rtx6000", "lambda", "gpu_1x_rtx6000", 24, want{"QUADRO-RTX-6000-24GB", true, false, 24}},
+		{"lambda H100 without form stays unknown", "lambda", "H100 80GB", 80, want{"", false, false, 80}},
+		{"lambda A100 without form or memory", "lambda", "gpu_1x_a100", 0, want{"", false, false, 0}},
+		{"lambda CPU type", "lambda", "4x CPU cores", 0, want{"", false, false, 0}},
+		{"lambda page plan", "lambda", "NVIDIA B200 SXM6", 180, want{"B200-SXM-180GB", true, false, 180}},
+
+		// CoreWeave page names (providers.md §4.4).
+		{"coreweave HGX H100", "coreweave", "NVIDIA HGX H100", 80, want{"H100-SXM-80GB", true, false, 80}},
+		{"coreweave HGX H200", "coreweave", "NVIDIA HGX H200", 141, want{"H200-SXM-141GB", true, false, 141}},
+		{"coreweave HGX B200", "coreweave", "NVIDIA HGX B200", 180, want{"B200-SXM-180GB", true, false, 180}},
+		{"coreweave HGX B300 270", "coreweave", "NVIDIA HGX B300", 270, want{"B300-SXM-288GB", true, true, 288}},
+		{"coreweave GB200 NVL72", "coreweave", "NVIDIA GB200 NVL72", 186, want{"GB200-186GB", true, false, 186}},
+		{"coreweave GB300 NVL72", "coreweave", "NVIDIA GB300 NVL72", 279, want{"GB300-288GB", true, true, 288}},
+		{"coreweave GH200", "coreweave", "NVIDIA GH200", 96, want{"GH200-96GB", true, false, 96}},
+		{"coreweave L40S", "coreweave", "NVIDIA L40S", 48, want{"L40S-48GB", true, false, 48}},
+		{"coreweave bare A100 is HGX", "coreweave", "NVIDIA A100", 80, want{"A100-SXM-80GB", true, false, 80}},
+		{"coreweave RTX PRO 6000 BSE", "coreweave", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 96, want{"RTX-PRO-6000-96GB", true, false, 96}},
+		{"bare A100 elsewhere stays unknown", "vastai", "A100", 80, want{"", false, false, 80}},
+
+		// Conflicts and edges.
+		{"name memory contradicts report", "runpod", "NVIDIA A100-SXM4-80GB", 40, want{"", false, false, 40}},
+		{"H100 HBM3 94 GB is the NVL", "runpod", "NVIDIA H100 94GB HBM3", 94, want{"H100-NVL-94GB", true, false, 94}},
+		{"case and spacing", "VastAI", "  h100   sxm ", 80, want{"H100-SXM-80GB", true, false, 80}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := gpus.Resolve(tt.provider, tt.raw, tt.vramGB)
+			got := want{Name: m.Model.Name, Known: m.Known, Snapped: m.Snapped, VRAMGB: m.VRAMGB}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Resolve(%q, %q, %v) mismatch (-want +got):\n%s", tt.provider, tt.raw, tt.vramGB, diff)
+			}
+			if m.Known {
+				if lm, ok := gpus.Lookup(m.Model.Name); !ok || lm != m.Model {
+					t.Errorf("Lookup(%q) = %+v, %v; want the resolved model", m.Model.Name, lm, ok)
+				}
+			} else if m.Model != (gpus.Model{}) {
+				t.Errorf("unknown match carries a model: %+v", m.Model)
+			}
+		})
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	ms := gpus.Models()
+	if len(ms) == 0 {
+		t.Fatal("empty catalog")
+	}
+	if !slices.IsSortedFunc(ms, func(a, b gpus.Model) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Error("Models() not sorted by name")
+	}
+	forms := []gpus.FormFactor{gpus.SXM, gpus.PCIe, gpus.NVL, gpus.OAM, gpus.Consumer}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if seen[m.Name] {
+			t.Errorf("duplicate model %s", m.Name)
+		}
+		seen[m.Name] = true
+		if m.Name != strings.ToUpper(m.Name) || strings.ContainsAny(m.Name, " _") {
+			t.Errorf("%s: canonical names are upper case and dash separated", m.Name)
+		}
+		if m.Family == "" || m.VRAMGB <= 0 || m.DenseTFLOPS <= 0 || m.MemBandwidthGBps <= 0 {
+			t.Errorf("%s: incomplete specs %+v", m.Name, m)
+		}
+		if !slices.Contains(forms, m.FormFactor) {
+			t.Errorf("%s: bad form factor %q", m.Name, m.FormFactor)
+		}
+		// The catalog's own name must resolve back to itself.
+		if r := gpus.Resolve("", m.Name, m.VRAMGB); !r.Known || r.Model.Name != m.Name {
+			t.Errorf("Resolve(own name %s) = %+v", m.Name, r)
+		}
+	}
+	// Mutating the returned slice must not affect the catalog.
+	ms[0].VRAMGB = -1
+	if again := gpus.Models(); again[0].VRAMGB == -1 {
+		t.Error("Models() exposes the catalog's backing array")
+	}
+}
+
+func TestLookup(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+		ok   bool
+	}{
+		{"exact", "H100-SXM-80GB", "H100-SXM-80GB", true},
+		{"case insensitive", "h100-pcie-80gb", "H100-PCIE-80GB", true},
+		{"unknown", "H100", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, ok := gpus.Lookup(tt.in)
+			if ok != tt.ok || m.Name != tt.want {
+				t.Errorf("Lookup(%q) = %q, %v; want %q, %v", tt.in, m.Name, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestMiBToGB(t *testing.T) {
+	tests := []struct {
+		mib, want float64
+	}{
+		{81559, 85.52},
+		{24576, 25.77},
+		{0, 0},
+	}
+	for _, tt := range tests {
+		if got := gpus.MiBToGB(tt.mib); math.Abs(got-tt.want) > 0.005 {
+			t.Errorf("MiBToGB(%v) = %v, want %v", tt.mib, got, tt.want)
+		}
+	}
+}
+
+func ExampleResolve() {
+	m := gpus.Resolve("vastai", "H100 SXM", gpus.MiBToGB(81559))
+	fmt.Println(m.Model.Name, m.Known, m.Snapped, m.VRAMGB)
+	// Output: H100-SXM-80GB true true 80
+}

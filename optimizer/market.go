@@ -1,0 +1,396 @@
+package optimizer
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// LastGoodScrapes returns, per provider, the end of its latest scrape run that loaded data
+// (status ok or partial: a partial run's prices are as fresh as an ok run's). It is the
+// Input.LastGoodScrape a caller builds from the run log.
+func LastGoodScrapes(runs []schema.ScrapeRun) map[string]time.Time {
+	out := make(map[string]time.Time)
+	for _, r := range runs {
+		if r.Status != schema.RunOK && r.Status != schema.RunPartial {
+			continue
+		}
+		t := r.FinishedAt
+		if t.IsZero() {
+			t = r.StartedAt
+		}
+		if t.After(out[r.Provider]) {
+			out[r.Provider] = t
+		}
+	}
+	return out
+}
+
+// offerRef is an offer in the index, with what the hot loop reads unpacked.
+type offerRef struct {
+	o      *schema.Offer
+	price  float64 // PriceUSDPerHour, for pruning only
+	micros int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
+	avail  int64   // AvailableCount, -1 when unknown
+	region string  // Region, lower case
+	seq    int     // position in Input.Offers: the last tie-break
+}
+
+// bucket holds the offers of one class from one provider, cheapest first.
+type bucket struct {
+	provider string
+	offers   []offerRef
+}
+
+// class groups offers that any workload judges alike: same GPU model and VRAM, GPUs per
+// offer, interconnect and price type. Feasibility and the cost multiplier are computed once
+// per workload and class; within a bucket the cost then follows the price.
+type class struct {
+	model     gpus.Model
+	vram      float64
+	gpus      int
+	intra     schema.IntraNode // effective: unknown may be inferred from the form factor
+	inferred  bool             // intra was inferred
+	inter     schema.InterNode
+	priceType schema.PriceType
+	modelIdx  int // index in market.models
+	idx       int // position in the deterministic class order
+	buckets   []bucket
+	minPrice  float64
+}
+
+type classKey struct {
+	model                   int // dense index of the canonical GPU model
+	vram                    float64
+	gpus                    int
+	intra, inter, priceType uint8
+}
+
+type currentKey struct {
+	provider, model string
+	priceType       schema.PriceType
+}
+
+// market is the offer index Optimize builds once per plan.
+type market struct {
+	classes []*class     // deterministic order (idx)
+	visit   []*class     // cheapest per GPU first: fills the top-k early so pruning bites
+	models  []gpus.Model // GPU models with fresh offers, by name
+	// current holds every catalog offer (stale providers and commitments too) by provider,
+	// model and price type, to price current placements; sorted on first use.
+	current       map[currentKey][]*schema.Offer
+	currentSorted map[currentKey]bool
+	stale         map[string]bool // providers excluded for freshness
+	providers     map[string]bool // every provider seen
+	excluded      []ExcludedProvider
+	summary       MarketSummary
+}
+
+func buildMarket(offers []schema.Offer, lastGood map[string]time.Time, now time.Time, o *Options, need map[currentKey]bool) *market {
+	m := &market{
+		current:       make(map[currentKey][]*schema.Offer),
+		currentSorted: make(map[currentKey]bool),
+		stale:         make(map[string]bool),
+		providers:     make(map[string]bool),
+	}
+	m.summary.Offers = len(offers)
+	maxAge := time.Duration(o.MaxScrapeAgeHours * float64(time.Hour))
+
+	// Providers, interned: one map lookup per offer.
+	type provider struct {
+		name   string
+		newest time.Time
+		stale  bool
+	}
+	var provs []provider
+	provIdx := make(map[string]int)
+	provOf := make([]int32, len(offers))
+	for i := range offers {
+		name := offers[i].Provider
+		pi, ok := provIdx[name]
+		if !ok {
+			pi = len(provs)
+			provIdx[name] = pi
+			provs = append(provs, provider{name: name})
+			m.providers[name] = true
+		}
+		provOf[i] = int32(pi)
+		if t := offers[i].ObservedAt; t.After(provs[pi].newest) {
+			provs[pi].newest = t
+		}
+	}
+	for _, name := range sortedKeys(m.providers) {
+		pr := &provs[provIdx[name]]
+		t, ok := pr.newest, true
+		if lastGood != nil {
+			t, ok = lastGood[name]
+		}
+		switch {
+		case !ok:
+			pr.stale = true
+			m.excluded = append(m.excluded, ExcludedProvider{Provider: name, Reason: "no good scrape recorded"})
+		case t.IsZero() || now.Sub(t) > maxAge:
+			pr.stale = true
+			e := ExcludedProvider{Provider: name}
+			if t.IsZero() {
+				e.Reason = "offers carry no observation time"
+			} else {
+				tt := t.UTC()
+				e.LastGoodScrape = &tt
+				e.Reason = fmt.Sprintf("last good scrape %s ago, older than %s", age(now.Sub(t)), age(maxAge))
+			}
+			m.excluded = append(m.excluded, e)
+		}
+		if pr.stale {
+			m.stale[name] = true
+		}
+	}
+
+	// GPU models, looked up once per spelling (gpus.Lookup allocates).
+	type modelInfo struct {
+		m      gpus.Model
+		ok     bool
+		idx    int  // dense index of the canonical model, for class keys
+		needed bool // some current placement is priced from this model's offers
+	}
+	neededModel := make(map[string]bool, len(need))
+	for k := range need {
+		neededModel[k.model] = true
+	}
+	catalog := make(map[string]*modelInfo)
+	canon := make(map[string]int)
+	byKey := make(map[classKey]*class)
+	cutoff := now.Add(-maxAge)
+	for i := range offers {
+		off := &offers[i]
+		mi := catalog[off.GPUModel]
+		if mi == nil {
+			mi = &modelInfo{}
+			mi.m, mi.ok = gpus.Lookup(off.GPUModel)
+			if mi.ok {
+				idx, ok := canon[mi.m.Name]
+				if !ok {
+					idx = len(canon)
+					canon[mi.m.Name] = idx
+				}
+				mi.idx, mi.needed = idx, neededModel[mi.m.Name]
+			}
+			catalog[off.GPUModel] = mi
+		}
+		switch {
+		case !mi.ok:
+			m.summary.UnknownGPU++
+			continue
+		case off.GPUCount == 0 || !off.PriceUSDPerHour.IsPositive():
+			m.summary.Invalid++
+			continue
+		}
+		if mi.needed {
+			ck := currentKey{off.Provider, mi.m.Name, off.PriceType}
+			if need[ck] {
+				m.current[ck] = append(m.current[ck], off)
+			}
+		}
+		pr := &provs[provOf[i]]
+		switch {
+		case pr.stale || (!off.ObservedAt.IsZero() && off.ObservedAt.Before(cutoff)):
+			m.summary.Stale++
+			continue
+		case off.PriceType != schema.OnDemand && off.PriceType != schema.Spot && !o.AllowCommitments:
+			m.summary.Commitments++
+			continue
+		}
+		m.summary.Considered++
+		vram := off.VRAMGB
+		if vram <= 0 {
+			vram = mi.m.VRAMGB
+		}
+		intra, inferred := effectiveIntra(off, mi.m, o)
+		inter := off.InterNode
+		if inter == "" {
+			inter = schema.InterUnknown
+		}
+		key := classKey{model: mi.idx, vram: vram, gpus: int(off.GPUCount), intra: enumIndex(intra, schema.IntraNodes),
+			inter: enumIndex(inter, schema.InterNodes), priceType: enumIndex(off.PriceType, schema.PriceTypes)}
+		c := byKey[key]
+		if c == nil {
+			c = &class{model: mi.m, vram: vram, gpus: int(off.GPUCount), intra: intra, inferred: inferred, inter: inter, priceType: off.PriceType, minPrice: math.Inf(1)}
+			byKey[key] = c
+		}
+		bi := -1
+		for j := range c.buckets { // a handful of providers: a scan beats a map
+			if c.buckets[j].provider == off.Provider {
+				bi = j
+				break
+			}
+		}
+		if bi < 0 {
+			bi = len(c.buckets)
+			c.buckets = append(c.buckets, bucket{provider: off.Provider})
+		}
+		ref := offerRef{o: off, price: off.PriceUSDPerHour.InexactFloat64(), micros: micros(off.PriceUSDPerHour), avail: -1, region: strings.ToLower(off.Region), seq: i}
+		if off.AvailableCount != nil {
+			ref.avail = int64(*off.AvailableCount)
+		}
+		c.buckets[bi].offers = append(c.buckets[bi].offers, ref)
+		c.minPrice = min(c.minPrice, ref.price)
+	}
+
+	modelIdx := make(map[string]int)
+	for _, c := range byKey {
+		if _, ok := modelIdx[c.model.Name]; !ok {
+			modelIdx[c.model.Name] = 0
+			m.models = append(m.models, c.model)
+		}
+	}
+	slices.SortFunc(m.models, func(a, b gpus.Model) int { return strings.Compare(a.Name, b.Name) })
+	for i, md := range m.models {
+		modelIdx[md.Name] = i
+	}
+	for _, c := range byKey {
+		c.modelIdx = modelIdx[c.model.Name]
+		slices.SortFunc(c.buckets, func(a, b bucket) int { return strings.Compare(a.provider, b.provider) })
+		for bi := range c.buckets {
+			slices.SortFunc(c.buckets[bi].offers, compareOfferRefs)
+		}
+		m.classes = append(m.classes, c)
+	}
+	slices.SortFunc(m.classes, func(a, b *class) int {
+		return cmp.Or(
+			strings.Compare(a.model.Name, b.model.Name),
+			cmp.Compare(a.vram, b.vram),
+			cmp.Compare(a.gpus, b.gpus),
+			strings.Compare(string(a.intra), string(b.intra)),
+			strings.Compare(string(a.inter), string(b.inter)),
+			strings.Compare(string(a.priceType), string(b.priceType)),
+		)
+	})
+	for i, c := range m.classes {
+		c.idx = i
+	}
+	m.visit = slices.Clone(m.classes)
+	slices.SortStableFunc(m.visit, func(a, b *class) int {
+		return cmp.Compare(a.minPrice/float64(a.gpus), b.minPrice/float64(b.gpus))
+	})
+	return m
+}
+
+// enumIndex is v's position in the list of valid values, or len(list) for anything else.
+func enumIndex[T ~string](v T, list []T) uint8 {
+	for i, x := range list {
+		if x == v {
+			return uint8(i)
+		}
+	}
+	return uint8(len(list))
+}
+
+// currentOffers returns the offers of a provider, model and price type, cheapest per GPU first.
+func (m *market) currentOffers(k currentKey) []*schema.Offer {
+	list := m.current[k]
+	if !m.currentSorted[k] {
+		slices.SortFunc(list, func(a, b *schema.Offer) int {
+			return cmp.Or(perGPUPrice(a).Cmp(perGPUPrice(b)), compareOfferKeys(a, b))
+		})
+		m.currentSorted[k] = true
+	}
+	return list
+}
+
+// micros is a price in micro-dollars, or -1 when it is not a whole number of them (or too big).
+func micros(d decimal.Decimal) int64 {
+	e := int(d.Exponent())
+	if e < -schema.PriceDecimals || e > 0 || d.NumDigits() > 12 {
+		if d.Exponent() > 0 || d.NumDigits() > 12 {
+			return -1
+		}
+		// More decimals than micro-dollars: exact only if the extra digits are zeros.
+		s := d.Shift(schema.PriceDecimals)
+		if !s.IsInteger() {
+			return -1
+		}
+		return s.IntPart()
+	}
+	c := d.CoefficientInt64()
+	for ; e > -schema.PriceDecimals; e-- {
+		c *= 10
+	}
+	return c
+}
+
+// compareOfferRefs orders offers by price, then by the stable key.
+func compareOfferRefs(a, b offerRef) int {
+	c := cmp.Compare(a.micros, b.micros)
+	if a.micros < 0 || b.micros < 0 {
+		c = a.o.PriceUSDPerHour.Cmp(b.o.PriceUSDPerHour)
+	}
+	if c != 0 {
+		return c
+	}
+	if c := compareOfferKeys(a.o, b.o); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// compareOfferKeys is the stable tie-break: provider, offer id, price type, region. (No
+// cmp.Or: it would evaluate every comparison.)
+func compareOfferKeys(a, b *schema.Offer) int {
+	if c := strings.Compare(a.Provider, b.Provider); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.OfferID, b.OfferID); c != 0 {
+		return c
+	}
+	if c := strings.Compare(string(a.PriceType), string(b.PriceType)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Region, b.Region)
+}
+
+// effectiveIntra is the offer's intra-node interconnect, with unknown read as NVLink for
+// multi-GPU SXM boards with NVLink and OAM boards (Infinity Fabric) when the option says so.
+func effectiveIntra(off *schema.Offer, m gpus.Model, o *Options) (schema.IntraNode, bool) {
+	intra := off.IntraNode
+	if intra == "" {
+		intra = schema.IntraUnknown
+	}
+	if intra == schema.IntraUnknown && off.GPUCount > 1 && o.InferLinkFromFormFactor &&
+		((m.FormFactor == gpus.SXM && m.NVLink) || m.FormFactor == gpus.OAM) {
+		return schema.IntraNVLink, true
+	}
+	return intra, false
+}
+
+func perGPUPrice(o *schema.Offer) decimal.Decimal {
+	if o.PriceUSDPerGPUHour.IsPositive() {
+		return o.PriceUSDPerGPUHour
+	}
+	return schema.PerGPU(o.PriceUSDPerHour, o.GPUCount)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// age formats a duration for people: 31h, 3d.
+func age(d time.Duration) string {
+	h := d.Hours()
+	if h >= 72 {
+		return fmt.Sprintf("%.0fd", h/24)
+	}
+	return fmt.Sprintf("%.0fh", math.Floor(h))
+}

@@ -1,0 +1,296 @@
+package optimizer
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/gpucost/gpucost/gpus"
+)
+
+// gib is one GiB in decimal GB, the unit of VRAM throughout.
+const gib = 1.073741824
+
+// maxGPUCount bounds GPU counts so that absurd inputs cannot overflow.
+const maxGPUCount = 1 << 20
+
+// variant is a workload sized at one precision: the numbers every offer is checked against.
+type variant struct {
+	precision Precision // inference only; "" otherwise
+	sizing    Sizing    // without Fits
+	sharded   float64   // GB split across GPUs: weights + KV cache + state
+	perGPU    float64   // GB on every GPU: overhead + activations
+	decodeGB  float64   // GB read per decode step: weights + KV cache (inference)
+	flops     float64   // FLOPs of one run (training)
+}
+
+// size estimates a workload's memory and compute at each acceptable precision (gpus.md §1).
+func (o *Options) size(w *Workload) []variant {
+	overhead := o.OverheadGiBPerGPU * gib
+	switch {
+	case w.Kind == Inference:
+		vs := make([]variant, 0, len(w.Precisions))
+		kv := o.kvCacheGB(w)
+		for _, p := range w.Precisions {
+			weights := w.ParamsB * o.WeightBytes.Of(p)
+			v := variant{precision: p, sharded: weights + kv, perGPU: overhead, decodeGB: weights + kv}
+			v.sizing = Sizing{Precision: p, WeightsGB: weights, KVCacheGB: kv, ShardedGB: v.sharded, OverheadGBPerGPU: overhead}
+			vs = append(vs, v)
+		}
+		return finishSizing(o, vs)
+	case w.Kind.Training():
+		var weights, state float64
+		switch w.Kind {
+		case LoRA, QLoRA:
+			base := o.LoRABaseBytesPerParam
+			if w.Kind == QLoRA {
+				base = o.QLoRABaseBytesPerParam
+			}
+			weights = w.ParamsB * base
+			state = w.ParamsB * o.AdapterFraction * o.AdapterBytesPerParam
+		default:
+			weights = w.ParamsB * 2 // the bf16 working copy
+			state = w.ParamsB * max(o.FullTrainingBytesPerParam-2, 0)
+		}
+		act := w.ActivationsGB
+		if act == 0 {
+			layers, hidden := o.shape(w)
+			seq, mb := o.TrainingSeqLen, o.TrainingMicroBatch
+			if w.SeqLen > 0 {
+				seq = w.SeqLen
+			}
+			if w.MicroBatch > 0 {
+				mb = w.MicroBatch
+			}
+			act = float64(seq) * float64(mb) * hidden * (2*layers + o.ActivationLayerBytes) / 1e9
+		}
+		v := variant{sharded: weights + state, perGPU: overhead + act, flops: o.trainingFLOPs(w)}
+		v.sizing = Sizing{
+			WeightsGB: weights, StateGB: state, ShardedGB: v.sharded,
+			ActivationsGBPerGPU: act, OverheadGBPerGPU: overhead, TrainingPFLOPs: v.flops / 1e15,
+		}
+		return finishSizing(o, []variant{v})
+	default: // custom: explicit, raw VRAM
+		v := variant{sharded: w.MinTotalVRAMGB}
+		v.sizing = Sizing{ShardedGB: w.MinTotalVRAMGB, NeededGBOneGPU: max(w.MinTotalVRAMGB, w.MinVRAMGBPerGPU)}
+		return []variant{v}
+	}
+}
+
+func finishSizing(o *Options, vs []variant) []variant {
+	for i := range vs {
+		vs[i].sizing.NeededGBOneGPU = (vs[i].sharded + vs[i].perGPU) / o.Utilization
+	}
+	return vs
+}
+
+// shape returns the number of layers and the hidden size: from the workload when it gives the
+// layers (h = √(N / 12L)), else estimated from N ≈ 12·L·h² with h = HiddenPerLayer·L.
+func (o *Options) shape(w *Workload) (layers, hidden float64) {
+	n := w.ParamsB * 1e9
+	if w.Layers > 0 {
+		layers = float64(w.Layers)
+		return layers, math.Sqrt(n / (12 * layers))
+	}
+	hidden = math.Cbrt(o.HiddenPerLayer * n / 12)
+	return max(1, math.Round(hidden/o.HiddenPerLayer)), hidden
+}
+
+// kvCacheGB is §1.2: 2 × bytes_per_elem × layers × kv_heads × head_dim × tokens_in_flight.
+func (o *Options) kvCacheGB(w *Workload) float64 {
+	if w.KVCacheGB > 0 {
+		return w.KVCacheGB
+	}
+	layers, _ := o.shape(w)
+	heads, dim := float64(o.DefaultKVHeads), float64(o.DefaultHeadDim)
+	if w.KVHeads > 0 {
+		heads = float64(w.KVHeads)
+	}
+	if w.HeadDim > 0 {
+		dim = float64(w.HeadDim)
+	}
+	p := w.KVPrecision
+	if p == "" {
+		p = FP16
+	}
+	perToken := 2 * kvBytes(p) * layers * heads * dim
+	return perToken * float64(w.ContextTokens) * float64(w.Concurrency) / 1e9
+}
+
+// trainingFLOPs is k·N·D (§1.4, §2.1), or the reference GPU-hours times the reference GPU's
+// effective rate (dense TFLOPS × MFU).
+func (o *Options) trainingFLOPs(w *Workload) float64 {
+	if w.TrainTokens > 0 {
+		k := o.FullFLOPsPerParamToken
+		if w.Kind == LoRA || w.Kind == QLoRA {
+			k = o.LoRAFLOPsPerParamToken
+		}
+		return k * w.ParamsB * 1e9 * w.TrainTokens
+	}
+	ref, _ := gpus.Lookup(w.ReferenceGPU)
+	return w.GPUHours * 3600 * ref.DenseTFLOPS * 1e12 * o.mfu(ref.FormFactor)
+}
+
+func (o *Options) mfu(f gpus.FormFactor) float64 {
+	switch f {
+	case gpus.SXM:
+		return o.MFU.SXM
+	case gpus.OAM:
+		return o.MFU.OAM
+	case gpus.NVL:
+		return o.MFU.NVL
+	case gpus.Consumer:
+		return o.MFU.Consumer
+	}
+	return o.MFU.PCIe
+}
+
+// minGPUs is the fewest GPUs with vramGB each that hold variant v of w: the smallest n with
+// sharded + n × perGPU ≤ n × VRAM × utilization (§1.3), rounded up to a power of two for
+// tensor-parallel inference. ok is false when no count can.
+func (o *Options) minGPUs(w *Workload, v *variant, vramGB float64) (n int, ok bool) {
+	if w.Kind == Custom {
+		if vramGB < w.MinVRAMGBPerGPU {
+			return 0, false
+		}
+		n = max(w.GPUs, 1)
+		if w.MinTotalVRAMGB > 0 {
+			n = max(n, ceilInt(w.MinTotalVRAMGB/vramGB))
+		}
+		return n, n <= maxGPUCount
+	}
+	usable := vramGB*o.Utilization - v.perGPU
+	if usable <= 0 {
+		return 0, false
+	}
+	n = max(ceilInt(v.sharded/usable), 1)
+	if n > maxGPUCount {
+		return 0, false
+	}
+	if w.Kind == Inference && o.TensorParallelPowerOfTwo {
+		n = nextPow2(n)
+	}
+	return n, true
+}
+
+// neededGB is the raw VRAM n GPUs need for variant v, overhead and headroom included.
+func (o *Options) neededGB(w *Workload, v *variant, n int) float64 {
+	if w.Kind == Custom {
+		return max(w.MinTotalVRAMGB, float64(n)*w.MinVRAMGBPerGPU)
+	}
+	return (v.sharded + float64(n)*v.perGPU) / o.Utilization
+}
+
+// linked reports whether GPUs of model m can be joined by a GPU-to-GPU fabric at all.
+func linkable(m gpus.Model) bool { return m.NVLink || m.FormFactor == gpus.OAM }
+
+// Size estimates w's memory and compute, one Sizing per acceptable precision (Fits empty).
+func (o Options) Size(w *Workload) []Sizing {
+	vs := o.size(w)
+	out := make([]Sizing, len(vs))
+	for i := range vs {
+		out[i] = roundSizing(vs[i].sizing)
+	}
+	return out
+}
+
+// Fits reports, for each acceptable precision of w, how many GPUs of model m it needs and
+// the interconnect that count needs: none for one GPU; for inference with tensor parallelism
+// NVLink preferred (or required, by option); for training state sharded over several GPUs
+// NVLink/NVSwitch; InfiniBand/RoCE beyond Options.MaxGPUsPerNode. Memory only: offers, prices
+// and deadlines are Optimize's business.
+func (o Options) Fits(w *Workload, m gpus.Model) []Fit {
+	vs := o.size(w)
+	out := make([]Fit, 0, len(vs))
+	for i := range vs {
+		out = append(out, o.fit(w, &vs[i], m))
+	}
+	return out
+}
+
+func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
+	f := Fit{GPUModel: m.Name, Precision: v.precision, IntraNode: LinkNone, InterNode: LinkNone}
+	if v.precision == FP8 && o.FP8NeedsHardware && !m.FP8 {
+		f.Reason = fmt.Sprintf("%s: no FP8 support, the fp8 weights need it", m.Name)
+		return f
+	}
+	n, ok := o.minGPUs(w, v, m.VRAMGB)
+	if !ok {
+		if w.Kind == Custom && m.VRAMGB < w.MinVRAMGBPerGPU {
+			f.Reason = fmt.Sprintf("%s: %s GB per GPU < %s GB needed per GPU", m.Name, gb(m.VRAMGB), gb(w.MinVRAMGBPerGPU))
+		} else {
+			f.Reason = fmt.Sprintf("%s: %s GB per GPU is used up by the %s GB every GPU needs (overhead, activations) at %.0f%% utilization",
+				m.Name, gb(m.VRAMGB), gb(v.perGPU), o.Utilization*100)
+		}
+		return f
+	}
+	f.GPUs = n
+	f.Nodes = ceilDiv(n, o.MaxGPUsPerNode)
+	f.NeededGB = round2(o.neededGB(w, v, n))
+	if n > 1 {
+		switch {
+		case w.Kind == Inference && o.InferenceTPRequiresNVLink:
+			f.IntraNode = LinkNVLink
+		case w.Kind == Inference:
+			f.IntraNode = LinkNVLinkPreferred
+		case w.Kind == Custom:
+			f.IntraNode = w.Interconnect
+			if f.IntraNode == LinkNone {
+				f.IntraNode = LinkAny
+			}
+		case o.ShardedTrainingRequiresNVLink:
+			f.IntraNode = LinkNVLink
+		default:
+			f.IntraNode = LinkAny
+		}
+	}
+	if f.Nodes > 1 {
+		f.InterNode = LinkRDMA
+	}
+	head := fmt.Sprintf("%s ×%d", m.Name, n)
+	switch {
+	case f.Nodes > 1 && (w.Kind == Inference || (w.Kind == Custom && !w.MultiNode)):
+		f.Reason = fmt.Sprintf("%s: %s GB needed, more than one node of %d holds; %s does not span nodes",
+			head, gb(f.NeededGB), o.MaxGPUsPerNode, w.Kind)
+	case f.Nodes > o.MaxNodes:
+		f.Reason = fmt.Sprintf("%s: needs %d nodes, more than the %d allowed", head, f.Nodes, o.MaxNodes)
+	case (f.IntraNode == LinkNVLink || f.IntraNode == LinkNVSwitch) && !linkable(m):
+		f.Reason = fmt.Sprintf("%s: no NVLink, %s", head, needsLink(w))
+	default:
+		f.Feasible = true
+	}
+	return f
+}
+
+// needsLink names who needs NVLink, for reasons: "training needs it".
+func needsLink(w *Workload) string {
+	switch w.Kind {
+	case Inference:
+		return "tensor parallelism is configured to need it"
+	case Custom:
+		return "the workload asks for " + string(w.Interconnect)
+	}
+	return "training needs it"
+}
+
+func ceilInt(x float64) int {
+	if x > maxGPUCount {
+		return maxGPUCount + 1
+	}
+	return int(math.Ceil(x - 1e-9))
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func nextPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+// gb formats a size in GB with at most one decimal: 24, 41.3.
+func gb(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
