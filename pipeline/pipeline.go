@@ -1,0 +1,473 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// Run identifies one scrape run. Every offer of the run carries its ID and ObservedAt.
+type Run struct {
+	ID         string
+	ObservedAt time.Time
+}
+
+// Extract is what one source produced in one run.
+type Extract struct {
+	Offers   []schema.Offer
+	Payloads []schema.RawPayload
+	Attempts int     // HTTP attempts, retries included
+	Problems []error // partial failures: the offers are still good
+}
+
+// Source is one provider's price feed.
+//
+// Fetch returns the provider's offers for one run; it must honour ctx's deadline. An error means
+// the source failed: whatever Extract holds (payloads, attempts) is still recorded, its offers
+// are not loaded. Name is the provider name stored with every row.
+type Source interface {
+	Name() string
+	Fetch(ctx context.Context, run Run) (Extract, error)
+}
+
+// Sink stores batches.
+//
+// LoadBatch writes one provider's batch of one run, skipping whatever part of it is already
+// stored, and reports whether the whole batch was already there. It must be safe to call again
+// with the same batch after a failure.
+type Sink interface {
+	LoadBatch(ctx context.Context, b schema.Batch) (skipped bool, err error)
+}
+
+// History is what the pipeline reads of earlier runs. A failing History does not stop a run:
+// the shrink and outlier checks are then skipped, and the run says so in its log.
+type History interface {
+	// LastGoodRuns returns the newest ok or partial run-log row of each provider.
+	LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error)
+	// LatestPrices returns the newest $/GPU-hour of every offer of one provider.
+	LatestPrices(ctx context.Context, provider string) (map[schema.Key]decimal.Decimal, error)
+}
+
+// Config tunes a Runner. The zero value of a field means its default (see DefaultConfig).
+type Config struct {
+	// Parallelism is how many sources are fetched at once.
+	Parallelism int
+	// SourceTimeout is each source's deadline for its whole fetch, retries included.
+	SourceTimeout time.Duration
+	// LoadTimeout is the deadline for loading one batch.
+	LoadTimeout time.Duration
+	// MinOfferRatio marks a source failed when it returns fewer valid offers than this fraction
+	// of its last good run's loaded offers. Zero disables the check.
+	MinOfferRatio float64
+	// MaxPricePerGPUHour rejects prices above it as absurd (USD per GPU-hour).
+	MaxPricePerGPUHour decimal.Decimal
+	// OutlierFactor flags (keeps, with price_outlier) an offer whose price moved by more than
+	// this factor, up or down, since its last observation. Zero disables the check.
+	OutlierFactor float64
+	// SpoolDir holds batches that could not be loaded, and the run lock. Required.
+	SpoolDir string
+	// LockWait is how long a run waits for another run to finish before giving up with ErrBusy.
+	LockWait time.Duration
+}
+
+// DefaultConfig returns the defaults every zero field of a Config falls back to.
+func DefaultConfig() Config {
+	return Config{
+		Parallelism:        4,
+		SourceTimeout:      3 * time.Minute,
+		LoadTimeout:        2 * time.Minute,
+		MinOfferRatio:      0.5,
+		MaxPricePerGPUHour: decimal.NewFromInt(200),
+		OutlierFactor:      3,
+		LockWait:           0,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Parallelism <= 0 {
+		c.Parallelism = d.Parallelism
+	}
+	if c.SourceTimeout <= 0 {
+		c.SourceTimeout = d.SourceTimeout
+	}
+	if c.LoadTimeout <= 0 {
+		c.LoadTimeout = d.LoadTimeout
+	}
+	if c.MaxPricePerGPUHour.IsZero() {
+		c.MaxPricePerGPUHour = d.MaxPricePerGPUHour
+	}
+	return c
+}
+
+// Options are a Runner's collaborators beyond its sources.
+type Options struct {
+	Logger  *slog.Logger     // nil discards
+	Metrics *Metrics         // nil records nothing
+	Now     func() time.Time // nil means time.Now
+	// DryRun extracts, normalizes and validates but neither loads nor spools: the Report's
+	// Batches hold what would have been loaded.
+	DryRun bool
+	// Progress, when set, is called as each provider finishes (for a terminal progress line).
+	Progress func(p ProviderReport)
+}
+
+// Runner runs scrapes. A Runner may be used for many runs, one at a time per spool folder.
+type Runner struct {
+	cfg     Config
+	sources []Source
+	sink    Sink
+	history History
+	opts    Options
+	logger  *slog.Logger
+	now     func() time.Time
+}
+
+// New returns a Runner over sources that loads into sink and consults history. sink and history
+// may be nil only for a dry run.
+func New(cfg Config, sources []Source, sink Sink, history History, opts Options) (*Runner, error) {
+	cfg = cfg.withDefaults()
+	if cfg.SpoolDir == "" && !opts.DryRun {
+		return nil, errors.New("pipeline: a spool folder is required")
+	}
+	if len(sources) == 0 {
+		return nil, errors.New("pipeline: no sources enabled")
+	}
+	seen := map[string]bool{}
+	for _, s := range sources {
+		if seen[s.Name()] {
+			return nil, fmt.Errorf("pipeline: source %s enabled twice", s.Name())
+		}
+		seen[s.Name()] = true
+	}
+	if (sink == nil || history == nil) && !opts.DryRun {
+		return nil, errors.New("pipeline: a sink and a history are required unless dry-running")
+	}
+	r := &Runner{cfg: cfg, sources: sources, sink: sink, history: history, opts: opts, logger: opts.Logger, now: opts.Now}
+	if r.logger == nil {
+		r.logger = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	return r, nil
+}
+
+// Report is the outcome of one run.
+type Report struct {
+	RunID      string
+	ObservedAt time.Time
+	Status     schema.RunStatus // ok: every provider ok; failed: every provider failed; else partial
+	Providers  []ProviderReport // sorted by provider
+	Replayed   []ReplayReport   // spooled batches of earlier runs handled first
+	Batches    []schema.Batch   // what was (or, on a dry run, would be) loaded, sorted by provider
+}
+
+// ProviderReport is one provider's part of a run.
+type ProviderReport struct {
+	Provider string
+	Status   schema.RunStatus
+	Parsed   int
+	Loaded   int            // offers loaded (or to load, on a dry run)
+	Rejected map[string]int // rejected offers by reason
+	Flagged  map[string]int // kept offers by data-quality flag
+	Error    string         // why it failed or is partial; no secrets
+	Spooled  bool           // the batch went to the spool folder instead of the store
+	Duration time.Duration
+	Attempts int
+}
+
+// ReplayReport is one spooled batch handled at the start of a run.
+type ReplayReport struct {
+	File     string
+	RunID    string
+	Provider string
+	Skipped  bool   // already stored: nothing written
+	Error    string // still not loadable: the batch stays in the spool
+}
+
+// Run performs one scrape run: take the lock, load what earlier runs spooled, extract, normalize,
+// validate, load or spool, and report. The error is non-nil only when the run could not happen
+// at all (another run holds the lock, the spool folder is unusable); provider failures are in the
+// Report.
+func (r *Runner) Run(ctx context.Context) (Report, error) {
+	run := Run{ID: r.newRunID(), ObservedAt: r.now().UTC().Truncate(time.Second)}
+	rep := Report{RunID: run.ID, ObservedAt: run.ObservedAt}
+	var sp *spool
+	if !r.opts.DryRun {
+		var err error
+		sp, err = openSpool(r.cfg.SpoolDir)
+		if err != nil {
+			return rep, err
+		}
+		unlock, err := sp.lock(ctx, r.cfg.LockWait, run.ID, r.now)
+		if err != nil {
+			return rep, err
+		}
+		defer unlock()
+		rep.Replayed = r.replay(ctx, sp)
+	}
+	lastGood, prevPrices := r.readHistory(ctx)
+
+	extracts := r.extract(ctx, run)
+	for _, ex := range extracts {
+		b, pr := r.prepare(run, ex, lastGood[ex.name], prevPrices[ex.name])
+		rep.Batches = append(rep.Batches, b)
+		rep.Providers = append(rep.Providers, pr)
+	}
+	if !r.opts.DryRun {
+		for i := range rep.Batches {
+			rep.Providers[i].Spooled = r.load(ctx, sp, rep.Batches[i])
+		}
+	}
+	for _, pr := range rep.Providers {
+		r.opts.Metrics.observe(pr, run.ObservedAt)
+		if r.opts.Progress != nil {
+			r.opts.Progress(pr)
+		}
+		r.logger.Info("Provider scraped", "run", run.ID, "provider", pr.Provider, "status", pr.Status,
+			"parsed", pr.Parsed, "loaded", pr.Loaded, "rejected", sum(pr.Rejected), "spooled", pr.Spooled,
+			"duration", pr.Duration, "err", pr.Error)
+	}
+	rep.Status = overall(rep.Providers)
+	return rep, nil
+}
+
+// readHistory reads the last good run and latest prices of each source; failures only disable
+// the checks that need them.
+func (r *Runner) readHistory(ctx context.Context) (map[string]schema.ScrapeRun, map[string]map[schema.Key]decimal.Decimal) {
+	lastGood := map[string]schema.ScrapeRun{}
+	prices := map[string]map[schema.Key]decimal.Decimal{}
+	if r.history == nil {
+		return lastGood, prices
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.LoadTimeout)
+	defer cancel()
+	runs, err := r.history.LastGoodRuns(ctx)
+	if err != nil {
+		r.logger.Warn("Reading earlier runs failed; shrink and outlier checks are off for this run", "err", err)
+		return lastGood, prices
+	}
+	for _, run := range runs {
+		lastGood[run.Provider] = run
+	}
+	if r.cfg.OutlierFactor <= 0 {
+		return lastGood, prices
+	}
+	for _, s := range r.sources {
+		p, err := r.history.LatestPrices(ctx, s.Name())
+		if err != nil {
+			r.logger.Warn("Reading latest prices failed; outlier check is off", "provider", s.Name(), "err", err)
+			continue
+		}
+		prices[s.Name()] = p
+	}
+	return lastGood, prices
+}
+
+// extracted is one source's fetch outcome.
+type extracted struct {
+	name     string
+	started  time.Time
+	finished time.Time
+	Extract
+	err error
+}
+
+// extract fetches every source in parallel, at most Parallelism at once, each under its own
+// deadline. A failing source does not cancel the others.
+func (r *Runner) extract(ctx context.Context, run Run) []extracted {
+	out := make([]extracted, len(r.sources))
+	var g errgroup.Group
+	g.SetLimit(r.cfg.Parallelism)
+	for i, s := range r.sources {
+		g.Go(func() error {
+			out[i] = r.fetch(ctx, s, run)
+			return nil
+		})
+	}
+	_ = g.Wait() // fetch reports errors in its result
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
+	ex.name = s.Name()
+	ex.started = r.now().UTC()
+	defer func() {
+		if p := recover(); p != nil {
+			ex.err = fmt.Errorf("%s: source panicked: %v", s.Name(), p)
+		}
+		ex.finished = r.now().UTC()
+	}()
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.SourceTimeout)
+	defer cancel()
+	ex.Extract, ex.err = s.Fetch(ctx, run)
+	if ex.err == nil && len(ex.Offers) == 0 {
+		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
+	}
+	if ex.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		ex.err = fmt.Errorf("%w (the source's %s deadline passed)", ex.err, r.cfg.SourceTimeout)
+	}
+	return ex
+}
+
+// prepare normalizes and validates one source's offers and builds its batch and report.
+func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev map[schema.Key]decimal.Decimal) (schema.Batch, ProviderReport) {
+	pr := ProviderReport{Provider: ex.name, Parsed: len(ex.Offers), Attempts: ex.Attempts, Duration: ex.finished.Sub(ex.started),
+		Rejected: map[string]int{}, Flagged: map[string]int{}}
+	b := schema.Batch{Payloads: ex.Payloads}
+	for i := range b.Payloads {
+		b.Payloads[i].RunID, b.Payloads[i].Provider = run.ID, ex.name
+		if b.Payloads[i].FetchedAt.IsZero() {
+			b.Payloads[i].FetchedAt = run.ObservedAt
+		}
+	}
+	switch {
+	case ex.err != nil:
+		pr.Status, pr.Error = schema.RunFailed, ex.err.Error()
+	default:
+		v := validator{maxPrice: r.cfg.MaxPricePerGPUHour, outlierFactor: r.cfg.OutlierFactor, prev: prev}
+		offers := v.apply(run, ex.name, ex.Offers, pr.Rejected, pr.Flagged)
+		min := int(float64(lastGood.OffersLoaded) * r.cfg.MinOfferRatio)
+		switch {
+		case len(offers) == 0:
+			pr.Status, pr.Error = schema.RunFailed, fmt.Sprintf("%s: all %d parsed offers were rejected (%s)", ex.name, pr.Parsed, reasons(pr.Rejected))
+		case r.cfg.MinOfferRatio > 0 && len(offers) < min:
+			pr.Status = schema.RunFailed
+			pr.Error = fmt.Sprintf("%s: %d valid offers, fewer than %.0f%% of the %d loaded by its last good run %s; not loaded (a broken source is likelier than an emptied market)",
+				ex.name, len(offers), r.cfg.MinOfferRatio*100, lastGood.OffersLoaded, lastGood.RunID)
+		default:
+			pr.Status = schema.RunOK
+			b.Offers = offers
+			pr.Loaded = len(offers)
+			if len(ex.Problems) > 0 {
+				pr.Status = schema.RunPartial
+				pr.Error = errors.Join(ex.Problems...).Error()
+			}
+		}
+	}
+	b.Run = schema.ScrapeRun{
+		RunID: run.ID, Provider: ex.name, StartedAt: ex.started.Truncate(time.Second), FinishedAt: ex.finished.Truncate(time.Second),
+		Status: pr.Status, OffersParsed: uint32(pr.Parsed), OffersLoaded: uint32(pr.Loaded), OffersRejected: uint32(sum(pr.Rejected)),
+		Error: pr.Error, HTTPAttempts: uint32(ex.Attempts),
+	}
+	return b, pr
+}
+
+// load writes one batch, or spools it when the sink fails or the run is being stopped. It
+// reports whether the batch was spooled.
+func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch) (spooled bool) {
+	if ctx.Err() == nil {
+		// A fresh deadline, not cancelled by a shutdown signal: a load in flight finishes.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.LoadTimeout)
+		_, err := r.sink.LoadBatch(lctx, b)
+		cancel()
+		if err == nil {
+			return false
+		}
+		r.logger.Error("Loading a batch failed; spooling it for the next run", "run", b.Run.RunID, "provider", b.Run.Provider, "err", err)
+	}
+	if err := sp.put(b); err != nil {
+		// Nothing else can keep the batch: say so loudly. The next run scrapes afresh.
+		r.logger.Error("Spooling a batch failed; its offers are lost", "run", b.Run.RunID, "provider", b.Run.Provider, "err", err)
+	}
+	r.opts.Metrics.spooled(b.Run.Provider)
+	return true
+}
+
+// replay loads the batches earlier runs spooled, oldest first. A batch that loads (or is
+// already stored) leaves the spool; one that fails stays for the next run.
+func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
+	files, err := sp.list()
+	if err != nil {
+		r.logger.Error("Listing the spool failed", "dir", sp.dir, "err", err)
+		return nil
+	}
+	var out []ReplayReport
+	for _, f := range files {
+		rr := ReplayReport{File: f}
+		b, err := sp.get(f)
+		if err != nil {
+			rr.Error = err.Error()
+			out = append(out, rr)
+			r.logger.Error("Reading a spooled batch failed; it stays in the spool", "file", f, "err", err)
+			continue
+		}
+		rr.RunID, rr.Provider = b.Run.RunID, b.Run.Provider
+		lctx, cancel := context.WithTimeout(ctx, r.cfg.LoadTimeout)
+		skipped, err := r.sink.LoadBatch(lctx, b)
+		cancel()
+		if err != nil {
+			rr.Error = err.Error()
+			out = append(out, rr)
+			r.logger.Warn("Loading a spooled batch failed; it stays in the spool", "file", f, "err", err)
+			break // the store is still down: the rest would fail the same way
+		}
+		rr.Skipped = skipped
+		if err := sp.remove(f); err != nil {
+			r.logger.Error("Removing a loaded batch from the spool failed", "file", f, "err", err)
+		}
+		out = append(out, rr)
+		r.logger.Info("Loaded a spooled batch", "file", f, "run", b.Run.RunID, "provider", b.Run.Provider, "already_stored", skipped)
+	}
+	r.opts.Metrics.spoolSize(sp)
+	return out
+}
+
+func (r *Runner) newRunID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return r.now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func overall(prs []ProviderReport) schema.RunStatus {
+	ok, failed := 0, 0
+	for _, p := range prs {
+		switch p.Status {
+		case schema.RunOK:
+			ok++
+		case schema.RunFailed:
+			failed++
+		}
+	}
+	switch {
+	case ok == len(prs):
+		return schema.RunOK
+	case failed == len(prs):
+		return schema.RunFailed
+	}
+	return schema.RunPartial
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func reasons(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

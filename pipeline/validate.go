@@ -1,0 +1,135 @@
+package pipeline
+
+import (
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// Reasons an offer is rejected, counted per provider in the run report and metrics.
+const (
+	RejectNonPositivePrice = "non_positive_price"
+	RejectAbsurdPrice      = "absurd_price"
+	RejectZeroGPUs         = "zero_gpus"
+	RejectZeroVRAM         = "zero_vram"
+	RejectNoOfferID        = "no_offer_id"
+	RejectBadPriceType     = "bad_price_type"
+	RejectDuplicate        = "duplicate" // the same offer key twice in one run: the first is kept
+)
+
+// validator normalizes and validates one provider's offers.
+type validator struct {
+	maxPrice      decimal.Decimal
+	outlierFactor float64
+	prev          map[schema.Key]decimal.Decimal // last known $/GPU-hour per offer
+}
+
+// apply returns the offers to load, counting rejects and flags by reason.
+func (v validator) apply(run Run, provider string, in []schema.Offer, rejected, flagged map[string]int) []schema.Offer {
+	out := make([]schema.Offer, 0, len(in))
+	seen := make(map[schema.Key]bool, len(in))
+	for _, o := range in {
+		normalize(&o, run, provider)
+		if reason := v.reject(o); reason != "" {
+			rejected[reason]++
+			continue
+		}
+		if seen[o.Key()] {
+			rejected[RejectDuplicate]++
+			continue
+		}
+		seen[o.Key()] = true
+		if v.outlier(o) {
+			o.AddFlag(schema.FlagPriceOutlier)
+		}
+		for _, f := range o.DQFlags {
+			flagged[string(f)]++
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// normalize stamps the run on the offer and settles what a source may leave implicit: unknown
+// classes, the per-GPU price, the stored precision, the canonical GPU model.
+func normalize(o *schema.Offer, run Run, provider string) {
+	o.RunID, o.ObservedAt, o.Provider = run.ID, run.ObservedAt, provider
+	o.Region = strings.TrimSpace(o.Region)
+	o.OfferID = strings.TrimSpace(o.OfferID)
+	if o.IntraNode == "" {
+		o.IntraNode = schema.IntraUnknown
+	}
+	if o.InterNode == "" {
+		o.InterNode = schema.InterUnknown
+	}
+	if o.Stock == "" {
+		o.Stock = schema.StockUnknown
+	}
+	o.PriceUSDPerHour = o.PriceUSDPerHour.Round(schema.PriceDecimals)
+	if o.PriceUSDPerGPUHour.IsZero() && o.GPUCount > 0 {
+		o.PriceUSDPerGPUHour = schema.PerGPU(o.PriceUSDPerHour, o.GPUCount)
+	}
+	o.PriceUSDPerGPUHour = o.PriceUSDPerGPUHour.Round(schema.PriceDecimals)
+	if o.GPUModel == "" && !o.HasFlag(schema.FlagUnknownGPU) {
+		m := gpus.Resolve(provider, o.GPUNameRaw, o.VRAMGB)
+		if !m.Known {
+			o.AddFlag(schema.FlagUnknownGPU)
+		} else {
+			o.GPUModel = m.Model.Name
+			if m.Snapped {
+				o.AddFlag(schema.FlagVRAMSnapped)
+			}
+			o.VRAMGB = m.VRAMGB
+		}
+	}
+	if o.VRAMGB == 0 && o.GPUModel != "" {
+		if m, ok := gpus.Lookup(o.GPUModel); ok {
+			o.VRAMGB = m.VRAMGB
+			o.AddFlag(schema.FlagVRAMMissing)
+		}
+	}
+}
+
+func (v validator) reject(o schema.Offer) string {
+	switch {
+	case o.OfferID == "":
+		return RejectNoOfferID
+	case !validPriceType(o.PriceType):
+		return RejectBadPriceType
+	case o.GPUCount == 0:
+		return RejectZeroGPUs
+	case o.VRAMGB <= 0:
+		return RejectZeroVRAM
+	case !o.PriceUSDPerGPUHour.IsPositive() || !o.PriceUSDPerHour.IsPositive():
+		return RejectNonPositivePrice
+	case o.PriceUSDPerGPUHour.GreaterThan(v.maxPrice):
+		return RejectAbsurdPrice
+	}
+	return ""
+}
+
+// outlier reports whether the offer's price moved by more than the factor since its last
+// observation.
+func (v validator) outlier(o schema.Offer) bool {
+	if v.outlierFactor <= 0 {
+		return false
+	}
+	prev, ok := v.prev[o.Key()]
+	if !ok || !prev.IsPositive() {
+		return false
+	}
+	ratio := o.PriceUSDPerGPUHour.Div(prev).InexactFloat64()
+	return ratio > v.outlierFactor || ratio < 1/v.outlierFactor
+}
+
+func validPriceType(p schema.PriceType) bool {
+	for _, t := range schema.PriceTypes {
+		if p == t {
+			return true
+		}
+	}
+	return false
+}
