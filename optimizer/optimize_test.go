@@ -473,7 +473,7 @@ func TestSavings(t *testing.T) {
 	if diff := cmp.Diff(totals{3, "1971.7", "530.4", "1441.3", "73.1"}, tot(p.Totals)); diff != "" {
 		t.Errorf("plan totals (-want +got):\n%s", diff)
 	}
-	if rows := p.Rows(); len(rows) != 4 || rows[2].CurrentUSDPerMonth != nil || rows[0].SavingsUSDPerMonth.String() != "693.5" {
+	if rows := p.Rows("run"); len(rows) != 4 || rows[2].CurrentUSDPerMonth != nil || rows[0].SavingsUSDPerMonth.String() != "693.5" {
 		t.Errorf("Rows() = %+v", rows)
 	}
 }

@@ -241,59 +241,26 @@ func percent(part, whole decimal.Decimal) *decimal.Decimal {
 	return &p
 }
 
-// Row is one workload of a plan, flattened for the plans table (one row per workload per
-// run). Nullable columns are pointers.
-type Row struct {
-	GeneratedAt time.Time `json:"generated_at"`
-	Team        string    `json:"team"`
-	Workload    string    `json:"workload"`
-	Kind        Kind      `json:"kind"`
-	Status      Status    `json:"status"`
-	Reason      string    `json:"reason"`
-
-	CurrentProvider    string           `json:"current_provider"`
-	CurrentGPUModel    string           `json:"current_gpu_model"`
-	CurrentGPUCount    int              `json:"current_gpu_count"`
-	CurrentPriceType   schema.PriceType `json:"current_price_type"`
-	CurrentPriceSource PriceSource      `json:"current_price_source"`
-	CurrentUSDPerHour  *decimal.Decimal `json:"current_usd_per_hour"`
-	CurrentUSDPerMonth *decimal.Decimal `json:"current_usd_per_month"`
-	RecProvider        string           `json:"recommended_provider"`
-	RecRegion          string           `json:"recommended_region"`
-	RecOfferID         string           `json:"recommended_offer_id"`
-	RecGPUModel        string           `json:"recommended_gpu_model"`
-	RecGPUCount        int              `json:"recommended_gpu_count"`
-	RecNodes           int              `json:"recommended_nodes"`
-	RecPriceType       schema.PriceType `json:"recommended_price_type"`
-	RecPrecision       Precision        `json:"recommended_precision"`
-	RecUSDPerHour      *decimal.Decimal `json:"recommended_usd_per_hour"`
-	RecHoursPerMonth   *decimal.Decimal `json:"recommended_hours_per_month"`
-	RecUSDPerMonth     *decimal.Decimal `json:"recommended_usd_per_month"`
-	SavingsUSDPerMonth *decimal.Decimal `json:"savings_usd_per_month"`
-	SavingsPercent     *decimal.Decimal `json:"savings_percent"`
-	Alternatives       int              `json:"alternatives"`
-	RejectedModels     int              `json:"rejected_models"`
-}
-
-// Rows flattens the plan into one Row per workload, in plan order.
-func (p *Plan) Rows() []Row {
-	var rows []Row
+// Rows flattens the plan into one stored row per workload, in plan order.
+func (p *Plan) Rows(runID string) []schema.PlanRow {
+	var rows []schema.PlanRow
 	for _, t := range p.Teams {
 		for i := range t.Workloads {
 			w := &t.Workloads[i]
-			r := Row{
+			r := schema.PlanRow{
+				RunID:          runID,
 				GeneratedAt:    p.GeneratedAt,
 				Team:           t.Name,
 				Workload:       w.Name,
-				Kind:           w.Kind,
-				Status:         w.Status,
+				Kind:           string(w.Kind),
+				Status:         string(w.Status),
 				Reason:         w.Reason,
 				Alternatives:   len(w.Alternatives),
 				RejectedModels: len(w.Rejected),
 			}
 			if c := w.Current; c != nil {
 				r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount = c.Provider, c.GPUModel, c.GPUCount
-				r.CurrentPriceType, r.CurrentPriceSource = c.PriceType, c.PriceSource
+				r.CurrentPriceType, r.CurrentPriceSource = c.PriceType, string(c.PriceSource)
 				if c.PriceSource != PriceNone {
 					r.CurrentUSDPerHour = ptr(c.PriceUSDPerHour)
 					r.CurrentUSDPerMonth = ptr(c.CostUSDPerMonth)
@@ -302,7 +269,7 @@ func (p *Plan) Rows() []Row {
 			if c := w.Recommended; c != nil {
 				r.RecProvider, r.RecRegion, r.RecOfferID = c.Provider, c.Region, c.OfferID
 				r.RecGPUModel, r.RecGPUCount, r.RecNodes = c.GPUModel, c.GPUCount, c.Nodes
-				r.RecPriceType, r.RecPrecision = c.PriceType, c.Precision
+				r.RecPriceType, r.RecPrecision = c.PriceType, string(c.Precision)
 				r.RecUSDPerHour = ptr(c.PriceUSDPerHour)
 				r.RecHoursPerMonth = ptr(c.HoursPerMonth)
 				r.RecUSDPerMonth = ptr(c.CostUSDPerMonth)

@@ -88,6 +88,10 @@ func TestModernClickHouse(t *testing.T) {
 	m.exec("payload insert", "INSERT INTO "+s.table("raw_payloads")+" ("+payloadColumns+") VALUES "+
 		fmt.Sprintf("('r1', 'vastai', 'https://console.vast.ai/api/v0/bundles/', 200, %s, %s)", literal(modernNow), literal("{\"offers\": []}\n")))
 
+	m.exec("plan insert", "INSERT INTO "+s.table("plans")+" ("+planColumns+") VALUES "+
+		fmt.Sprintf("('plan-1', %s, 'search', 'llama', 'inference', 'ok', 'why', 'lambda', 'H100-SXM-80GB', 2, 'on_demand', 'market', 6.58, 4803.4, "+
+			"'runpod', 'US-TX-3', 'x', 'H100-SXM-80GB', 2, 1, 'on_demand', 'fp16', 5.38, 730, 3927.4, 876, 18.2, 3, 7)", literal(modernNow)))
+
 	// Reads: every query builder, with bound values rendered the way the driver binds them.
 	checks := []struct {
 		name string
@@ -101,6 +105,8 @@ func TestModernClickHouse(t *testing.T) {
 		{"payloads", s.payloadsQuery(), []any{"r1"}, contains("bundles")},
 		{"loaded counts", s.loadedCountsQuery(), []any{"run", "vastai", "r1", "vastai", "r1", "vastai"}, equals("40\t1\t1")},
 		{"latest prices", s.latestPricesQuery(), []any{"vastai"}, contains("ask-1\ton_demand\t2")},
+		{"plan stored", s.planStoredQuery(), []any{"plan-1"}, equals("1")},
+		{"latest plan", s.latestPlanQuery(), nil, contains("plan-1")},
 	}
 	for _, f := range []OfferFilter{
 		{},
