@@ -7,9 +7,21 @@ CHDB_PKG := @chdb/lib-linux-x64-gnu@26.7.3-stable.1
 CHDB_DIR := .data/chdb
 export GPUCOST_CLICKHOUSE_DSN ?= clickhouse://default@127.0.0.1:19000/gpucost?dial_timeout=5s
 
-.PHONY: all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
+.PHONY: demo all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
 
 all: build
+
+## demo: a fresh demo database loaded from the shipped snapshot, the cheapest offer per GPU
+## model, and the sample teams' plan
+DEMO_DSN := clickhouse://default@127.0.0.1:19000/gpucost_demo?dial_timeout=5s
+demo: clickhouse build
+	@curl -fsS "http://127.0.0.1:$${GPUCOST_CH_HTTP_PORT:-18123}/" --data-binary "DROP DATABASE IF EXISTS gpucost_demo" >/dev/null
+	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost migrate
+	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' GPUCOST_SCRAPE_SPOOL_DIR=.data/demo-spool bin/gpucost scrape --replay scrapers/testdata/snapshot
+	@echo; echo "Cheapest offer per GPU model (gpucost offers --cheapest-per-gpu):"
+	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost offers --cheapest-per-gpu --limit 0
+	@echo; echo "The sample teams' plan (gpucost optimize --workloads deploy/workloads.sample.yaml):"
+	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost optimize --workloads deploy/workloads.sample.yaml
 
 ## build: the gpucost binary in bin/
 build:
@@ -53,7 +65,7 @@ fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 $$pkg || exit 1; \
 	  done; \
 	done
 

@@ -118,10 +118,13 @@ func catalog() []Model {
 	}
 }
 
+// models is the catalog, built once and never modified (Resolve scans it; Models copies it).
+var models = catalog()
+
 // byName indexes the catalog by canonical name. It is built once and never modified.
 var byName = func() map[string]Model {
-	m := make(map[string]Model)
-	for _, g := range catalog() {
+	m := make(map[string]Model, len(models))
+	for _, g := range models {
 		m[g.Name] = g
 	}
 	return m
@@ -135,7 +138,7 @@ func Lookup(canonical string) (Model, bool) {
 
 // Models returns every catalog model, sorted by Name.
 func Models() []Model {
-	ms := catalog()
+	ms := slices.Clone(models)
 	slices.SortFunc(ms, func(a, b Model) int { return strings.Compare(a.Name, b.Name) })
 	return ms
 }

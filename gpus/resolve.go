@@ -58,7 +58,7 @@ func Resolve(provider, rawName string, vramGB float64) Match {
 	}
 
 	var cands []Model
-	for _, m := range catalog() {
+	for _, m := range models {
 		if m.Family == p.family {
 			cands = append(cands, m)
 		}

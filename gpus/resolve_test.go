@@ -214,3 +214,23 @@ func ExampleResolve() {
 	fmt.Println(m.Model.Name, m.Known, m.Snapped, m.VRAMGB)
 	// Output: H100-SXM-80GB true true 80
 }
+
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"H100 SXM", "NVIDIA H100 80GB HBM3", "gpu_8x_a100_80gb_sxm4", "8x H100 (80 GB SXM5)",
+		"RTX6000ADA", "Q RTX 6000", "NVIDIA GB200 NVL72", "", "unknown", "1.5.3 GB GB", "RTX PRO 6000 MIG 1g.24gb"} {
+		f.Add("vastai", s, 80.0)
+	}
+	f.Fuzz(func(t *testing.T, provider, raw string, vram float64) {
+		m := gpus.Resolve(provider, raw, vram)
+		if !m.Known {
+			if m.Model != (gpus.Model{}) || m.Snapped {
+				t.Fatalf("unknown match %+v carries a model or a snap", m)
+			}
+			return
+		}
+		lm, ok := gpus.Lookup(m.Model.Name)
+		if !ok || lm != m.Model || m.VRAMGB != lm.VRAMGB {
+			t.Fatalf("known match %+v not the catalog's %+v", m, lm)
+		}
+	})
+}

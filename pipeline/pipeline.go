@@ -121,6 +121,9 @@ type Options struct {
 	DryRun bool
 	// Progress, when set, is called as each provider finishes (for a terminal progress line).
 	Progress func(p ProviderReport)
+	// RunID, when set, is the id of every run instead of a fresh one. A replay of a recorded
+	// folder uses an id derived from the recording, so loading it twice stores it once.
+	RunID string
 }
 
 // Runner runs scrapes. A Runner may be used for many runs, one at a time per spool folder.
@@ -427,6 +430,9 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 }
 
 func (r *Runner) newRunID() string {
+	if r.opts.RunID != "" {
+		return r.opts.RunID
+	}
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return r.now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])

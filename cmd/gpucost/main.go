@@ -42,6 +42,11 @@ type command struct {
 func commands() []command {
 	cmds := []command{
 		{"migrate", "create or upgrade the ClickHouse schema", runMigrate},
+		{"scrape", "run one scrape of every enabled provider into ClickHouse", runScrape},
+		{"offers", "list the current market from the store, cheapest first", runOffers},
+		{"optimize", "plan each team's workloads on the cheapest fitting offers; store and print the plan", runOptimize},
+		{"serve", "run the scheduler (scrape on cron) with /healthz and /metrics", runServe},
+		{"config", "print the effective configuration, secrets masked", runConfig},
 		{"version", "print the gpucost version", runVersion},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })

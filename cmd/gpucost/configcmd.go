@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/goccy/go-yaml"
+)
+
+const configHelp = `Print the effective configuration as YAML: the embedded defaults, overlaid by the config file
+and GPUCOST_* environment variables. Secrets are masked: the DSN's password is replaced, and for
+each provider the output says whether an API key was found, never the key.`
+
+func runConfig(_ context.Context, e env, args []string) int {
+	fs := newFlags("config", "print [--config FILE]", configHelp)
+	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	if len(args) == 0 || (args[0] != "print" && args[0] != "-h" && args[0] != "--help" && args[0] != "-help") {
+		fmt.Fprintln(e.stderr, "gpucost config: want the subcommand print (gpucost config print [--config FILE])")
+		return exitUsage
+	}
+	if args[0] == "print" {
+		args = args[1:]
+	}
+	if code := fs.parse(e, args); code >= 0 {
+		return code
+	}
+	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost config: %v\n", err)
+		return exitUsage
+	}
+	cfg.ClickHouse.DSN = maskDSN(cfg.ClickHouse.DSN)
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost config: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprint(e.stdout, string(out))
+	fmt.Fprintln(e.stdout, "# API keys found:")
+	for _, name := range providerNames {
+		pc, _ := providerConfig(cfg, name)
+		state := "not set"
+		if key, err := pc.apiKey(e.getenv); err != nil {
+			state = "error: " + err.Error()
+		} else if key != "" {
+			state = "set (masked)"
+		}
+		fmt.Fprintf(e.stdout, "#   %s: %s\n", name, state)
+	}
+	return exitOK
+}
+
+// maskDSN replaces the password of a DSN with xxxxx.
+func maskDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparsable DSN, hidden)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

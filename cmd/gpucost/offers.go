@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+)
+
+const offersHelp = `List the current market from the store: the newest observation of every offer seen within
+--max-age, cheapest $/GPU-hour first. Filters combine.`
+
+func runOffers(ctx context.Context, e env, args []string) int {
+	fs := newFlags("offers", "[flags]", offersHelp)
+	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	gpu := fs.String("gpu", "", "comma-separated canonical GPU models, e.g. H100-SXM-80GB (see the GPU catalog)")
+	minVRAM := fs.Float64("min-vram", 0, "minimum VRAM per GPU, GB")
+	provider := fs.String("provider", "", "comma-separated providers")
+	priceType := fs.String("price-type", "", "comma-separated price types: on_demand, spot, reserved, term_1y, term_3y")
+	interconnect := fs.String("interconnect", "", "minimum intra-node interconnect: nvswitch, nvlink, pcie")
+	maxAge := fs.Duration("max-age", 6*time.Hour, "drop offers not seen for this long (0 keeps all)")
+	perGPU := fs.Bool("cheapest-per-gpu", false, "only the cheapest offer of each GPU model")
+	limit := fs.Int("limit", 50, "at most this many rows (0: all)")
+	output := fs.String("output", "table", "table, json or csv")
+	if code := fs.parse(e, args); code >= 0 {
+		return code
+	}
+	if *output != "table" && *output != "json" && *output != "csv" {
+		fmt.Fprintf(e.stderr, "gpucost offers: --output %q: want table, json or csv\n", *output)
+		return exitUsage
+	}
+	f := store.OfferFilter{GPUModels: splitList(*gpu), MinVRAMGB: *minVRAM, Providers: splitList(*provider), MaxAge: *maxAge}
+	for _, p := range splitList(*priceType) {
+		pt, err := schema.ParsePriceType(p)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gpucost offers: --price-type: %v\n", err)
+			return exitUsage
+		}
+		f.PriceTypes = append(f.PriceTypes, pt)
+	}
+	var minIntra schema.IntraNode
+	if *interconnect != "" {
+		var err error
+		if minIntra, err = schema.ParseIntraNode(*interconnect); err != nil || minIntra == schema.IntraUnknown {
+			fmt.Fprintf(e.stderr, "gpucost offers: --interconnect %q: want nvswitch, nvlink or pcie\n", *interconnect)
+			return exitUsage
+		}
+	}
+	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
+		return exitUsage
+	}
+	s, err := store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: newLogger(e)})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
+		return exitFailed
+	}
+	defer s.Close()
+	offers, err := s.LatestOffers(ctx, f)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
+		return exitFailed
+	}
+	if minIntra != "" {
+		offers = filterIntra(offers, minIntra)
+	}
+	if *perGPU {
+		offers = cheapestPerGPU(offers)
+	}
+	if *limit > 0 && len(offers) > *limit {
+		offers = offers[:*limit]
+	}
+	switch *output {
+	case "json":
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if offers == nil {
+			offers = []schema.Offer{}
+		}
+		err = enc.Encode(offers)
+	case "csv":
+		err = writeOffersCSV(e.stdout, offers)
+	default:
+		writeOffersTable(e.stdout, offers)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// cheapestPerGPU keeps the first offer of each GPU model of a cheapest-first list, ordered by
+// GPU model.
+func cheapestPerGPU(offers []schema.Offer) []schema.Offer {
+	seen := map[string]bool{}
+	var out []schema.Offer
+	for _, o := range offers {
+		if o.GPUModel == "" || seen[o.GPUModel] {
+			continue
+		}
+		seen[o.GPUModel] = true
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GPUModel < out[j].GPUModel })
+	return out
+}
+
+// intraRank orders intra-node classes: a filter for nvlink keeps nvswitch too.
+var intraRank = map[schema.IntraNode]int{schema.IntraUnknown: 0, schema.IntraPCIe: 1, schema.IntraNVLink: 2, schema.IntraNVSwitch: 3}
+
+func filterIntra(offers []schema.Offer, min schema.IntraNode) []schema.Offer {
+	var out []schema.Offer
+	for _, o := range offers {
+		if intraRank[o.IntraNode] >= intraRank[min] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+var offerTableHeader = []string{"provider", "gpu_model", "gpus", "vram_gb", "price_type", "usd_per_gpu_hour", "usd_per_hour", "intra_node", "inter_node", "region", "tier", "offer_id", "observed_at"}
+
+func offerRow(o schema.Offer) []string {
+	model := o.GPUModel
+	if model == "" {
+		model = "? " + o.GPUNameRaw
+	}
+	return []string{o.Provider, model, strconv.Itoa(int(o.GPUCount)), strconv.FormatFloat(o.VRAMGB, 'f', -1, 64), string(o.PriceType),
+		o.PriceUSDPerGPUHour.StringFixed(4), o.PriceUSDPerHour.StringFixed(4), string(o.IntraNode), string(o.InterNode),
+		o.Region, string(o.Tier), o.OfferID, o.ObservedAt.UTC().Format(time.RFC3339)}
+}
+
+func writeOffersTable(w io.Writer, offers []schema.Offer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tGPU\tN\tVRAM\tPRICE TYPE\t$/GPU-H\t$/H\tINTRA\tINTER\tREGION")
+	for _, o := range offers {
+		r := offerRow(o)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], oneLine(r[9], 28))
+	}
+	tw.Flush()
+}
+
+func writeOffersCSV(w io.Writer, offers []schema.Offer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(offerTableHeader); err != nil {
+		return err
+	}
+	for _, o := range offers {
+		if err := cw.Write(offerRow(o)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+)
+
+const optimizeHelp = `Plan every team's workloads on today's offers: for each workload, the cheapest provider, GPU,
+count and price type that fits its memory, interconnect and interruption needs, priced per unit
+of finished work, and the monthly savings against what it runs on now. The plan is printed and
+stored in the plans table (one row per workload per run), so savings can be followed over time.
+
+Offers are the newest observation of each offer seen within optimize.offer_max_age; a provider
+whose last good scrape is older than the optimizer's freshness limit (24h) is excluded and
+reported. A workload nothing fits is reported with the reason, not an error.`
+
+func runOptimize(ctx context.Context, e env, args []string) int {
+	fs := newFlags("optimize", "[flags]", optimizeHelp)
+	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
+	output := fs.String("output", "table", "table, json, csv or markdown")
+	noStore := fs.Bool("no-store", false, "print the plan without storing it")
+	if code := fs.parse(e, args); code >= 0 {
+		return code
+	}
+	switch *output {
+	case "table", "json", "csv", "markdown":
+	default:
+		fmt.Fprintf(e.stderr, "gpucost optimize: --output %q: want table, json, csv or markdown\n", *output)
+		return exitUsage
+	}
+	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost optimize: %v\n", err)
+		return exitUsage
+	}
+	if *workloads != "" {
+		cfg.Optimize.Workloads = *workloads
+	}
+	logger := newLogger(e)
+	plan, code, err := optimizeOnce(ctx, cfg, logger, !*noStore)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost optimize: %v\n", err)
+		return code
+	}
+	if err := writePlan(e.stdout, plan, *output); err != nil {
+		fmt.Fprintf(e.stderr, "gpucost optimize: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// optimizeOnce reads the workloads and today's offers, plans, and stores the plan when store is
+// set. On error it also returns the exit code that fits (bad input or failure).
+func optimizeOnce(ctx context.Context, cfg Config, logger *slog.Logger, storePlan bool) (*optimizer.Plan, int, error) {
+	data, err := os.ReadFile(cfg.Optimize.Workloads)
+	if err != nil {
+		return nil, exitUsage, fmt.Errorf("reading workloads: %w", err)
+	}
+	wl, err := optimizer.ParseWorkloads(cfg.Optimize.Workloads, data)
+	if err != nil {
+		return nil, exitUsage, err
+	}
+	s, err := store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: logger})
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	defer s.Close()
+	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: cfg.Optimize.OfferMaxAge.Std()})
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	runs, err := s.LastGoodRuns(ctx)
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	plan, err := optimizer.Optimize(optimizer.Input{Now: now, Workloads: wl, Offers: offers, LastGoodScrape: optimizer.LastGoodScrapes(runs)}, optimizer.DefaultOptions())
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	if storePlan {
+		runID := "plan-" + now.Format("20060102T150405Z")
+		if err := s.InsertPlan(ctx, plan.Rows(runID)); err != nil {
+			return plan, exitFailed, err
+		}
+	}
+	return plan, exitOK, nil
+}
+
+func writePlan(w io.Writer, plan *optimizer.Plan, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(plan)
+	case "csv":
+		return writePlanCSV(w, plan.Rows(""))
+	case "markdown":
+		writePlanMarkdown(w, plan)
+		return nil
+	}
+	writePlanTable(w, plan)
+	return nil
+}
+
+func money(d *decimal.Decimal) string {
+	if d == nil {
+		return "-"
+	}
+	return "$" + d.StringFixed(2)
+}
+
+func pct(d *decimal.Decimal) string {
+	if d == nil {
+		return "-"
+	}
+	return d.StringFixed(1) + "%"
+}
+
+func placement(provider, model string, count int, pt schema.PriceType) string {
+	if provider == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%s %s×%d %s", provider, model, count, pt)
+}
+
+func writePlanTable(w io.Writer, plan *optimizer.Plan) {
+	rows := plan.Rows("")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEAM\tWORKLOAD\tNOW\t$/MONTH\tRECOMMENDED\t$/MONTH\tSAVES\t%")
+	for _, r := range rows {
+		rec := placement(r.RecProvider, r.RecGPUModel, r.RecGPUCount, r.RecPriceType)
+		if r.Status != "ok" {
+			rec = "nothing fits: " + oneLine(r.Reason, 60)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Team, r.Workload,
+			placement(r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount, r.CurrentPriceType), money(r.CurrentUSDPerMonth),
+			rec, money(r.RecUSDPerMonth), money(r.SavingsUSDPerMonth), pct(r.SavingsPercent))
+	}
+	tw.Flush()
+	t := plan.Totals
+	fmt.Fprintf(w, "\norganisation: %d workloads, now %s/month, recommended %s/month, saves %s/month (%s)\n",
+		t.Workloads, money(&t.CurrentUSDPerMonth), money(&t.RecommendedUSDPerMonth), money(&t.SavingsUSDPerMonth), pct(t.SavingsPercent))
+	for _, x := range plan.ExcludedProviders {
+		fmt.Fprintf(w, "excluded provider: %+v\n", x)
+	}
+}
+
+func writePlanMarkdown(w io.Writer, plan *optimizer.Plan) {
+	esc := strings.NewReplacer("|", `\|`, "\n", " ")
+	fmt.Fprintln(w, "| Team | Workload | Now | $/month | Recommended | $/month | Saves | % |")
+	fmt.Fprintln(w, "|---|---|---|--:|---|--:|--:|--:|")
+	for _, r := range plan.Rows("") {
+		rec := placement(r.RecProvider, r.RecGPUModel, r.RecGPUCount, r.RecPriceType)
+		if r.Status != "ok" {
+			rec = "nothing fits: " + r.Reason
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", esc.Replace(r.Team), esc.Replace(r.Workload),
+			esc.Replace(placement(r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount, r.CurrentPriceType)), money(r.CurrentUSDPerMonth),
+			esc.Replace(rec), money(r.RecUSDPerMonth), money(r.SavingsUSDPerMonth), pct(r.SavingsPercent))
+	}
+	t := plan.Totals
+	fmt.Fprintf(w, "\n**Organisation:** %d workloads, now %s/month, recommended %s/month, saves %s/month (%s).\n",
+		t.Workloads, money(&t.CurrentUSDPerMonth), money(&t.RecommendedUSDPerMonth), money(&t.SavingsUSDPerMonth), pct(t.SavingsPercent))
+}
+
+func writePlanCSV(w io.Writer, rows []schema.PlanRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"team", "workload", "kind", "status", "reason", "current_provider", "current_gpu_model", "current_gpu_count",
+		"current_price_type", "current_usd_per_month", "recommended_provider", "recommended_region", "recommended_gpu_model",
+		"recommended_gpu_count", "recommended_price_type", "recommended_usd_per_hour", "recommended_usd_per_month",
+		"savings_usd_per_month", "savings_percent"})
+	num := func(d *decimal.Decimal) string {
+		if d == nil {
+			return ""
+		}
+		return d.String()
+	}
+	for _, r := range rows {
+		cw.Write([]string{r.Team, r.Workload, r.Kind, r.Status, r.Reason, r.CurrentProvider, r.CurrentGPUModel, strconv.Itoa(r.CurrentGPUCount),
+			string(r.CurrentPriceType), num(r.CurrentUSDPerMonth), r.RecProvider, r.RecRegion, r.RecGPUModel,
+			strconv.Itoa(r.RecGPUCount), string(r.RecPriceType), num(r.RecUSDPerHour), num(r.RecUSDPerMonth),
+			num(r.SavingsUSDPerMonth), num(r.SavingsPercent)})
+	}
+	cw.Flush()
+	return cw.Error()
+}

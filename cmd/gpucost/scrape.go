@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+)
+
+const exitBusy = 4 // another scrape holds the lock
+
+const scrapeHelp = `Run one scrape: fetch every enabled provider in parallel, normalize and validate the offers,
+and load them into ClickHouse with the raw responses and one run-log row per provider. Batches
+that cannot be loaded (ClickHouse down) go to the spool folder and are loaded first by the next
+run, never twice.
+
+Exit codes: 0 every provider ok; 3 partial (some providers failed or lost part of their data:
+the run log says why); 1 failed (no provider succeeded, or the run could not start);
+2 bad flags; 4 another scrape holds the lock (scrape.lock_wait sets how long to wait).
+
+Progress goes to stderr: one line per provider on a terminal, structured logs otherwise.`
+
+func runScrape(ctx context.Context, e env, args []string) int {
+	fs := newFlags("scrape", "[flags]", scrapeHelp)
+	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	providers := fs.String("providers", "", "comma-separated providers to scrape (default scrape.providers)")
+	replay := fs.String("replay", "", "serve every request from a recorded folder instead of the network")
+	record := fs.String("record", "", "save every response of this run to a folder (replayable with --replay)")
+	dryRun := fs.Bool("dry-run", false, "print what would be loaded; load and spool nothing")
+	if code := fs.parse(e, args); code >= 0 {
+		return code
+	}
+	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
+		return exitUsage
+	}
+	if *replay != "" && *record != "" {
+		fmt.Fprintln(e.stderr, "gpucost scrape: --replay and --record exclude each other")
+		return exitUsage
+	}
+	tty := isTerminal(e.stderr)
+	logger := runLogger(e, tty)
+	sources, err := buildSources(cfg, e, logger, splitList(*providers), sourceOptions{recordDir: *record, replayDir: *replay})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
+		return exitUsage
+	}
+	var sink pipeline.Sink
+	var history pipeline.History
+	if !*dryRun {
+		st := newLazyStore(cfg.ClickHouse.DSN, logger)
+		defer st.Close()
+		sink, history = st, st
+	}
+	opts := pipeline.Options{Logger: logger, DryRun: *dryRun}
+	if *replay != "" {
+		// The same recording always gets the same run id, so replaying it twice loads it once.
+		if opts.RunID, err = replayRunID(*replay); err != nil {
+			fmt.Fprintf(e.stderr, "gpucost scrape: --replay: %v\n", err)
+			return exitUsage
+		}
+	}
+	if tty {
+		opts.Progress = func(p pipeline.ProviderReport) { printProgress(e.stderr, p) }
+	}
+	runner, err := pipeline.New(pipelineConfig(cfg), sources, sink, history, opts)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
+		return exitUsage
+	}
+	rep, err := runner.Run(ctx)
+	if errors.Is(err, pipeline.ErrBusy) {
+		fmt.Fprintf(e.stderr, "gpucost scrape: %v: not starting a second run\n", err)
+		return exitBusy
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
+		return exitFailed
+	}
+	if *dryRun {
+		printDryRun(e.stdout, rep)
+	}
+	printSummary(e.stdout, rep)
+	return exitCode(rep.Status)
+}
+
+// replayRunID derives a run id from a recorded folder's contents: "replay-" and the start of a
+// SHA-256 over every file's path and bytes.
+func replayRunID(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return "replay-" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+func exitCode(s schema.RunStatus) int {
+	switch s {
+	case schema.RunOK:
+		return exitOK
+	case schema.RunPartial:
+		return exitPartial
+	}
+	return exitFailed
+}
+
+func pipelineConfig(cfg Config) pipeline.Config {
+	return pipeline.Config{
+		Parallelism:        cfg.Scrape.Parallelism,
+		SourceTimeout:      cfg.Scrape.SourceTimeout.Std(),
+		LoadTimeout:        cfg.Scrape.LoadTimeout.Std(),
+		MinOfferRatio:      cfg.Scrape.MinOfferRatio,
+		MaxPricePerGPUHour: decimal.NewFromFloat(cfg.Scrape.MaxPricePerGPUHour),
+		OutlierFactor:      cfg.Scrape.OutlierFactor,
+		SpoolDir:           cfg.Scrape.SpoolDir,
+		LockWait:           cfg.Scrape.LockWait.Std(),
+	}
+}
+
+// configFile is the --config flag, else GPUCOST_CONFIG, else none (embedded defaults).
+func configFile(e env, flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return e.getenv("GPUCOST_CONFIG")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// runLogger logs warnings and errors as text on a terminal (progress lines carry the rest), and
+// everything from info up as JSON otherwise, for log collectors.
+func runLogger(e env, tty bool) *slog.Logger {
+	if tty {
+		return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func printProgress(w io.Writer, p pipeline.ProviderReport) {
+	line := fmt.Sprintf("%-10s %-8s %5d offers loaded", p.Provider, p.Status, p.Loaded)
+	if n := total(p.Rejected); n > 0 {
+		line += fmt.Sprintf(", %d rejected", n)
+	}
+	if p.Spooled {
+		line += ", spooled"
+	}
+	line += fmt.Sprintf("  (%s)", p.Duration.Round(1e7))
+	if p.Error != "" {
+		line += "\n           " + p.Error
+	}
+	fmt.Fprintln(w, line)
+}
+
+func printSummary(w io.Writer, rep pipeline.Report) {
+	for _, r := range rep.Replayed {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, r.Error)
+		case r.Skipped:
+			fmt.Fprintf(w, "spooled batch %s was already stored: skipped\n", r.File)
+		default:
+			fmt.Fprintf(w, "loaded spooled batch %s\n", r.File)
+		}
+	}
+	fmt.Fprintf(w, "run %s: %s\n", rep.RunID, rep.Status)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tSTATUS\tPARSED\tLOADED\tREJECTED\tSPOOLED\tERROR")
+	for _, p := range rep.Providers {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%v\t%s\n", p.Provider, p.Status, p.Parsed, p.Loaded, total(p.Rejected), p.Spooled, oneLine(p.Error, 160))
+	}
+	tw.Flush()
+}
+
+func printDryRun(w io.Writer, rep pipeline.Report) {
+	var offers []schema.Offer
+	for _, b := range rep.Batches {
+		offers = append(offers, b.Offers...)
+	}
+	sort.SliceStable(offers, func(i, j int) bool {
+		if offers[i].GPUModel != offers[j].GPUModel {
+			return offers[i].GPUModel < offers[j].GPUModel
+		}
+		return offers[i].PriceUSDPerGPUHour.LessThan(offers[j].PriceUSDPerGPUHour)
+	})
+	fmt.Fprintf(w, "dry run: %d offers would be loaded\n", len(offers))
+	writeOffersTable(w, offers)
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// lazyStore is the pipeline's sink and history on ClickHouse, opened on first use and reopened
+// after a failure, so a scrape started while ClickHouse is down still runs and spools.
+type lazyStore struct {
+	dsn    string
+	logger *slog.Logger
+	mu     sync.Mutex
+	s      *store.Store
+}
+
+func newLazyStore(dsn string, logger *slog.Logger) *lazyStore {
+	return &lazyStore{dsn: dsn, logger: logger}
+}
+
+func (l *lazyStore) get(ctx context.Context) (*store.Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.s != nil {
+		return l.s, nil
+	}
+	s, err := store.Open(ctx, l.dsn, store.Options{Logger: l.logger})
+	if err != nil {
+		return nil, err
+	}
+	l.s = s
+	return s, nil
+}
+
+// LoadBatch implements pipeline.Sink.
+func (l *lazyStore) LoadBatch(ctx context.Context, b schema.Batch) (bool, error) {
+	s, err := l.get(ctx)
+	if err != nil {
+		return false, err
+	}
+	res, err := s.LoadBatch(ctx, b)
+	return res.Skipped(), err
+}
+
+// LastGoodRuns implements pipeline.History.
+func (l *lazyStore) LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error) {
+	s, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.LastGoodRuns(ctx)
+}
+
+// LatestPrices implements pipeline.History.
+func (l *lazyStore) LatestPrices(ctx context.Context, provider string) (map[schema.Key]decimal.Decimal, error) {
+	s, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.LatestPrices(ctx, provider)
+}
+
+func (l *lazyStore) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.Close()
+}

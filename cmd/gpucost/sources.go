@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/scrapers"
+)
+
+// sourceOptions say where the sources' HTTP goes: the network, or a recorded folder.
+type sourceOptions struct {
+	recordDir string // save every response here
+	replayDir string // serve every request from here instead of the network
+}
+
+// buildSources returns the enabled providers' sources, sharing one HTTP client. names selects a
+// subset of the configured providers (empty: all of them).
+func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sourceOptions) ([]pipeline.Source, error) {
+	if len(names) == 0 {
+		names = cfg.Scrape.Providers
+	}
+	keys := map[string]string{}
+	var secrets []string
+	for _, name := range names {
+		pc, ok := providerConfig(cfg, name)
+		if !ok {
+			return nil, fmt.Errorf("unknown provider %q (want some of vastai, runpod, lambda, coreweave)", name)
+		}
+		key, err := pc.apiKey(e.getenv)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", name, err)
+		}
+		keys[name] = key
+		if key != "" {
+			secrets = append(secrets, key)
+		}
+	}
+	client, err := scrapers.NewClient(scrapers.ClientConfig{
+		UserAgent:      cfg.HTTP.UserAgent,
+		RetryMax:       cfg.HTTP.RetryMax,
+		RetryWaitMin:   cfg.HTTP.RetryWaitMin.Std(),
+		RetryWaitMax:   cfg.HTTP.RetryWaitMax.Std(),
+		AttemptTimeout: cfg.HTTP.AttemptTimeout.Std(),
+		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
+		Logger:         logger,
+		Secrets:        secrets,
+		RecordDir:      so.recordDir,
+		ReplayDir:      so.replayDir,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A replay serves recorded bytes: the politeness delays meant for live hosts only slow it.
+	noDelay := so.replayDir != ""
+	delay := func(d Duration) Duration {
+		if noDelay {
+			return -1
+		}
+		return d
+	}
+	var out []pipeline.Source
+	for _, name := range names {
+		var s scrapers.Source
+		switch name {
+		case scrapers.VastName:
+			p := cfg.Providers.VastAI
+			s = scrapers.NewVast(client, scrapers.VastConfig{URL: p.URL, APIKey: keys[name], RequestInterval: delay(p.Delay).Std()}, logger)
+		case scrapers.RunPodName:
+			p := cfg.Providers.RunPod
+			s = scrapers.NewRunPod(client, scrapers.RunPodConfig{URL: p.URL, APIKey: keys[name]}, logger)
+		case scrapers.LambdaName:
+			p := cfg.Providers.Lambda
+			s = scrapers.NewLambda(client, scrapers.LambdaConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger)
+		case scrapers.CoreWeaveName:
+			p := cfg.Providers.CoreWeave
+			s = scrapers.NewCoreWeave(client, scrapers.CoreWeaveConfig{URL: p.URL,
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger)
+		}
+		out = append(out, sourceAdapter{s})
+	}
+	return out, nil
+}
+
+func providerConfig(cfg Config, name string) (ProviderConfig, bool) {
+	switch name {
+	case scrapers.VastName:
+		return cfg.Providers.VastAI, true
+	case scrapers.RunPodName:
+		return cfg.Providers.RunPod, true
+	case scrapers.LambdaName:
+		return cfg.Providers.Lambda, true
+	case scrapers.CoreWeaveName:
+		return cfg.Providers.CoreWeave, true
+	}
+	return ProviderConfig{}, false
+}
+
+// sourceAdapter presents a scrapers.Source as the pipeline's Source: the two packages share only
+// schema types, so the run and result structs are copied here.
+type sourceAdapter struct{ s scrapers.Source }
+
+func (a sourceAdapter) Name() string { return a.s.Name() }
+
+func (a sourceAdapter) Fetch(ctx context.Context, run pipeline.Run) (pipeline.Extract, error) {
+	r, err := a.s.Fetch(ctx, scrapers.Run{ID: run.ID, ObservedAt: run.ObservedAt})
+	return pipeline.Extract{Offers: r.Offers, Payloads: r.Payloads, Attempts: r.Attempts, Problems: r.Problems}, err
+}

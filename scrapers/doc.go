@@ -1,0 +1,38 @@
+// Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave)
+// and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per hour
+// per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
+//
+// Each provider is one Source in its own file; fetching and parsing are kept apart, and the
+// parsers are pure functions over the response bytes (ParseVast, ParseRunPod, ...), tested with
+// golden files on recorded responses in testdata/. Every source fetches through one shared
+// Client (client.go) built on go-retryablehttp: retries with jittered back-off honouring
+// Retry-After, a per-attempt timeout under the run's context, a body size limit, a real
+// User-Agent, and secrets scrubbed from logs, errors and recorded URLs. HTML sources use colly
+// with the client's Transport, so redirects stay under colly's AllowedDomains.
+//
+// # Record and replay
+//
+// A Client built with ClientConfig.RecordDir saves every response it receives; one built with
+// ClientConfig.ReplayDir serves every request from such a folder instead of the network, so a
+// source parses a replayed run byte for byte as it parsed the live one. The layout is:
+//
+//	DIR/
+//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave)
+//	    index.json               Index: the exchanges in request order
+//	    001-<slug>.body          the raw response body, exactly as received
+//	    002-<slug>.body          <slug> is the last URL path segment ("bundles", "graphql", "pricing")
+//
+// index.json:
+//
+//	{"source": "vastai", "entries": [
+//	  {"file": "001-bundles.body", "method": "POST",
+//	   "url": "https://console.vast.ai/api/v0/bundles/",       // secrets redacted
+//	   "request_sha256": "…", "request_body": "{…}",           // the body is informative only
+//	   "status": 200, "content_type": "application/json", "fetched_at": "2026-11-29T14:00:00Z"}]}
+//
+// A replayed request matches the first unused entry with the same method, redacted URL and
+// request-body SHA-256 (a request repeated more often than recorded gets the last match again);
+// no match is ErrNotRecorded. Headers other than Content-Type are not recorded, so credentials
+// never reach the folder. The repository ships one snapshot of all four providers in
+// testdata/snapshot/, used by the tests and by the demo.
+package scrapers

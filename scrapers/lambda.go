@@ -1,0 +1,671 @@
+package scrapers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// Lambda defaults (providers.md §3).
+const (
+	// LambdaName is the provider name Lambda offers are recorded under.
+	LambdaName = "lambda"
+	// DefaultLambdaAPIURL is the instance-types endpoint of the Lambda Cloud API.
+	DefaultLambdaAPIURL = "https://cloud.lambda.ai/api/v1/instance-types"
+	// DefaultLambdaPageURL is Lambda's public pricing page, used when no API key is set.
+	DefaultLambdaPageURL = "https://lambda.ai/pricing"
+)
+
+// ParseLambda parses a response of the Lambda Cloud API's GET /api/v1/instance-types into offers:
+// one on-demand offer per GPU instance type, sorted by instance type.
+//
+// Units (providers.md §3.4, §5): price_cents_per_hour is US cents per instance, so the offer
+// price is cents/100 and the per-GPU price that divided by specs.gpus. The GPU count is
+// specs.gpus; records in the older 1.5.3 format have no specs.gpus and carry the price as a
+// numeric string, so the count then comes from the description ("8x …") or the name
+// ("gpu_8x_…") and the offer is flagged schema.FlagCountParsed. VRAM per GPU comes only from the
+// description text ("(80 GB SXM5)"), and the form factor from its suffix. memory_gib and
+// storage_gib are GiB and are recorded as decimal GB.
+//
+// Regions: Lambda charges the same price in every region, and regions_with_capacity_available
+// only says where an instance can be launched right now (often nowhere). So the offer is one per
+// instance type with an empty Region (offer_id = instance type, as DESIGN.md has it), never
+// dropped for lack of capacity: Stock is schema.StockNone when no region has capacity and
+// schema.StockUnknown (available, amount not published) otherwise. The region list itself has no
+// column in schema.Offer.
+//
+// CPU-only types (no GPU) are skipped. A GPU record that cannot be priced is left out and
+// reported in problems; the returned error is set only when the body as a whole is unusable
+// (not JSON, an API error object, no data, or no GPU offer at all).
+func ParseLambda(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+	defer func() { problems, err = lcProblems(LambdaName, problems), sourceError(LambdaName, err) }()
+	var resp lambdaResponse
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&resp); err != nil {
+		return nil, nil, fmt.Errorf("%w: decoding instance types: %w", ErrLayoutChanged, err)
+	}
+	if resp.Error != nil && (resp.Error.Code != "" || resp.Error.Message != "") {
+		return nil, nil, fmt.Errorf("api error %q: %s", lcClip(resp.Error.Code, 80), lcClip(resp.Error.Message, 200))
+	}
+	if resp.Data == nil {
+		return nil, nil, fmt.Errorf("%w: no \"data\" object in the instance types response", ErrLayoutChanged)
+	}
+	keys := make([]string, 0, len(resp.Data))
+	for k := range resp.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the data object is a map: its order is not stable
+	for _, key := range keys {
+		o, ok, err := lambdaOffer(key, resp.Data[key], run, sourceURL)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if ok {
+			offers = append(offers, o)
+		}
+	}
+	if len(offers) == 0 {
+		return nil, problems, fmt.Errorf("%w: %d instance types, no priced GPU instance type", ErrNoOffers, len(resp.Data))
+	}
+	return offers, problems, nil
+}
+
+// lambdaResponse is the body of GET /api/v1/instance-types (lambda-spec 1.10.0), or an error.
+type lambdaResponse struct {
+	Data  map[string]lambdaItem `json:"data"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type lambdaItem struct {
+	InstanceType *struct {
+		Name           string          `json:"name"`
+		Description    string          `json:"description"`
+		GPUDescription string          `json:"gpu_description"`
+		PriceCents     json.RawMessage `json:"price_cents_per_hour"` // integer; a numeric string in spec 1.5.3
+		Specs          struct {
+			// Numbers are decoded per record (lambdaNumber), so one malformed record is a
+			// problem of its own, not a failure of the whole response.
+			VCPUs      json.RawMessage `json:"vcpus"`
+			MemoryGiB  json.RawMessage `json:"memory_gib"`
+			StorageGiB json.RawMessage `json:"storage_gib"`
+			GPUs       json.RawMessage `json:"gpus"` // absent in spec 1.5.3
+		} `json:"specs"`
+	} `json:"instance_type"`
+	Regions []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	} `json:"regions_with_capacity_available"`
+}
+
+var (
+	lambdaCountRe   = regexp.MustCompile(`^\s*(\d+)\s*x\s`)        // "8x H100 (80 GB SXM5)"
+	lambdaNameRe    = regexp.MustCompile(`^gpu_(\d+)x_`)           // "gpu_8x_h100_sxm5"
+	lambdaMemRe     = regexp.MustCompile(`\((\d+(?:\.\d+)?)\s*GB`) // "(80 GB SXM5)"
+	lambdaFormRe    = regexp.MustCompile(`(?i)\b(SXM\d*|PCIe)\b`)
+	lambdaCPUOnlyRe = regexp.MustCompile(`(?i)\bCPU\b`)
+)
+
+// lambdaOffer turns one instance type into an offer. ok is false for CPU-only types.
+func lambdaOffer(key string, it lambdaItem, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+	t := it.InstanceType
+	if t == nil {
+		return o, false, fmt.Errorf("instance type %q: no instance_type object", lcClip(key, 60))
+	}
+	id := t.Name
+	if id == "" {
+		id = key
+	}
+	where := lcClip(id, 60) // for messages: the id is untrusted text
+	desc := strings.TrimSpace(t.Description)
+	gpuDesc := strings.TrimSpace(t.GPUDescription)
+
+	flags := []schema.DQFlag{}
+	count := -1
+	if gpusN, present, err := lambdaNumber(t.Specs.GPUs); err != nil {
+		return o, false, fmt.Errorf("instance type %q: specs.gpus: %w", where, err)
+	} else if present {
+		if !gpusN.IsInteger() || gpusN.IsNegative() || gpusN.GreaterThan(decimal.NewFromInt(1<<15)) {
+			return o, false, fmt.Errorf("instance type %q: specs.gpus %s is not a GPU count", where, gpusN)
+		}
+		count = int(gpusN.IntPart())
+	}
+	if count == 0 || (count < 0 && gpuDesc == "" && lambdaCPUOnlyRe.MatchString(desc)) {
+		return o, false, nil // a CPU-only instance type
+	}
+	if count < 0 {
+		if m := lambdaCountRe.FindStringSubmatch(desc); m != nil {
+			count, _ = strconv.Atoi(m[1])
+		} else if m := lambdaNameRe.FindStringSubmatch(id); m != nil {
+			count, _ = strconv.Atoi(m[1])
+		}
+		if count <= 0 {
+			return o, false, fmt.Errorf("instance type %q: no GPU count in specs, description or name", where)
+		}
+		flags = append(flags, schema.FlagCountParsed)
+	}
+	if count > 1<<15 {
+		return o, false, fmt.Errorf("instance type %q: implausible GPU count %d", where, count)
+	}
+
+	cents, present, err := lambdaNumber(t.PriceCents)
+	switch {
+	case err != nil:
+		return o, false, fmt.Errorf("instance type %q: price_cents_per_hour: %w", where, err)
+	case !present:
+		return o, false, fmt.Errorf("instance type %q: no price_cents_per_hour", where)
+	case !cents.IsPositive():
+		return o, false, fmt.Errorf("instance type %q: price_cents_per_hour %s is not positive", where, cents)
+	}
+	price := cents.Shift(-2).Round(schema.PriceDecimals)
+
+	raw := gpuDesc
+	if raw == "" {
+		raw = desc
+	}
+	var vram float64
+	if m := lambdaMemRe.FindStringSubmatch(raw); m != nil {
+		vram, _ = strconv.ParseFloat(m[1], 64)
+	} else if m := lambdaMemRe.FindStringSubmatch(desc); m != nil {
+		vram, _ = strconv.ParseFloat(m[1], 64)
+	}
+	form := ""
+	if m := lambdaFormRe.FindStringSubmatch(raw); m != nil {
+		form = strings.ToLower(m[1])
+	} else if m := lambdaFormRe.FindStringSubmatch(strings.ReplaceAll(id, "_", " ")); m != nil {
+		form = strings.ToLower(m[1])
+	}
+
+	o = schema.Offer{
+		ObservedAt:         run.ObservedAt.UTC(),
+		RunID:              run.ID,
+		SourceURL:          sourceURL,
+		Provider:           LambdaName,
+		OfferID:            id,
+		Tier:               schema.TierDatacenter,
+		GPUNameRaw:         raw,
+		GPUCount:           uint16(count),
+		VCPUs:              lambdaSpec(t.Specs.VCPUs, 1),
+		RAMGB:              lambdaSpec(t.Specs.MemoryGiB, lcGiBToGB),
+		DiskGB:             lambdaSpec(t.Specs.StorageGiB, lcGiBToGB),
+		PriceType:          schema.OnDemand,
+		PriceUSDPerHour:    price,
+		PriceUSDPerGPUHour: schema.PerGPU(price, uint16(count)),
+		InterNode:          schema.InterUnknown,
+		Stock:              schema.StockUnknown,
+		DQFlags:            flags,
+	}
+	if len(it.Regions) == 0 {
+		o.Stock = schema.StockNone
+	}
+	// The instance type name can carry what the description lacks (gpu_8x_a100_80gb_sxm4).
+	match := applyGPU(&o, LambdaName, raw, vram, id)
+	o.IntraNode = lambdaIntraNode(form, match, count)
+	return o, true, nil
+}
+
+// lambdaIntraNode infers the GPU-to-GPU link inside a Lambda instance. Lambda's SXM instance
+// types (SXM4/5/6, any count) are whole or partial HGX boards, whose GPUs are linked through
+// NVSwitch; "PCIe" in the description means PCIe only. Without a form in the text, a catalog
+// PCIe card without NVLink is PCIe only, and anything else is unknown (an NVLink bridge may or
+// may not be fitted). Lambda publishes nothing about the network between instances, so the
+// inter-node class is left unknown.
+func lambdaIntraNode(form string, m gpus.Match, count int) schema.IntraNode {
+	switch {
+	case strings.HasPrefix(form, "sxm"):
+		return schema.IntraNVSwitch
+	case form == "pcie":
+		return schema.IntraPCIe
+	case m.Known && m.Model.FormFactor == gpus.PCIe && (!m.Model.NVLink || count == 1):
+		return schema.IntraPCIe
+	}
+	return schema.IntraUnknown
+}
+
+var lambdaNumberRe = regexp.MustCompile(`^\d{1,12}(\.\d{1,12})?$`)
+
+// lambdaNumber decodes an optional JSON number that may also come as a numeric string ("80", as
+// in spec 1.5.3). present is false for an absent or null value. Only plain non-negative decimals
+// are accepted: no exponents (1e999999 would make the decimal arithmetic explode), at most 12
+// digits either side of the point.
+func lambdaNumber(raw json.RawMessage) (d decimal.Decimal, present bool, err error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return decimal.Zero, false, nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return decimal.Zero, true, fmt.Errorf("%q is not a number", lcClip(string(raw), 40))
+		}
+		s = strings.TrimSpace(s)
+	}
+	if !lambdaNumberRe.MatchString(s) {
+		if strings.HasPrefix(s, "-") && lambdaNumberRe.MatchString(s[1:]) {
+			d, _ = decimal.NewFromString(s)
+			return d, true, nil // negative: the caller says why that is wrong
+		}
+		return decimal.Zero, true, fmt.Errorf("%q is not a number", lcClip(s, 40))
+	}
+	d, err = decimal.NewFromString(s)
+	if err != nil {
+		return decimal.Zero, true, fmt.Errorf("%q: %w", lcClip(s, 40), err)
+	}
+	return d, true, nil
+}
+
+// lambdaSpec converts an optional spec number, scaled by f, to a pointer rounded to two
+// decimals; nil when absent, malformed or negative (specs are informative, not worth dropping
+// an offer for).
+func lambdaSpec(raw json.RawMessage, f float64) *float64 {
+	d, present, err := lambdaNumber(raw)
+	if !present || err != nil || d.IsNegative() {
+		return nil
+	}
+	v, _ := d.Float64()
+	return ptr(round(v*f, 2))
+}
+
+// ParseLambdaPage parses Lambda's public pricing page (https://lambda.ai/pricing, providers.md
+// §3.6) into on-demand offers: one per row of the instance tables, which come after the
+// "Instances pricing" heading, one tab per GPU count (8x, 4x, 2x, 1x) whose tabpanel holds rows
+// <tr data-plan="NVIDIA B200 SXM6"> with <td data-label="…"> cells.
+//
+// The page prices per GPU (PRICE/GPU/HR*, before sales tax), so the offer price is that times
+// the tab's GPU count. The committed 1-Click Cluster tables before the heading, and the
+// unicode-escaped copies of the tables inside window.__islands scripts, are not read; neither
+// are hash-suffixed class names. An unpriced cell ("—") means the size is not sold. RAM and
+// STORAGE are GiB/TiB and are recorded as decimal GB.
+//
+// The offer id is "<count>x <data-plan> (<VRAM/GPU>)", e.g. "8x NVIDIA B200 SXM6 (180 GB)": the
+// page carries no instance type name, and guessing the API's would silently merge two sources.
+//
+// A page without the heading, the tabs or priced rows is a layout change and returns an error
+// wrapping ErrLayoutChanged, never an empty success.
+func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+	defer func() { problems, err = lcProblems(LambdaName, problems), sourceError(LambdaName, err) }()
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, fmt.Errorf("pricing page: parse html: %w", err)
+	}
+	// Walk headings and tabs in document order: only tabs after the instances heading count.
+	var (
+		anchors int
+		tabs    []*goquery.Selection
+	)
+	doc.Find("h2, button[role=tab]").Each(func(_ int, s *goquery.Selection) {
+		if goquery.NodeName(s) == "h2" {
+			if strings.EqualFold(lcSpace(s.Text()), "Instances pricing") {
+				anchors++
+			}
+			return
+		}
+		if anchors > 0 {
+			tabs = append(tabs, s)
+		}
+	})
+	switch {
+	case anchors == 0:
+		return nil, nil, fmt.Errorf("pricing page: %w: no \"Instances pricing\" heading", ErrLayoutChanged)
+	case anchors > 1:
+		return nil, nil, fmt.Errorf("pricing page: %w: %d \"Instances pricing\" headings", ErrLayoutChanged, anchors)
+	case len(tabs) == 0:
+		return nil, nil, fmt.Errorf("pricing page: %w: no GPU-count tabs after \"Instances pricing\"", ErrLayoutChanged)
+	}
+
+	rows, unpriced := 0, 0
+	seen := map[string]bool{}
+	for _, tab := range tabs {
+		label := lcSpace(tab.Text())
+		m := lambdaTabRe.FindStringSubmatch(label)
+		if m == nil {
+			return nil, nil, fmt.Errorf("pricing page: %w: tab %q is not a GPU count like \"8x\"", ErrLayoutChanged, lcClip(label, 40))
+		}
+		count, err := strconv.Atoi(m[1])
+		if err != nil || count <= 0 || count > 1<<15 {
+			return nil, nil, fmt.Errorf("pricing page: %w: tab %q is not a GPU count like \"8x\"", ErrLayoutChanged, lcClip(label, 40))
+		}
+		panelID, _ := tab.Attr("aria-controls")
+		panel := doc.Find("[role=tabpanel]").FilterFunction(func(_ int, s *goquery.Selection) bool {
+			id, _ := s.Attr("id")
+			return panelID != "" && id == panelID
+		})
+		if panel.Length() != 1 {
+			return nil, nil, fmt.Errorf("pricing page: %w: tab %q controls no single tabpanel (id %q)", ErrLayoutChanged, lcClip(label, 40), lcClip(panelID, 40))
+		}
+		panel.Find("tr[data-plan]").Each(func(_ int, tr *goquery.Selection) {
+			rows++
+			o, ok, err := lambdaPageOffer(tr, count, run, sourceURL)
+			switch {
+			case err != nil:
+				problems = append(problems, err)
+			case !ok:
+				unpriced++
+			case seen[o.OfferID]:
+				problems = append(problems, fmt.Errorf("pricing page: duplicate row %q", lcClip(o.OfferID, 80)))
+			default:
+				seen[o.OfferID] = true
+				offers = append(offers, o)
+			}
+		})
+	}
+	if rows == 0 {
+		return nil, nil, fmt.Errorf("pricing page: %w: no <tr data-plan> rows in the %d instance tabs", ErrLayoutChanged, len(tabs))
+	}
+	if len(offers) == 0 {
+		return nil, problems, fmt.Errorf("pricing page: %w: %d rows (%d unpriced), no priced offer", ErrNoOffers, rows, unpriced)
+	}
+	slices.SortFunc(offers, func(a, b schema.Offer) int { return strings.Compare(a.OfferID, b.OfferID) })
+	return offers, problems, nil
+}
+
+var lambdaTabRe = regexp.MustCompile(`^(\d+)\s*[xX×]$`)
+
+// lambdaPageOffer turns one pricing-page row into an offer; ok is false for an unpriced row.
+func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+	plan, _ := tr.Attr("data-plan")
+	plan = lcSpace(plan)
+	cells := map[string]string{}
+	tr.Find("td[data-label]").Each(func(_ int, td *goquery.Selection) {
+		l, _ := td.Attr("data-label")
+		cells[strings.ToUpper(strings.TrimRight(lcSpace(l), "*"))] = lcSpace(td.Text())
+	})
+	where := fmt.Sprintf("pricing page: %dx %q", count, lcClip(plan, 60))
+	if plan == "" {
+		return o, false, fmt.Errorf("%s: empty data-plan", where)
+	}
+	priceText, has := cells["PRICE/GPU/HR"]
+	if !has {
+		return o, false, fmt.Errorf("%s: %w: no PRICE/GPU/HR cell", where, ErrLayoutChanged)
+	}
+	perGPU, offered, err := lcUSD(priceText)
+	if err != nil {
+		return o, false, fmt.Errorf("%s: %w", where, err)
+	}
+	if !offered {
+		return o, false, nil
+	}
+	vramText := cells["VRAM/GPU"]
+	vram, _, err := lcSize(vramText)
+	if err != nil {
+		return o, false, fmt.Errorf("%s: VRAM/GPU: %w", where, err)
+	}
+	form := ""
+	if m := lambdaFormRe.FindStringSubmatch(plan); m != nil {
+		form = strings.ToLower(m[1])
+	}
+	id := fmt.Sprintf("%dx %s", count, plan)
+	if vramText != "" {
+		id += " (" + vramText + ")"
+	}
+	price := perGPU.Mul(decimal.NewFromInt(int64(count))).Round(schema.PriceDecimals)
+	o = schema.Offer{
+		ObservedAt:         run.ObservedAt.UTC(),
+		RunID:              run.ID,
+		SourceURL:          sourceURL,
+		Provider:           LambdaName,
+		OfferID:            id,
+		Tier:               schema.TierDatacenter,
+		GPUNameRaw:         plan,
+		GPUCount:           uint16(count),
+		VCPUs:              lcOptCount(cells["VCPUS"]),
+		RAMGB:              lcOptSize(cells["RAM"]),
+		DiskGB:             lcOptSize(cells["STORAGE"]),
+		PriceType:          schema.OnDemand,
+		PriceUSDPerHour:    price,
+		PriceUSDPerGPUHour: perGPU.Round(schema.PriceDecimals),
+		InterNode:          schema.InterUnknown,
+		Stock:              schema.StockUnknown,
+		DQFlags:            []schema.DQFlag{},
+	}
+	match := applyGPU(&o, LambdaName, plan, vram)
+	o.IntraNode = lambdaIntraNode(form, match, count)
+	return o, true, nil
+}
+
+// lcProblems wraps each problem as an *Error of source.
+func lcProblems(source string, problems []error) []error {
+	for i, p := range problems {
+		problems[i] = sourceError(source, p)
+	}
+	return problems
+}
+
+// lcGiBToGB converts GiB to decimal GB.
+const lcGiBToGB = 1.073741824
+
+// lcNotOffered are the cell texts providers use for "no price": empty, N/A, dashes, Contact sales.
+var lcNotOffered = map[string]bool{
+	"": true, "N/A": true, "NA": true, "-": true, "—": true, "–": true, "CONTACT SALES": true,
+}
+
+// lcMaxPrice bounds a parsed price: no GPU node costs a million dollars an hour, and unbounded
+// digits from a broken page should not reach storage.
+var lcMaxPrice = decimal.NewFromInt(1_000_000)
+
+var lcUSDRe = regexp.MustCompile(`^\$?\s*(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$`)
+
+// lcUSD parses a price cell like "$68.80" or "$1,234.56" (thousands separators allowed).
+// offered is false, with no error, for the not-offered encodings (empty, "N/A", "—",
+// "Contact sales"). A zero or malformed price is an error.
+func lcUSD(s string) (d decimal.Decimal, offered bool, err error) {
+	s = lcSpace(s)
+	if lcNotOffered[strings.ToUpper(s)] {
+		return decimal.Zero, false, nil
+	}
+	m := lcUSDRe.FindStringSubmatch(s)
+	if m == nil {
+		return decimal.Zero, false, fmt.Errorf("price %q is not a dollar amount", lcClip(s, 40))
+	}
+	d, err = decimal.NewFromString(strings.ReplaceAll(m[1], ",", "") + m[2])
+	if err != nil {
+		return decimal.Zero, false, fmt.Errorf("price %q: %w", lcClip(s, 40), err)
+	}
+	if !d.IsPositive() {
+		return decimal.Zero, false, fmt.Errorf("price %q is not positive", s)
+	}
+	if d.GreaterThanOrEqual(lcMaxPrice) {
+		return decimal.Zero, false, fmt.Errorf("price %q is implausibly high", lcClip(s, 40))
+	}
+	return d, true, nil
+}
+
+var (
+	lcNumberRe = regexp.MustCompile(`^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$`)
+	lcSizeRe   = regexp.MustCompile(`(?i)^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(GB|GiB|TB|TiB)\b`)
+)
+
+// lcNumber parses a plain number cell, thousands separators allowed ("2,048", "61.44").
+func lcNumber(s string) (float64, error) {
+	s = lcSpace(s)
+	m := lcNumberRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a number", lcClip(s, 40))
+	}
+	return strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "")+m[2], 64)
+}
+
+// lcSize parses "180 GB", "2900 GiB", "22 TiB SSD" into decimal GB. GB and TB are taken as
+// decimal, GiB and TiB as binary. An empty cell is (0, false, nil).
+func lcSize(s string) (gb float64, ok bool, err error) {
+	s = lcSpace(s)
+	if lcNotOffered[strings.ToUpper(s)] {
+		return 0, false, nil
+	}
+	m := lcSizeRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false, fmt.Errorf("%q is not a size like \"80 GB\"", lcClip(s, 40))
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "")+m[2], 64)
+	if err != nil {
+		return 0, false, err
+	}
+	switch strings.ToUpper(m[3]) {
+	case "GIB":
+		v *= lcGiBToGB
+	case "TB":
+		v *= 1000
+	case "TIB":
+		v *= 1 << 40 / 1e9
+	}
+	return v, true, nil
+}
+
+// lcOptSize is lcSize as a rounded pointer, nil when empty or malformed.
+func lcOptSize(s string) *float64 {
+	v, ok, err := lcSize(s)
+	if err != nil || !ok {
+		return nil
+	}
+	return ptr(round(v, 2))
+}
+
+// lcOptCount is lcNumber as a pointer, nil when empty or malformed.
+func lcOptCount(s string) *float64 {
+	v, err := lcNumber(s)
+	if err != nil {
+		return nil
+	}
+	return ptr(round(v, 2))
+}
+
+// lcSpace trims s and collapses runs of white space (including non-breaking spaces) to
+// one space.
+func lcSpace(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\u00a0", " ")), " ")
+}
+
+// lcClip shortens untrusted text quoted in an error.
+func lcClip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// LambdaConfig configures the Lambda source. Zero fields take the defaults.
+type LambdaConfig struct {
+	// APIKey is the Lambda Cloud API key, sent as "Authorization: Bearer <key>". It is a secret:
+	// never logged, never put in a URL, an error or a payload. Empty means the public pricing
+	// page is scraped instead.
+	APIKey    string
+	APIURL    string        // instance-types endpoint (default DefaultLambdaAPIURL)
+	PageURL   string        // public pricing page, used without a key (default DefaultLambdaPageURL)
+	UserAgent string        // for the pricing page (default BrowserUserAgent); the API gets the client's
+	Timeout   time.Duration // bound on the whole fetch, retries included, within the run's ctx (default 2m)
+	Delay     time.Duration // colly LimitRule delay after each page request (default 1s; negative = none)
+}
+
+// Lambda is the Lambda source. With an API key it reads the instance-types API (ParseLambda);
+// without one it scrapes the public pricing page through colly (ParseLambdaPage), so Lambda
+// still has prices. The two give different offer ids (the instance type, or "8x NVIDIA B200
+// SXM6 (180 GB)"): the page carries no instance type names, and guessing them would silently
+// splice two sources into one price history.
+type Lambda struct {
+	client *Client
+	key    string
+	apiURL string
+	page   pageFetch
+	cfgErr error // an invalid URL, reported by Fetch
+	logger *slog.Logger
+	red    redactor // scrubs the key from anything this source reports
+}
+
+var _ Source = (*Lambda)(nil)
+
+// NewLambda returns the Lambda source fetching through client. A nil logger discards. An invalid
+// URL makes every Fetch fail with a clear error.
+func NewLambda(client *Client, cfg LambdaConfig, logger *slog.Logger) *Lambda {
+	key := strings.TrimSpace(cfg.APIKey)
+	l := &Lambda{client: client, key: key, apiURL: cfg.APIURL, logger: orDiscard(logger),
+		red: redactor{secrets: []string{key}}}
+	if l.apiURL == "" {
+		l.apiURL = DefaultLambdaAPIURL
+	}
+	l.page, l.cfgErr = newPageFetch(LambdaName, cfg.PageURL, DefaultLambdaPageURL, cfg.UserAgent, cfg.Timeout, cfg.Delay)
+	if u, err := url.Parse(l.apiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		l.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) URL", l.red.URL(l.apiURL))
+	}
+	if client == nil {
+		l.cfgErr = errors.New("no HTTP client")
+	}
+	return l
+}
+
+// Name returns "lambda".
+func (l *Lambda) Name() string { return LambdaName }
+
+// Fetch fetches Lambda's prices: the instance-types API when a key is configured, else the
+// public pricing page.
+func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
+	if l.cfgErr != nil {
+		return Result{}, sourceError(LambdaName, l.cfgErr)
+	}
+	if l.key == "" {
+		l.logger.Debug("Lambda API key not set: scraping the pricing page")
+		body, res, err := l.page.fetch(ctx, l.client, run)
+		if err != nil {
+			return res, sourceError(LambdaName, err)
+		}
+		offers, problems, err := ParseLambdaPage(body, run, l.client.RedactURL(l.page.url))
+		res.Offers, res.Problems = offers, problems
+		if err != nil {
+			return res, err
+		}
+		l.logger.Debug("Lambda parsed", "offers", len(offers), "problems", len(problems), "from", "pricing page")
+		return res, nil
+	}
+
+	ctx, attempts := WithAttemptCounter(ctx)
+	var res Result
+	resp, err := l.client.Do(ctx, Request{
+		Source:  LambdaName,
+		URL:     l.apiURL,
+		Header:  http.Header{"Authorization": {"Bearer " + l.key}, "Accept": {"application/json"}},
+		Timeout: l.page.timeout,
+	})
+	res.Attempts = attempts.Count()
+	if resp != nil {
+		p := resp.Payload(run, LambdaName)
+		p.URL = l.red.URL(p.URL)
+		if len(l.key) >= 4 && bytes.Contains(p.Body, []byte(l.key)) { // an echoing proxy must not carry the key into storage
+			p.Body = bytes.ReplaceAll(p.Body, []byte(l.key), []byte(redacted))
+		}
+		res.Payloads = append(res.Payloads, p)
+	}
+	if err != nil {
+		return res, sourceError(LambdaName, l.red.Error(fmt.Errorf("querying instance types: %w", err)))
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
+		return res, sourceError(LambdaName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clip(resp.ContentType, 80)))
+	}
+	offers, problems, err := ParseLambda(resp.Body, run, l.red.URL(resp.URL))
+	for i, p := range problems {
+		problems[i] = l.red.Error(p)
+	}
+	res.Offers, res.Problems = offers, problems
+	if err != nil {
+		return res, l.red.Error(err)
+	}
+	l.logger.Debug("Lambda parsed", "offers", len(offers), "problems", len(problems), "from", "api")
+	return res, nil
+}

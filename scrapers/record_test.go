@@ -1,0 +1,195 @@
+package scrapers_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/scrapers"
+)
+
+// snapshotDir is the shipped recorded run of all four providers (the Vast.ai and RunPod parts
+// come from this file's TestSnapshotVastRunPod under -update).
+const snapshotDir = "testdata/snapshot"
+
+var snapshotTime = time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+
+// runPodHandler answers the GraphQL query with a fixture.
+func runPodHandler(tb testing.TB, file string) http.Handler {
+	body := vrRead(tb, file)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+}
+
+// TestRecordReplayRoundTrip: a run recorded from the network and the same run replayed from the
+// folder parse to the same offers, payloads and attempts.
+func TestRecordReplayRoundTrip(t *testing.T) {
+	market := newVastMarket(t, "vastai_market.json")
+	mux := http.NewServeMux()
+	mux.Handle("/api/v0/bundles/", market)
+	mux.Handle("/graphql", runPodHandler(t, "runpod_gputypes.json"))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	dir := t.TempDir()
+	now := func() time.Time { return snapshotTime }
+
+	fetchAll := func(c *scrapers.Client) map[string]scrapers.Result {
+		out := map[string]scrapers.Result{}
+		for _, s := range []scrapers.Source{
+			scrapers.NewVast(c, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/?api_key=vast-sekrit", RequestInterval: -1}, nil),
+			scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil),
+		} {
+			res, err := s.Fetch(context.Background(), vrRun)
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name(), err)
+			}
+			out[s.Name()] = res
+		}
+		return out
+	}
+	live := fetchAll(vrClient(t, scrapers.ClientConfig{RecordDir: dir, Now: now}))
+	replayed := fetchAll(vrClient(t, scrapers.ClientConfig{ReplayDir: dir, Now: now}))
+	if diff := cmp.Diff(live, replayed, cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })); diff != "" {
+		t.Errorf("replay differs from the live run (-live +replay):\n%s", diff)
+	}
+
+	// The folder holds the layout the package doc describes, and no secret.
+	for _, src := range []string{"vastai", "runpod"} {
+		b, err := os.ReadFile(filepath.Join(dir, src, scrapers.IndexFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "sekrit") {
+			t.Errorf("%s index holds a secret", src)
+		}
+		var idx scrapers.Index
+		if err := json.Unmarshal(b, &idx); err != nil {
+			t.Fatal(err)
+		}
+		if idx.Source != src || len(idx.Entries) != len(live[src].Payloads) {
+			t.Errorf("%s index: source %q, %d entries for %d payloads", src, idx.Source, len(idx.Entries), len(live[src].Payloads))
+		}
+		for i, e := range idx.Entries {
+			body, err := os.ReadFile(filepath.Join(dir, src, e.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(body) != string(live[src].Payloads[i].Body) || e.Status != 200 || e.ContentType != "application/json" {
+				t.Errorf("%s entry %s does not hold the response", src, e.File)
+			}
+		}
+	}
+
+	// A request that was not recorded is an error naming it, not an empty success.
+	c := vrClient(t, scrapers.ClientConfig{ReplayDir: dir})
+	v := scrapers.NewVast(c, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/", GPUNames: []string{"H100 SXM"}, RequestInterval: -1}, nil)
+	_, err := v.Fetch(context.Background(), vrRun)
+	if !errors.Is(err, scrapers.ErrNotRecorded) {
+		t.Errorf("err = %v, want ErrNotRecorded", err)
+	}
+	_, err = scrapers.NewRunPod(vrClient(t, scrapers.ClientConfig{ReplayDir: t.TempDir()}), scrapers.RunPodConfig{}, nil).Fetch(context.Background(), vrRun)
+	if !errors.Is(err, scrapers.ErrNotRecorded) {
+		t.Errorf("empty folder: err = %v, want ErrNotRecorded", err)
+	}
+}
+
+// TestRecordFailedResponses: error answers are recorded and replay to the same error.
+func TestRecordFailedResponses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "API requests too frequent", http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	get := func(c *scrapers.Client) error {
+		_, err := c.Do(context.Background(), scrapers.Request{Source: "vastai", URL: srv.URL + "/x"})
+		return err
+	}
+	liveErr := get(vrClient(t, scrapers.ClientConfig{RecordDir: dir, RetryMax: -1}))
+	replayErr := get(vrClient(t, scrapers.ClientConfig{ReplayDir: dir}))
+	if !errors.Is(liveErr, scrapers.ErrStatus) || !errors.Is(replayErr, scrapers.ErrStatus) {
+		t.Errorf("live %v, replay %v: want both ErrStatus", liveErr, replayErr)
+	}
+}
+
+// TestSnapshotVastRunPod replays the shipped snapshot's Vast.ai and RunPod parts and pins the
+// result. With -update it first records them again, from the market and gpuTypes fixtures
+// served at the providers' real URLs (no network), so the snapshot replays with default
+// configuration.
+func TestSnapshotVastRunPod(t *testing.T) {
+	if vrUpdate() {
+		for _, src := range []string{"vastai", "runpod"} {
+			if err := os.RemoveAll(filepath.Join(snapshotDir, src)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hosts := map[string]http.Handler{
+			"console.vast.ai": newVastMarket(t, "vastai_market.json"),
+			"api.runpod.io":   runPodHandler(t, "runpod_gputypes.json"),
+		}
+		fake := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if h, ok := hosts[r.URL.Host]; ok {
+				h.ServeHTTP(w, r)
+				return
+			}
+			http.NotFound(w, r)
+		})}
+		rec := vrClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: fake, Now: func() time.Time { return snapshotTime }})
+		for _, s := range snapshotSources(rec) {
+			if _, err := s.Fetch(context.Background(), vrRun); err != nil {
+				t.Fatalf("recording %s: %v", s.Name(), err)
+			}
+		}
+	}
+
+	c := vrClient(t, scrapers.ClientConfig{ReplayDir: snapshotDir})
+	var lines []string
+	for _, s := range snapshotSources(c) {
+		res, err := s.Fetch(context.Background(), vrRun)
+		if err != nil {
+			t.Fatalf("replaying %s: %v", s.Name(), err)
+		}
+		if len(res.Problems) != 0 {
+			t.Errorf("%s: problems %v", s.Name(), res.Problems)
+		}
+		models := map[string]bool{}
+		for _, o := range res.Offers {
+			models[o.GPUModel] = true
+			lines = append(lines, snapshotLine(o))
+		}
+		if len(res.Offers) < 60 || len(models) < 15 {
+			t.Errorf("%s: %d offers over %d models; the snapshot should be a realistic market", s.Name(), len(res.Offers), len(models))
+		}
+	}
+	vrCompare(t, filepath.Join("testdata", "snapshot_vastai_runpod.golden.txt"), []byte(strings.Join(lines, "\n")+"\n"))
+}
+
+func snapshotSources(c *scrapers.Client) []scrapers.Source {
+	return []scrapers.Source{
+		scrapers.NewVast(c, scrapers.VastConfig{RequestInterval: -1}, nil),
+		scrapers.NewRunPod(c, scrapers.RunPodConfig{}, nil),
+	}
+}
+
+// snapshotLine is one offer in a reviewable line.
+func snapshotLine(o schema.Offer) string {
+	model := o.GPUModel
+	if model == "" {
+		model = "?" + o.GPUNameRaw
+	}
+	return fmt.Sprintf("%s %s %s %s %s x%d %.2fGB $%s/h $%s/gpu-h %s/%s %s %v",
+		o.Provider, o.OfferID, o.PriceType, o.Tier, model, o.GPUCount, o.VRAMGB,
+		o.PriceUSDPerHour, o.PriceUSDPerGPUHour, o.IntraNode, o.InterNode, o.Stock, o.DQFlags)
+}

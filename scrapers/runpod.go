@@ -1,0 +1,277 @@
+package scrapers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// RunPod defaults (providers.md §2).
+const (
+	// RunPodName is the provider name RunPod offers are recorded under.
+	RunPodName = "runpod"
+	// DefaultRunPodURL is the GraphQL endpoint; gpuTypes answers without a key.
+	DefaultRunPodURL = "https://api.runpod.io/graphql"
+)
+
+// runPodQuery asks for every GPU type with both clouds' on-demand and spot prices and the
+// stock of the cheapest single-GPU pod (providers.md §2.1).
+const runPodQuery = `{ gpuTypes { id displayName manufacturer memoryInGb secureCloud communityCloud ` +
+	`securePrice communityPrice secureSpotPrice communitySpotPrice maxGpuCount ` +
+	`lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice minVcpu minMemory stockStatus } } }`
+
+// RunPodConfig configures the RunPod source. Zero fields take the defaults.
+type RunPodConfig struct {
+	URL    string // default DefaultRunPodURL
+	APIKey string // optional; sent as "Authorization: Bearer" when set, never in the URL
+}
+
+// RunPod is the RunPod GraphQL source.
+type RunPod struct {
+	cfg    RunPodConfig
+	client *Client
+	logger *slog.Logger
+}
+
+var _ Source = (*RunPod)(nil)
+
+// NewRunPod returns the RunPod source fetching through client. A nil logger discards.
+func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
+	if cfg.URL == "" {
+		cfg.URL = DefaultRunPodURL
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &RunPod{cfg: cfg, client: client, logger: logger}
+}
+
+// Name returns "runpod".
+func (r *RunPod) Name() string { return RunPodName }
+
+// Fetch posts the gpuTypes query once and parses the answer.
+func (r *RunPod) Fetch(ctx context.Context, run Run) (Result, error) {
+	ctx, attempts := WithAttemptCounter(ctx)
+	var res Result
+	body, err := json.Marshal(map[string]string{"query": runPodQuery})
+	if err != nil {
+		return res, sourceError(RunPodName, err)
+	}
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	if r.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+r.cfg.APIKey)
+	}
+	resp, err := r.client.Do(ctx, Request{Source: RunPodName, Method: http.MethodPost, URL: r.cfg.URL, Header: h, Body: body})
+	res.Attempts = attempts.Count()
+	if resp != nil {
+		res.Payloads = append(res.Payloads, resp.Payload(run, RunPodName))
+	}
+	if err != nil {
+		return res, sourceError(RunPodName, fmt.Errorf("querying gpuTypes: %w", err))
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
+		return res, sourceError(RunPodName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, resp.ContentType))
+	}
+	offers, problems, err := ParseRunPod(resp.Body, run, resp.URL)
+	res.Offers, res.Problems = offers, problems
+	if err != nil {
+		return res, err
+	}
+	r.logger.Debug("RunPod parsed", "offers", len(offers), "problems", len(problems))
+	return res, nil
+}
+
+// runPodGPUType is one entry of data.gpuTypes. Every price may be null.
+type runPodGPUType struct {
+	ID                 string   `json:"id"`
+	DisplayName        string   `json:"displayName"`
+	MemoryInGb         *float64 `json:"memoryInGb"`
+	SecureCloud        *bool    `json:"secureCloud"`
+	CommunityCloud     *bool    `json:"communityCloud"`
+	SecurePrice        *float64 `json:"securePrice"`
+	CommunityPrice     *float64 `json:"communityPrice"`
+	SecureSpotPrice    *float64 `json:"secureSpotPrice"`
+	CommunitySpotPrice *float64 `json:"communitySpotPrice"`
+	LowestPrice        *struct {
+		MinimumBidPrice      *float64 `json:"minimumBidPrice"`
+		UninterruptablePrice *float64 `json:"uninterruptablePrice"` // RunPod's spelling
+		MinVcpu              *float64 `json:"minVcpu"`
+		MinMemory            *float64 `json:"minMemory"`
+		StockStatus          *string  `json:"stockStatus"`
+	} `json:"lowestPrice"`
+}
+
+// runPodPlaceholder is the price RunPod shows for many types in a cloud that does not offer
+// them (MI300X community 0.5, RTX 2000 Ada community 0.5 > secure 0.24).
+const runPodPlaceholder = 0.5
+
+// ParseRunPod parses a RunPod GraphQL gpuTypes response into offers, sorted by GPU type id and
+// cloud: one on-demand offer per GPU type and cloud (secure, community) that offers it, plus a
+// spot offer where the spot price is real.
+//
+// Units and traps (providers.md §2.2–2.6):
+//   - Prices are USD per GPU-hour; an offer is one GPU (GPU count 1), so the offer price is the
+//     per-GPU price. offer_id is "<gpu type id>:<cloud>".
+//   - A price of 0 or null means not offered in that cloud, and so does a cloud flag
+//     (secureCloud / communityCloud) that is false. Exactly 0.5 is RunPod's placeholder: it is
+//     kept only when lowestPrice.uninterruptablePrice (the cheapest 1-GPU pod in any cloud) is
+//     exactly 0.5 too, confirming it; else it is dropped (MI300X community 0.5 with no stock, RTX
+//     2000 Ada community 0.5 when the cheapest pod is the 0.24 secure one). A real 0.5 that is
+//     not the cheapest pod is lost that way: the placeholder is far more common.
+//   - Spot (secureSpotPrice / communitySpotPrice) is recorded only when it is > 0, not the
+//     placeholder, and differs from the same cloud's on-demand price (the 2026 fixtures echo
+//     on-demand; spot pods were retired). lowestPrice.minimumBidPrice is not per cloud and is
+//     ignored.
+//   - The "unknown" GPU type row is dropped. memoryInGb is GB per GPU.
+//   - Stock is lowestPrice.stockStatus (High/Medium/Low/None) of the cheapest 1-GPU pod across
+//     clouds; a lowestPrice whose stockStatus is null means no stock (none); no lowestPrice at
+//     all is unknown. minVcpu/minMemory give vCPUs and RAM when present.
+//   - Intra-node class follows the catalog form factor (SXM → NVSwitch, NVL → NVLink, PCIe and
+//     GeForce → PCIe); pods are single hosts (inter-node none).
+//
+// GraphQL errors come as HTTP 200 with {"errors": [...]}: with no data they are the error; with
+// data they are problems. A type that cannot be read is a problem, and the error is set when
+// the body is not a gpuTypes response or yields no offer (ErrNoOffers).
+func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+	var resp struct {
+		Data *struct {
+			GPUTypes *[]json.RawMessage `json:"gpuTypes"`
+		} `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, nil, sourceError(RunPodName, fmt.Errorf("%w: decoding gpuTypes: %w", ErrLayoutChanged, err))
+	}
+	var gqlErrs []error
+	for _, e := range resp.Errors {
+		gqlErrs = append(gqlErrs, sourceError(RunPodName, fmt.Errorf("graphql error: %s", clip(e.Message, 300))))
+	}
+	if resp.Data == nil || resp.Data.GPUTypes == nil {
+		if len(gqlErrs) > 0 {
+			return nil, nil, sourceError(RunPodName, errors.Join(gqlErrs...))
+		}
+		return nil, nil, sourceError(RunPodName, fmt.Errorf("%w: no data.gpuTypes in the response", ErrLayoutChanged))
+	}
+	problems = gqlErrs
+	for i, raw := range *resp.Data.GPUTypes {
+		var g runPodGPUType
+		if err := json.Unmarshal(raw, &g); err != nil {
+			problems = append(problems, sourceError(RunPodName, fmt.Errorf("gpu type #%d: decoding: %w", i, err)))
+			continue
+		}
+		if strings.EqualFold(g.ID, "unknown") || (g.ID == "" && strings.EqualFold(g.DisplayName, "unknown")) {
+			continue
+		}
+		if g.ID == "" {
+			problems = append(problems, sourceError(RunPodName, fmt.Errorf("gpu type #%d (%q): no id", i, g.DisplayName)))
+			continue
+		}
+		offers = append(offers, runPodOffers(g, run, sourceURL)...)
+	}
+	sortOffers(offers)
+	if len(offers) == 0 {
+		return nil, problems, sourceError(RunPodName, ErrNoOffers)
+	}
+	return offers, problems, nil
+}
+
+func runPodOffers(g runPodGPUType, run Run, sourceURL string) []schema.Offer {
+	base := schema.Offer{
+		ObservedAt: run.ObservedAt.UTC(),
+		RunID:      run.ID,
+		SourceURL:  sourceURL,
+		Provider:   RunPodName,
+		GPUCount:   1,
+		InterNode:  schema.InterNone,
+		Stock:      schema.StockUnknown,
+		DQFlags:    []schema.DQFlag{},
+	}
+	vram := 0.0
+	if positive(g.MemoryInGb) {
+		vram = *g.MemoryInGb
+	}
+	m := applyGPU(&base, RunPodName, g.ID, vram, g.DisplayName)
+	base.IntraNode = intraFromForm(m)
+	var lowest *float64 // the cheapest 1-GPU pod across clouds, when published
+	if lp := g.LowestPrice; lp != nil {
+		base.Stock = runPodStock(lp.StockStatus)
+		if positive(lp.UninterruptablePrice) {
+			lowest = lp.UninterruptablePrice
+		}
+		if positive(lp.MinVcpu) {
+			base.VCPUs = ptr(*lp.MinVcpu)
+		}
+		if positive(lp.MinMemory) {
+			base.RAMGB = ptr(*lp.MinMemory)
+		}
+	}
+
+	var out []schema.Offer
+	for _, c := range []struct {
+		tier  schema.Tier
+		name  string
+		flag  *bool
+		price *float64
+		spot  *float64
+	}{
+		{schema.TierSecure, "secure", g.SecureCloud, g.SecurePrice, g.SecureSpotPrice},
+		{schema.TierCommunity, "community", g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice},
+	} {
+		if c.flag != nil && !*c.flag {
+			continue // the cloud says it does not offer this type
+		}
+		real := func(p *float64) bool {
+			if !positive(p) {
+				return false
+			}
+			// The placeholder is real only if the cheapest pod costs exactly that.
+			return *p != runPodPlaceholder || (lowest != nil && *lowest == runPodPlaceholder)
+		}
+		o := base
+		o.Tier = c.tier
+		o.OfferID = g.ID + ":" + c.name
+		od := real(c.price)
+		if od {
+			out = append(out, priced(o, schema.OnDemand, usd(*c.price)))
+		}
+		if real(c.spot) && (!od || usd(*c.spot).Cmp(usd(*c.price)) != 0) {
+			out = append(out, priced(o, schema.Spot, usd(*c.spot)))
+		}
+	}
+	return out
+}
+
+func runPodStock(s *string) schema.Stock {
+	if s == nil {
+		return schema.StockNone
+	}
+	switch strings.ToLower(strings.TrimSpace(*s)) {
+	case "high":
+		return schema.StockHigh
+	case "medium":
+		return schema.StockMedium
+	case "low":
+		return schema.StockLow
+	case "none", "":
+		return schema.StockNone
+	}
+	return schema.StockUnknown
+}
+
+// clip shortens untrusted text for error messages.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

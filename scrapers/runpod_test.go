@@ -1,0 +1,246 @@
+package scrapers_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/scrapers"
+)
+
+func TestParseRunPodGolden(t *testing.T) {
+	for _, name := range []string{"runpod_gputypes", "runpod_gputypes_traps"} {
+		t.Run(name, func(t *testing.T) {
+			offers, problems, err := scrapers.ParseRunPod(vrRead(t, name+".json"), vrRun, scrapers.DefaultRunPodURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vrGolden(t, name, offers, problems)
+		})
+	}
+}
+
+// runPodWant is the part of an offer each trap pins.
+type runPodWant struct {
+	Model  string
+	VRAM   float64
+	Price  string
+	Stock  schema.Stock
+	Intra  schema.IntraNode
+	Flags  []schema.DQFlag
+	Absent bool
+}
+
+func TestParseRunPodTraps(t *testing.T) {
+	for _, file := range []string{"runpod_gputypes", "runpod_gputypes_traps"} {
+		offers, _, err := scrapers.ParseRunPod(vrRead(t, file+".json"), vrRun, scrapers.DefaultRunPodURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byKey := map[string]schema.Offer{}
+		for _, o := range offers {
+			byKey[o.OfferID+"/"+string(o.PriceType)] = o
+			if o.GPUCount != 1 || !o.PriceUSDPerGPUHour.Equal(o.PriceUSDPerHour) || o.Provider != "runpod" || o.RunID != vrRun.ID {
+				t.Errorf("%s: per-GPU offer fields wrong: %+v", o.OfferID, o)
+			}
+			if strings.HasPrefix(o.OfferID, "unknown:") {
+				t.Errorf("the unknown row became offer %s", o.OfferID)
+			}
+		}
+		none := []schema.DQFlag{}
+		tests := map[string][]struct {
+			name string
+			key  string
+			want runPodWant
+		}{
+			"runpod_gputypes": {
+				{"H100 80GB HBM3 is the SXM", "NVIDIA H100 80GB HBM3:secure/on_demand", runPodWant{"H100-SXM-80GB", 80, "3.29", schema.StockLow, schema.IntraNVSwitch, none, false}},
+				{"spot equal to on-demand is not spot", "NVIDIA H100 80GB HBM3:secure/spot", runPodWant{Absent: true}},
+				{"H100 PCIe, lowestPrice null-filled: no stock", "NVIDIA H100 PCIe:community/on_demand", runPodWant{"H100-PCIE-80GB", 80, "1.99", schema.StockNone, schema.IntraPCIe, none, false}},
+				{"H100 NVL", "NVIDIA H100 NVL:secure/on_demand", runPodWant{"H100-NVL-94GB", 94, "3.07", schema.StockMedium, schema.IntraNVLink, none, false}},
+				{"real spot below on-demand", "NVIDIA H100 NVL:secure/spot", runPodWant{"H100-NVL-94GB", 94, "2.14", schema.StockMedium, schema.IntraNVLink, none, false}},
+				{"MI300X community placeholder 0.5 and flag false", "AMD Instinct MI300X OAM:community/on_demand", runPodWant{Absent: true}},
+				{"MI300X secure kept; OAM intra unknown", "AMD Instinct MI300X OAM:secure/on_demand", runPodWant{"MI300X-192GB", 192, "2.39", schema.StockNone, schema.IntraUnknown, none, false}},
+				{"H200 NVL community placeholder 0.5: cheapest pod is 3.39", "NVIDIA H200 NVL:community/on_demand", runPodWant{Absent: true}},
+				{"H200 NVL secure 143 GB snaps to 141", "NVIDIA H200 NVL:secure/on_demand", runPodWant{"H200-NVL-141GB", 141, "3.39", schema.StockLow, schema.IntraNVLink, []schema.DQFlag{schema.FlagVRAMSnapped}, false}},
+				{"RTX 2000 Ada community 0.5 > secure 0.24: placeholder", "NVIDIA RTX 2000 Ada Generation:community/on_demand", runPodWant{Absent: true}},
+				{"a real 0.5 confirmed by the cheapest pod", "NVIDIA RTX 5000 Ada Generation:community/on_demand", runPodWant{"RTX-5000-ADA-32GB", 32, "0.5", schema.StockMedium, schema.IntraPCIe, none, false}},
+				{"secure price 0 is not offered", "NVIDIA A100-SXM4-40GB:secure/on_demand", runPodWant{Absent: true}},
+				{"null prices: no offer", "Tesla V100-FHHL-16GB:secure/on_demand", runPodWant{Absent: true}},
+				{"unknown GPU kept with flag", "NVIDIA RTX PRO 4500 Blackwell:secure/on_demand", runPodWant{"", 32, "0.64", schema.StockHigh, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
+				{"B300 288 GB", "NVIDIA B300 SXM6 AC:secure/on_demand", runPodWant{"B300-SXM-288GB", 288, "8.49", schema.StockLow, schema.IntraNVSwitch, none, false}},
+			},
+			"runpod_gputypes_traps": {
+				{"yrys MI300X: community 0.5 without flags is a placeholder", "AMD Instinct MI300X OAM:community/on_demand", runPodWant{Absent: true}},
+				{"yrys A100 40GB community 1", "NVIDIA A100-SXM4-40GB:community/on_demand", runPodWant{"A100-SXM-40GB", 40, "1", schema.StockLow, schema.IntraNVSwitch, none, false}},
+				{"yrys RTX 2000 Ada community 0.5 without flags", "NVIDIA RTX 2000 Ada Generation:community/on_demand", runPodWant{Absent: true}},
+				{"gpu-index B200 spot echoes on-demand", "NVIDIA B200:community/spot", runPodWant{Absent: true}},
+				{"gpu-index B200 no lowestPrice: stock unknown", "NVIDIA B200:community/on_demand", runPodWant{"B200-SXM-180GB", 180, "5.98", schema.StockUnknown, schema.IntraNVSwitch, none, false}},
+				{"null secure price", "NVIDIA H100 NVL:secure/on_demand", runPodWant{Absent: true}},
+				{"community spot without secure", "NVIDIA H100 NVL:community/spot", runPodWant{"H100-NVL-94GB", 94, "1.4", schema.StockUnknown, schema.IntraNVLink, none, false}},
+				{"no prices at all: no offer", "NVIDIA RTX A4000:secure/on_demand", runPodWant{Absent: true}},
+			},
+		}
+		for _, tt := range tests[file] {
+			t.Run(file+"/"+tt.name, func(t *testing.T) {
+				o, ok := byKey[tt.key]
+				if tt.want.Absent {
+					if ok {
+						t.Errorf("offer %s should not exist: %+v", tt.key, o)
+					}
+					return
+				}
+				if !ok {
+					t.Fatalf("no offer %s", tt.key)
+				}
+				got := runPodWant{o.GPUModel, o.VRAMGB, o.PriceUSDPerHour.String(), o.Stock, o.IntraNode, o.DQFlags, false}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("offer %s mismatch (-want +got):\n%s", tt.key, diff)
+				}
+			})
+		}
+	}
+}
+
+func TestParseRunPodErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		wantErr  error
+		wantText string
+	}{
+		{"truncated JSON", `{"data": {"gpuTypes": [{"id": "NVIDIA L4", "securePr`, scrapers.ErrLayoutChanged, "decoding"},
+		{"graphql error only", `{"errors": [{"message": "Something went wrong"}]}`, nil, "graphql error: Something went wrong"},
+		{"no data", `{"data": null}`, scrapers.ErrLayoutChanged, "gpuTypes"},
+		{"renamed field", `{"data": {"gpuTypeList": []}}`, scrapers.ErrLayoutChanged, "gpuTypes"},
+		{"HTML", `<!doctype html><title>Cloudflare</title>`, scrapers.ErrLayoutChanged, ""},
+		{"only the unknown row", `{"data": {"gpuTypes": [{"id": "unknown", "displayName": "unknown", "memoryInGb": 0, "securePrice": 0, "communityPrice": 0}]}}`, scrapers.ErrNoOffers, ""},
+		{"every price zero or null", `{"data": {"gpuTypes": [{"id": "NVIDIA L4", "memoryInGb": 24, "securePrice": 0, "communityPrice": null}]}}`, scrapers.ErrNoOffers, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			offers, _, err := scrapers.ParseRunPod([]byte(tt.body), vrRun, scrapers.DefaultRunPodURL)
+			if err == nil || len(offers) != 0 {
+				t.Fatalf("err %v, %d offers; want an error and none", err, len(offers))
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("err = %v, want %v", err, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantText) || !strings.HasPrefix(err.Error(), "runpod: ") {
+				t.Errorf("err %q: want runpod prefix and %q", err, tt.wantText)
+			}
+		})
+	}
+}
+
+func TestRunPodMisbehaviour(t *testing.T) {
+	good := vrRead(t, "runpod_gputypes.json")
+	jsonOK := func(w http.ResponseWriter, b []byte) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(b)
+	}
+	tests := []struct {
+		name     string
+		handler  func(n int64) http.HandlerFunc
+		timeout  time.Duration
+		wantErr  error
+		attempts int
+	}{
+		{"success with a key sent as Bearer, not in the URL", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if r.Header.Get("Authorization") != "Bearer rp-sekrit" || strings.Contains(r.URL.String(), "sekrit") ||
+					!strings.Contains(string(body), "gpuTypes") || !strings.Contains(r.Header.Get("User-Agent"), "gpucost/") {
+					http.Error(w, "bad request", http.StatusBadRequest)
+					return
+				}
+				jsonOK(w, good)
+			}
+		}, 0, nil, 1},
+		{"429 with Retry-After then success", func(n int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					w.Header().Set("Retry-After", "0")
+					http.Error(w, "slow down", http.StatusTooManyRequests)
+					return
+				}
+				jsonOK(w, good)
+			}
+		}, 0, nil, 2},
+		{"500 until retries run out", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusBadGateway) }
+		}, 0, scrapers.ErrStatus, 3},
+		{"hanging server", func(int64) http.HandlerFunc { return vrHang }, 300 * time.Millisecond, context.DeadlineExceeded, -1},
+		{"truncated JSON", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) { jsonOK(w, good[:len(good)-100]) }
+		}, 0, scrapers.ErrLayoutChanged, 1},
+		{"50 MB body with Content-Length", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", "52428800")
+				chunk := make([]byte, 1<<20)
+				for range 50 {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			}
+		}, 0, scrapers.ErrBodyTooLarge, 1},
+		{"empty gpuTypes", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) { jsonOK(w, []byte(`{"data": {"gpuTypes": []}}`)) }
+		}, 0, scrapers.ErrNoOffers, 1},
+		{"redirect to a foreign domain", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "https://phish.example/graphql", http.StatusTemporaryRedirect)
+			}
+		}, 0, scrapers.ErrStatus, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.handler(n.Add(1))(w, r) }))
+			defer srv.Close()
+			ctx := context.Background()
+			if tt.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			rp := scrapers.NewRunPod(vrClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20, Secrets: []string{"rp-sekrit"}}),
+				scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil)
+			start := time.Now()
+			res, err := rp.Fetch(ctx, vrRun)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v", d)
+			}
+			if tt.wantErr == nil {
+				if err != nil || len(res.Offers) == 0 {
+					t.Fatalf("err %v, %d offers", err, len(res.Offers))
+				}
+				if len(res.Payloads) != 1 || len(res.Payloads[0].Body) != len(good) {
+					t.Errorf("payloads %d, want the one response", len(res.Payloads))
+				}
+			} else {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				var se *scrapers.Error
+				if !errors.As(err, &se) || se.Source != "runpod" {
+					t.Errorf("err %v is not a runpod *Error", err)
+				}
+			}
+			if tt.attempts > 0 && res.Attempts != tt.attempts {
+				t.Errorf("attempts %d, want %d", res.Attempts, tt.attempts)
+			}
+		})
+	}
+}

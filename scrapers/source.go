@@ -1,0 +1,100 @@
+package scrapers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// Run identifies one scrape run; every offer of the run carries its ID and ObservedAt.
+type Run struct {
+	ID         string
+	ObservedAt time.Time
+}
+
+// Result is what one source produced in one run.
+type Result struct {
+	Offers   []schema.Offer      // normalized: canonical GPU model (or unknown flag), per-GPU price, VRAM GB, interconnect
+	Payloads []schema.RawPayload // every raw response body fetched (or replayed) in the run
+	Attempts int                 // HTTP attempts including retries
+	Problems []error             // partial failures (a slice or page failed) when some offers were still produced
+}
+
+// Source is one provider's price feed.
+//
+// Fetch fetches and parses the provider's current prices for one run. Every offer it returns
+// carries run.ID and run.ObservedAt. It returns a nil error only with at least one offer; a
+// response that parses to nothing is ErrNoOffers, never an empty success. Partial failures
+// (one slice of several failed) leave the offers that were parsed in Result.Offers and the
+// failures in Result.Problems. On error, Result still carries the payloads and attempts made
+// so far, for the run log. Errors are *Error values naming the source, and wrap the sentinels
+// below where one applies. Fetch honours ctx's deadline and cancellation. Implementations are
+// safe for concurrent use by different runs.
+type Source interface {
+	Name() string
+	Fetch(ctx context.Context, run Run) (Result, error)
+}
+
+// Conditions callers branch on. Errors returned by this package wrap them; test with errors.Is.
+var (
+	// ErrNoOffers: the response parsed, but to no usable offer.
+	ErrNoOffers = errors.New("no offers parsed")
+	// ErrLayoutChanged: the response's structure is not the one the parser knows (missing
+	// anchors or keys, wrong content type, malformed JSON). The provider changed something.
+	ErrLayoutChanged = errors.New("response layout not recognised")
+	// ErrStatus: the provider answered with a non-2xx status (after retries). *StatusError
+	// carries the code.
+	ErrStatus = errors.New("unexpected HTTP status")
+	// ErrBodyTooLarge: the response body exceeded the client's limit; nothing was parsed.
+	ErrBodyTooLarge = errors.New("response body exceeds size limit")
+	// ErrTruncated: a result page was full in both sort orders, so offers may be missing.
+	ErrTruncated = errors.New("result possibly truncated by the provider")
+	// ErrNotRecorded: replaying a recorded run, the request has no recorded response.
+	ErrNotRecorded = errors.New("no recorded response for request")
+)
+
+// Error is a failure of one source. It names the provider and unwraps to the cause.
+type Error struct {
+	Source string // provider name, e.g. "vastai"
+	Err    error
+}
+
+func (e *Error) Error() string { return e.Source + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// sourceError wraps err as an *Error of source (nil stays nil; an *Error of the same source is
+// not wrapped twice).
+func sourceError(source string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) && se.Source == source {
+		return err
+	}
+	return &Error{Source: source, Err: err}
+}
+
+// StatusError is a non-2xx HTTP answer. It matches ErrStatus with errors.Is.
+type StatusError struct {
+	URL        string // redacted
+	StatusCode int
+	Attempts   int
+	Snippet    string // start of the body, redacted, for the run log
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("%s: HTTP %d after %d attempt(s)", e.URL, e.StatusCode, e.Attempts)
+	if e.Snippet != "" {
+		s += ": " + e.Snippet
+	}
+	return s
+}
+
+// Is makes errors.Is(err, ErrStatus) true.
+func (e *StatusError) Is(target error) bool { return target == ErrStatus }

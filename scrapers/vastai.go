@@ -1,0 +1,518 @@
+package scrapers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// Vast.ai defaults (providers.md §1).
+const (
+	// VastName is the provider name Vast.ai offers are recorded under.
+	VastName = "vastai"
+	// DefaultVastURL is the offers search endpoint (POST, JSON body).
+	DefaultVastURL = "https://console.vast.ai/api/v0/bundles/"
+)
+
+// DefaultVastGPUNames are the gpu_name values (Vast's spelling, with spaces) queried one slice
+// each. A last slice asks for every other name (gpu_name notin this list), so new and unknown
+// GPUs are still seen.
+var DefaultVastGPUNames = []string{
+	"B200", "H200", "H200 NVL", "H100 SXM", "H100 PCIE", "H100 NVL",
+	"A100 SXM4", "A100 PCIE", "L40S", "L40", "L4", "A40", "A10",
+	"RTX 6000Ada", "RTX A6000", "RTX 5090", "RTX 4090", "RTX 3090", "Tesla V100",
+}
+
+// VastConfig configures the Vast.ai source. Zero fields take the defaults.
+type VastConfig struct {
+	URL    string // default DefaultVastURL
+	APIKey string // optional; sent as "Authorization: Bearer" when set, never in the URL
+
+	// GPUNames are the slices queried (nil = DefaultVastGPUNames) plus one for all other names;
+	// an empty non-nil list queries only that catch-all slice.
+	GPUNames []string
+	// PageLimit is the "limit" sent with each query (default 64, the clamp seen on keyless
+	// calls). A page that comes back with PageLimit offers is treated as truncated.
+	PageLimit int
+	// AllocatedStorageGB is pinned in every query so dph_total is reproducible (default 8, the
+	// server's own default; the CLI sends 5).
+	AllocatedStorageGB float64
+	// RequestInterval separates consecutive requests (default 6s: the documented budget is
+	// 10 requests per minute per IP; 429s are also retried by the client). Negative = none.
+	RequestInterval time.Duration
+}
+
+func (c VastConfig) withDefaults() VastConfig {
+	if c.URL == "" {
+		c.URL = DefaultVastURL
+	}
+	if c.GPUNames == nil {
+		c.GPUNames = DefaultVastGPUNames
+	}
+	if c.PageLimit <= 0 {
+		c.PageLimit = 64
+	}
+	if c.AllocatedStorageGB <= 0 {
+		c.AllocatedStorageGB = 8
+	}
+	switch {
+	case c.RequestInterval == 0:
+		c.RequestInterval = 6 * time.Second
+	case c.RequestInterval < 0:
+		c.RequestInterval = 0
+	}
+	return c
+}
+
+// Vast is the Vast.ai marketplace source.
+type Vast struct {
+	cfg    VastConfig
+	client *Client
+	logger *slog.Logger
+}
+
+var _ Source = (*Vast)(nil)
+
+// NewVast returns the Vast.ai source fetching through client. A nil logger discards.
+func NewVast(client *Client, cfg VastConfig, logger *slog.Logger) *Vast {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Vast{cfg: cfg.withDefaults(), client: client, logger: logger}
+}
+
+// Name returns "vastai".
+func (v *Vast) Name() string { return VastName }
+
+// vastSlice is one query: a gpu_name filter and optionally a num_gpus filter.
+type vastSlice struct {
+	label   string
+	gpuName map[string]any // the gpu_name filter: {"eq": name} or {"notin": [...]}
+	numGPUs map[string]any // nil, or {"eq": n} / {"gte": n, "lte": m}
+}
+
+// numGPUBuckets split a slice whose result is truncated in both sort orders.
+var numGPUBuckets = []struct {
+	label  string
+	filter map[string]any
+}{
+	{"1 GPU", map[string]any{"eq": 1}},
+	{"2 GPUs", map[string]any{"eq": 2}},
+	{"3-4 GPUs", map[string]any{"gte": 3, "lte": 4}},
+	{"5-8 GPUs", map[string]any{"gte": 5, "lte": 8}},
+	{"9+ GPUs", map[string]any{"gte": 9}},
+}
+
+// Fetch queries every slice (both sort orders when a page is full, split by GPU count when
+// both orders are full and do not overlap), dedupes offers by ask id, and returns one
+// on-demand and (when min_bid is set) one spot offer per ask. A failed slice is a Problem; the
+// run fails only when every slice failed or nothing was parsed.
+func (v *Vast) Fetch(ctx context.Context, run Run) (Result, error) {
+	ctx, attempts := WithAttemptCounter(ctx)
+	f := &vastFetch{v: v, run: run, seen: map[string]bool{}}
+	slicesQ := make([]vastSlice, 0, len(v.cfg.GPUNames)+1)
+	for _, n := range v.cfg.GPUNames {
+		slicesQ = append(slicesQ, vastSlice{label: n, gpuName: map[string]any{"eq": n}})
+	}
+	slicesQ = append(slicesQ, vastSlice{label: "other GPUs", gpuName: map[string]any{"notin": v.cfg.GPUNames}})
+
+	var failed int
+	var firstErr error
+	for _, s := range slicesQ {
+		if err := f.slice(ctx, s, true); err != nil {
+			if ctx.Err() != nil {
+				f.res.Attempts = attempts.Count()
+				return f.res, sourceError(VastName, fmt.Errorf("querying slice %q: %w", s.label, err))
+			}
+			failed++
+			if firstErr == nil {
+				firstErr = err
+			}
+			f.res.Problems = append(f.res.Problems, sourceError(VastName, fmt.Errorf("querying slice %q: %w", s.label, err)))
+		}
+	}
+	f.res.Attempts = attempts.Count()
+	sortOffers(f.res.Offers)
+	switch {
+	case failed == len(slicesQ):
+		return f.res, sourceError(VastName, fmt.Errorf("every slice failed, first: %w", firstErr))
+	case len(f.res.Offers) == 0:
+		return f.res, sourceError(VastName, ErrNoOffers)
+	}
+	return f.res, nil
+}
+
+// vastFetch is the state of one Fetch.
+type vastFetch struct {
+	v        *Vast
+	run      Run
+	res      Result
+	seen     map[string]bool // ask ids already turned into offers
+	requests int
+}
+
+// slice queries one slice; split says whether a truncated slice may be split by GPU count.
+func (f *vastFetch) slice(ctx context.Context, s vastSlice, split bool) error {
+	asc, err := f.page(ctx, s, "asc")
+	if err != nil {
+		return err
+	}
+	if len(asc) < f.v.cfg.PageLimit {
+		return nil
+	}
+	desc, err := f.page(ctx, s, "desc")
+	if err != nil {
+		return err
+	}
+	if len(desc) < f.v.cfg.PageLimit || overlaps(asc, desc) {
+		return nil // the two ends meet: nothing is missing in between
+	}
+	if split && s.numGPUs == nil {
+		var errs []error
+		for _, b := range numGPUBuckets {
+			sub := vastSlice{label: s.label + ", " + b.label, gpuName: s.gpuName, numGPUs: b.filter}
+			if err := f.slice(ctx, sub, false); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	f.res.Problems = append(f.res.Problems, sourceError(VastName, fmt.Errorf(
+		"slice %q: %w: %d offers per page in both sort orders, pages do not overlap", s.label, ErrTruncated, f.v.cfg.PageLimit)))
+	return nil
+}
+
+// page fetches one page and adds its new offers; it returns the page's ask ids.
+func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) ([]string, error) {
+	if f.requests > 0 && f.v.cfg.RequestInterval > 0 {
+		t := time.NewTimer(f.v.cfg.RequestInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	f.requests++
+	body := vastQuery(s, order, f.v.cfg)
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	if f.v.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+f.v.cfg.APIKey)
+	}
+	resp, err := f.v.client.Do(ctx, Request{Source: VastName, Method: http.MethodPost, URL: f.v.cfg.URL, Header: h, Body: body})
+	if resp != nil {
+		f.res.Payloads = append(f.res.Payloads, resp.Payload(f.run, VastName))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
+		return nil, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, resp.ContentType)
+	}
+	offers, ids, problems, err := parseVast(resp.Body, f.run, resp.URL)
+	if err != nil {
+		return nil, err
+	}
+	f.res.Problems = append(f.res.Problems, problems...)
+	for i, o := range offers {
+		if f.seen[ids[i]] {
+			continue
+		}
+		f.res.Offers = append(f.res.Offers, o)
+	}
+	for _, id := range ids {
+		f.seen[id] = true
+	}
+	f.v.logger.Debug("Vast page", "slice", s.label, "order", order, "offers", len(offers))
+	return rawAskIDs(resp.Body), nil
+}
+
+// vastQuery builds the search body. json.Marshal sorts map keys, so the body is deterministic
+// (replay matches requests on it).
+func vastQuery(s vastSlice, order string, cfg VastConfig) []byte {
+	q := map[string]any{
+		"gpu_name":          s.gpuName,
+		"rentable":          map[string]any{"eq": true},
+		"rented":            map[string]any{"eq": false},
+		"type":              "on-demand",
+		"order":             [][]string{{"dph_total", order}},
+		"limit":             cfg.PageLimit,
+		"allocated_storage": cfg.AllocatedStorageGB,
+	}
+	if s.numGPUs != nil {
+		q["num_gpus"] = s.numGPUs
+	}
+	b, err := json.Marshal(q)
+	if err != nil { // maps of strings, numbers and bools always marshal
+		panic(err)
+	}
+	return b
+}
+
+// overlaps reports whether two pages share an ask id.
+func overlaps(a, b []string) bool {
+	for _, x := range b {
+		if slices.Contains(a, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawAskIDs lists the ids of a page, counting rows the parser skipped, so a full page of
+// unparseable rows still counts as full.
+func rawAskIDs(body []byte) []string {
+	var page struct {
+		Offers []struct {
+			ID json.Number `json:"id"`
+		} `json:"offers"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil
+	}
+	ids := make([]string, len(page.Offers))
+	for i, o := range page.Offers {
+		ids[i] = o.ID.String()
+	}
+	return ids
+}
+
+// vastOffer holds the fields of a Vast offer the parser uses (providers.md §1.5). Every field
+// but id is nullable in practice.
+type vastOffer struct {
+	ID                json.Number `json:"id"`
+	NumGPUs           *float64    `json:"num_gpus"`
+	GPUName           *string     `json:"gpu_name"`
+	GPURAM            *float64    `json:"gpu_ram"` // MiB per GPU, labelled MB
+	DPHTotal          *float64    `json:"dph_total"`
+	DPHBase           *float64    `json:"dph_base"`
+	StorageTotalCost  *float64    `json:"storage_total_cost"`
+	MinBid            *float64    `json:"min_bid"`
+	BWNVLink          *float64    `json:"bw_nvlink"` // GB/s, 0 = none
+	Reliability       *float64    `json:"reliability"`
+	Reliability2      *float64    `json:"reliability2"`
+	Verification      *string     `json:"verification"`
+	Geolocation       *string     `json:"geolocation"`
+	CPUCores          *float64    `json:"cpu_cores"`
+	CPUCoresEffective *float64    `json:"cpu_cores_effective"`
+	CPURAM            *float64    `json:"cpu_ram"` // MB, whole machine
+	DiskSpace         *float64    `json:"disk_space"`
+	ClusterID         *float64    `json:"cluster_id"`
+	Search            *struct {
+		TotalHour *float64 `json:"totalHour"`
+	} `json:"search"`
+}
+
+// ParseVast parses one response of the Vast.ai offers search into offers, in response order:
+// for each ask, one on-demand offer and, when min_bid is set, one spot offer.
+//
+// Units and traps (providers.md §1.5–1.8):
+//   - Prices are per offer (num_gpus GPUs): on-demand is dph_total (compute plus the storage
+//     pinned by allocated_storage; else search.totalHour, else dph_base + storage_total_cost),
+//     spot is min_bid + storage_total_cost, so both include the same disk. min_bid can exceed
+//     the on-demand price; it is recorded as it is. Per-GPU = offer price / num_gpus.
+//   - gpu_ram is MiB per GPU; 81559 MiB snaps to an 80 GB H100 (flag vram_snapped).
+//   - The form factor comes from gpu_name; a name without one (Tesla V100) is resolved as SXM
+//     only when bw_nvlink > 0 proves NVLink, else the offer is kept as unknown_gpu.
+//   - bw_nvlink (GB/s) > 0 is NVLink (NVSwitch on SXM parts but V100), 0 is PCIe, null unknown. Marketplace
+//     hosts cannot be clustered (inter-node none) unless cluster_id is set (unknown).
+//   - Tier: verification "verified" → verified, anything else (unverified, deverified, null) →
+//     unverified. geolocation "California, US" → country US, region "us-california"; null and
+//     ", US" occur.
+//   - vCPUs are cpu_cores_effective; RAM is the offer's share of the machine's cpu_ram (MB):
+//     cpu_ram × cpu_cores_effective / cpu_cores / 1000 GB, unknown when cpu_cores is null or 0.
+//
+// A row without an id, GPU count or price is skipped and reported in problems. The error is set
+// only when the body is not a Vast search response.
+func ParseVast(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+	offers, _, problems, err = parseVast(body, run, sourceURL)
+	return offers, problems, err
+}
+
+// parseVast is ParseVast also returning each offer's ask id.
+func parseVast(body []byte, run Run, sourceURL string) (offers []schema.Offer, ids []string, problems []error, err error) {
+	var page struct {
+		Offers *[]json.RawMessage `json:"offers"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, nil, nil, sourceError(VastName, fmt.Errorf("%w: decoding offers: %w", ErrLayoutChanged, err))
+	}
+	if page.Offers == nil {
+		return nil, nil, nil, sourceError(VastName, fmt.Errorf("%w: no \"offers\" array in the response", ErrLayoutChanged))
+	}
+	for i, raw := range *page.Offers {
+		var vo vastOffer
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&vo); err != nil {
+			problems = append(problems, sourceError(VastName, fmt.Errorf("offer #%d: decoding: %w", i, err)))
+			continue
+		}
+		os, err := vastOffers(vo, run, sourceURL)
+		if err != nil {
+			problems = append(problems, sourceError(VastName, fmt.Errorf("offer %s: %w", vastRowID(vo, i), err)))
+			continue
+		}
+		for range os {
+			ids = append(ids, vo.ID.String())
+		}
+		offers = append(offers, os...)
+	}
+	return offers, ids, problems, nil
+}
+
+func vastRowID(vo vastOffer, i int) string {
+	if vo.ID != "" {
+		return vo.ID.String()
+	}
+	return "#" + strconv.Itoa(i)
+}
+
+func vastOffers(vo vastOffer, run Run, sourceURL string) ([]schema.Offer, error) {
+	if _, err := vo.ID.Int64(); err != nil {
+		return nil, fmt.Errorf("no usable id %q", vo.ID)
+	}
+	if !positive(vo.NumGPUs) || *vo.NumGPUs != float64(uint16(*vo.NumGPUs)) {
+		return nil, fmt.Errorf("num_gpus %v is not a GPU count", deref(vo.NumGPUs))
+	}
+	count := uint16(*vo.NumGPUs)
+	storage := 0.0
+	if vo.StorageTotalCost != nil && *vo.StorageTotalCost > 0 {
+		storage = *vo.StorageTotalCost
+	}
+	var onDemand *float64
+	switch {
+	case positive(vo.DPHTotal):
+		onDemand = vo.DPHTotal
+	case vo.Search != nil && positive(vo.Search.TotalHour):
+		onDemand = vo.Search.TotalHour
+	case positive(vo.DPHBase):
+		onDemand = ptr(*vo.DPHBase + storage)
+	default:
+		return nil, errors.New("no price (dph_total, search.totalHour and dph_base all missing or zero)")
+	}
+
+	o := schema.Offer{
+		ObservedAt: run.ObservedAt.UTC(),
+		RunID:      run.ID,
+		SourceURL:  sourceURL,
+		Provider:   VastName,
+		OfferID:    vo.ID.String(),
+		Tier:       schema.TierUnverified,
+		GPUCount:   count,
+		IntraNode:  schema.IntraUnknown,
+		InterNode:  schema.InterNone,
+		Stock:      schema.StockUnknown,
+		DQFlags:    []schema.DQFlag{},
+	}
+	if vo.Verification != nil && *vo.Verification == "verified" {
+		o.Tier = schema.TierVerified
+	}
+	o.Region, o.Country = vastLocation(vo.Geolocation)
+
+	name := strings.TrimSpace(deref(vo.GPUName))
+	vram := 0.0
+	if positive(vo.GPURAM) {
+		vram = gpus.MiBToGB(*vo.GPURAM)
+	}
+	var alt string
+	if positive(vo.BWNVLink) {
+		alt = name + " SXM" // NVLink proven: tried only when the name alone stays unknown
+	}
+	m := applyGPU(&o, VastName, name, vram, alt)
+
+	switch {
+	case vo.BWNVLink == nil:
+		o.IntraNode = schema.IntraUnknown
+	case *vo.BWNVLink > 0:
+		o.NVLinkGbps = ptr(round(*vo.BWNVLink, 3))
+		o.IntraNode = schema.IntraNVLink
+		if m.Known && m.Model.FormFactor == gpus.SXM {
+			o.IntraNode = sxmIntra(m)
+		}
+	default:
+		o.IntraNode = schema.IntraPCIe
+	}
+	if vo.ClusterID != nil {
+		o.InterNode = schema.InterUnknown
+	}
+
+	if positive(vo.CPUCoresEffective) {
+		o.VCPUs = ptr(round(*vo.CPUCoresEffective, 2))
+	}
+	if positive(vo.CPURAM) && positive(vo.CPUCores) && positive(vo.CPUCoresEffective) {
+		share := min(*vo.CPUCoresEffective / *vo.CPUCores, 1)
+		o.RAMGB = ptr(round(*vo.CPURAM*share/1000, 2))
+	}
+	if positive(vo.DiskSpace) {
+		o.DiskGB = ptr(round(*vo.DiskSpace, 2))
+	}
+	if r := vo.Reliability; r != nil && *r >= 0 && *r <= 1 {
+		o.Reliability = ptr(round(*r, 6))
+	} else if r := vo.Reliability2; r != nil && *r >= 0 && *r <= 1 {
+		o.Reliability = ptr(round(*r, 6))
+	}
+
+	out := []schema.Offer{priced(o, schema.OnDemand, usd(*onDemand))}
+	if positive(vo.MinBid) {
+		out = append(out, priced(o, schema.Spot, usd(*vo.MinBid+storage)))
+	}
+	return out, nil
+}
+
+// vastLocation splits "California, US" (or "Czechia, CZ, EU" with georegion) into a region
+// slug ("us-california") and a country code. Null, empty and ", US" are handled.
+func vastLocation(geo *string) (region, country string) {
+	if geo == nil {
+		return "", ""
+	}
+	parts := strings.Split(*geo, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	if len(parts) < 2 {
+		return "", countryCode(parts[0])
+	}
+	country = countryCode(parts[1])
+	state := strings.ToLower(strings.Join(strings.Fields(parts[0]), ""))
+	switch {
+	case country == "":
+		return "", ""
+	case state == "":
+		return strings.ToLower(country), country
+	}
+	return strings.ToLower(country) + "-" + state, country
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// sortOffers orders offers by provider, offer id and price type, so runs compare cleanly.
+func sortOffers(os []schema.Offer) {
+	slices.SortStableFunc(os, func(a, b schema.Offer) int {
+		if c := strings.Compare(a.OfferID, b.OfferID); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.PriceType), string(b.PriceType))
+	})
+}

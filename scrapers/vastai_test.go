@@ -1,0 +1,393 @@
+package scrapers_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/scrapers"
+)
+
+func TestParseVastGolden(t *testing.T) {
+	offers, problems, err := scrapers.ParseVast(vrRead(t, "vastai_offers.json"), vrRun, scrapers.DefaultVastURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vrGolden(t, "vastai_offers", offers, problems)
+}
+
+// vastWant is the part of an offer each trap pins.
+type vastWant struct {
+	Model, Raw        string
+	Count             uint16
+	VRAM              float64
+	Price, PerGPU     string
+	Tier              schema.Tier
+	Region, Country   string
+	Intra             schema.IntraNode
+	Inter             schema.InterNode
+	NVLink, RAM, CPUs *float64
+	Flags             []schema.DQFlag
+}
+
+func vastGot(o schema.Offer) vastWant {
+	return vastWant{
+		Model: o.GPUModel, Raw: o.GPUNameRaw, Count: o.GPUCount, VRAM: o.VRAMGB,
+		Price: o.PriceUSDPerHour.String(), PerGPU: o.PriceUSDPerGPUHour.String(),
+		Tier: o.Tier, Region: o.Region, Country: o.Country, Intra: o.IntraNode, Inter: o.InterNode,
+		NVLink: o.NVLinkGbps, RAM: o.RAMGB, CPUs: o.VCPUs, Flags: o.DQFlags,
+	}
+}
+
+func f64(v float64) *float64 { return &v }
+
+func TestParseVastTraps(t *testing.T) {
+	offers, problems, err := scrapers.ParseVast(vrRead(t, "vastai_offers.json"), vrRun, scrapers.DefaultVastURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]schema.Offer{}
+	for _, o := range offers {
+		byKey[o.OfferID+"/"+string(o.PriceType)] = o
+		if o.RunID != vrRun.ID || !o.ObservedAt.Equal(vrRun.ObservedAt) || o.Provider != "vastai" || o.SourceURL != scrapers.DefaultVastURL {
+			t.Errorf("offer %s: observation fields not stamped: %+v", o.OfferID, o)
+		}
+	}
+	snapped := []schema.DQFlag{schema.FlagVRAMSnapped}
+	unknown := []schema.DQFlag{schema.FlagUnknownGPU}
+	tests := []struct {
+		name string
+		key  string
+		want vastWant
+	}{
+		{"V100 sample: dph_total incl. 8 GB storage, no form stays unknown, deverified", "54420292/on_demand", vastWant{
+			Raw: "Tesla V100", Count: 1, VRAM: 34.36, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
+			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(2.01), CPUs: f64(7), Flags: unknown}},
+		{"V100 sample spot: min_bid + storage", "54420292/spot", vastWant{
+			Raw: "Tesla V100", Count: 1, VRAM: 34.36, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
+			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(2.01), CPUs: f64(7), Flags: unknown}},
+		{"H100 SXM 81559 MiB snaps to 80 GB, empty state", "48285735/on_demand", vastWant{
+			Model: "H100-SXM-80GB", Raw: "H100 SXM", Count: 1, VRAM: 80, Price: "1.386741", PerGPU: "1.386741", Tier: schema.TierUnverified,
+			Region: "us", Country: "US", Intra: schema.IntraNVSwitch, Inter: schema.InterNone, NVLink: f64(478.116), RAM: f64(226.49), CPUs: f64(26), Flags: snapped}},
+		{"RTX 3090 sample: half the machine's RAM", "38849859/on_demand", vastWant{
+			Model: "RTX-3090-24GB", Raw: "RTX 3090", Count: 1, VRAM: 24, Price: "0.122222", PerGPU: "0.122222", Tier: schema.TierUnverified,
+			Region: "ca-quebec", Country: "CA", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(64.46), CPUs: f64(16), Flags: snapped}},
+		{"V100 with bw_nvlink is SXM2; 8 GPUs per-GPU price", "55000001/on_demand", vastWant{
+			Model: "V100-SXM2-32GB", Raw: "Tesla V100", Count: 8, VRAM: 32, Tier: schema.TierVerified,
+			Region: "us-oregon", Country: "US", Intra: schema.IntraNVLink, Inter: schema.InterNone, NVLink: f64(143.6), RAM: f64(515), CPUs: f64(80), Flags: snapped}},
+		{"cpu_cores null: RAM unknown; null geolocation", "55000002/on_demand", vastWant{
+			Model: "RTX-4090-24GB", Raw: "RTX 4090", Count: 1, VRAM: 24, Tier: schema.TierVerified,
+			Intra: schema.IntraPCIe, Inter: schema.InterNone, CPUs: f64(8), Flags: snapped}},
+		{"clustered 8x H100: inter-node unknown, cpu_cores 0", "55000003/on_demand", vastWant{
+			Model: "H100-SXM-80GB", Raw: "H100 SXM", Count: 8, VRAM: 80, Tier: schema.TierVerified,
+			Region: "us-texas", Country: "US", Intra: schema.IntraNVSwitch, Inter: schema.InterUnknown, NVLink: f64(478.116), Flags: snapped}},
+		{"empty gpu_name kept as unknown", "55000004/on_demand", vastWant{
+			Raw: "", Count: 1, VRAM: 8.59, Tier: schema.TierVerified,
+			Region: "pl-poland", Country: "PL", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.12), CPUs: f64(4), Flags: unknown}},
+		{"dph_base fallback, georegion continent, bw_nvlink null", "55000013/on_demand", vastWant{
+			Model: "A40-48GB", Raw: "A40", Count: 2, VRAM: 48, Price: "0.702222", PerGPU: "0.351111", Tier: schema.TierVerified,
+			Region: "cz-czechia", Country: "CZ", Intra: schema.IntraUnknown, Inter: schema.InterNone, Flags: snapped}},
+		{"modded 48 GB 4090 is unknown", "55000014/on_demand", vastWant{
+			Raw: "RTX 4090", Count: 1, VRAM: 51.54, Tier: schema.TierVerified,
+			Region: "tw-taiwan", Country: "TW", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.12), CPUs: f64(4), Flags: unknown}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, ok := byKey[tt.key]
+			if !ok {
+				t.Fatalf("no offer %s", tt.key)
+			}
+			got := vastGot(o)
+			if tt.want.Price == "" { // generated prices: check only the per-GPU arithmetic
+				tt.want.Price, tt.want.PerGPU = got.Price, schema.PerGPU(o.PriceUSDPerHour, o.GPUCount).String()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("offer %s mismatch (-want +got):\n%s", tt.key, diff)
+			}
+		})
+	}
+
+	t.Run("min_bid above on-demand is recorded as is", func(t *testing.T) {
+		od, spot := byKey["55000002/on_demand"], byKey["55000002/spot"]
+		if !spot.PriceUSDPerHour.GreaterThan(od.PriceUSDPerHour) {
+			t.Errorf("spot %s, on-demand %s: want spot above", spot.PriceUSDPerHour, od.PriceUSDPerHour)
+		}
+	})
+	t.Run("no min_bid, no spot", func(t *testing.T) {
+		for _, k := range []string{"55000003/spot", "55000013/spot"} {
+			if _, ok := byKey[k]; ok {
+				t.Errorf("unexpected spot offer %s", k)
+			}
+		}
+	})
+	t.Run("SXM, PCIe and NVL stay apart", func(t *testing.T) {
+		models := map[string]bool{}
+		for _, o := range offers {
+			models[o.GPUModel] = true
+		}
+		for _, m := range []string{"H100-SXM-80GB", "H100-PCIE-80GB", "H100-NVL-94GB"} {
+			if !models[m] {
+				t.Errorf("no %s offer", m)
+			}
+		}
+	})
+	t.Run("bad rows are problems", func(t *testing.T) {
+		var msgs []string
+		for _, p := range problems {
+			msgs = append(msgs, p.Error())
+			var se *scrapers.Error
+			if !errors.As(p, &se) || se.Source != "vastai" {
+				t.Errorf("problem %q is not a vastai *Error", p)
+			}
+		}
+		want := []string{"55000010", "55000011", "#"}
+		if len(msgs) != len(want) {
+			t.Fatalf("problems %q, want %d", msgs, len(want))
+		}
+		for i, w := range want {
+			if !strings.Contains(msgs[i], w) {
+				t.Errorf("problem %d = %q, want it to name %s", i, msgs[i], w)
+			}
+		}
+	})
+}
+
+func TestParseVastErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		wantErr error
+		offers  int
+	}{
+		{"truncated JSON", `{"offers": [{"id": 1, "num_gpus": 1, "gpu_name": "RTX 30`, scrapers.ErrLayoutChanged, 0},
+		{"HTML error page", `<html><body>502 Bad Gateway</body></html>`, scrapers.ErrLayoutChanged, 0},
+		{"no offers key", `{"success": false, "error": "invalid_args", "msg": "bad"}`, scrapers.ErrLayoutChanged, 0},
+		{"offers null", `{"offers": null}`, scrapers.ErrLayoutChanged, 0},
+		{"not an object", `[1, 2]`, scrapers.ErrLayoutChanged, 0},
+		{"empty page is not an error here", `{"offers": []}`, nil, 0},
+		{"a row of the wrong type is a problem", `{"offers": ["x", {"id": 7, "num_gpus": 1, "gpu_name": "RTX 3090", "gpu_ram": 24576, "dph_total": 0.2}]}`, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			offers, _, err := scrapers.ParseVast([]byte(tt.body), vrRun, scrapers.DefaultVastURL)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if len(offers) != tt.offers {
+				t.Errorf("%d offers, want %d", len(offers), tt.offers)
+			}
+		})
+	}
+}
+
+func TestVastFetch(t *testing.T) {
+	market := newVastMarket(t, "vastai_market.json")
+	srv := httptest.NewServer(market)
+	defer srv.Close()
+	client := vrClient(t, scrapers.ClientConfig{})
+	v := scrapers.NewVast(client, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/", APIKey: "sekrit-vast-key", RequestInterval: -1}, nil)
+
+	res, err := v.Fetch(context.Background(), vrRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 0 {
+		t.Errorf("problems: %v", res.Problems)
+	}
+	asks := map[string]bool{}
+	for _, o := range res.Offers {
+		asks[o.OfferID] = true
+	}
+	if len(asks) != len(market.offers) {
+		t.Errorf("%d distinct asks, want every one of the market's %d", len(asks), len(market.offers))
+	}
+	// 20 slices, and the RTX 4090 slice (66 asks) is full at 64: asc and desc, which overlap.
+	if got, want := len(res.Payloads), len(scrapers.DefaultVastGPUNames)+2; got != want {
+		t.Errorf("%d payloads, want %d", got, want)
+	}
+	if res.Attempts != len(res.Payloads) {
+		t.Errorf("attempts %d, want %d", res.Attempts, len(res.Payloads))
+	}
+	for i, a := range market.auth {
+		if a != "Bearer sekrit-vast-key" {
+			t.Errorf("request %d: Authorization %q", i, a)
+		}
+		if strings.Contains(market.urls[i], "sekrit") {
+			t.Errorf("request %d: key in URL %s", i, market.urls[i])
+		}
+		if !strings.Contains(string(market.bodies[i]), `"allocated_storage":8`) {
+			t.Errorf("request %d: storage not pinned: %s", i, market.bodies[i])
+		}
+	}
+}
+
+func TestVastFetchSlicing(t *testing.T) {
+	tests := []struct {
+		name      string
+		pageLimit int
+		clamp     int
+		wantTrunc bool
+		wantAll   bool
+	}{
+		{"full pages in both orders that meet are complete", 20, 0, false, true},
+		{"full pages that do not meet split by GPU count, then report truncation", 15, 0, true, false},
+		{"a silent server clamp at the page limit is handled as a full page", 40, 40, false, true},
+		{"pages that meet are complete", 64, 0, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			market := newVastMarket(t, "vastai_market.json")
+			market.clamp = tt.clamp
+			srv := httptest.NewServer(market)
+			defer srv.Close()
+			v := scrapers.NewVast(vrClient(t, scrapers.ClientConfig{}), scrapers.VastConfig{
+				URL: srv.URL, PageLimit: tt.pageLimit, RequestInterval: -1, GPUNames: []string{"RTX 4090", "H100 SXM"},
+			}, nil)
+			res, err := v.Fetch(context.Background(), vrRun)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var trunc bool
+			for _, p := range res.Problems {
+				trunc = trunc || errors.Is(p, scrapers.ErrTruncated)
+			}
+			if trunc != tt.wantTrunc {
+				t.Errorf("truncation reported %v, want %v (problems %v)", trunc, tt.wantTrunc, res.Problems)
+			}
+			asks := map[string]bool{}
+			for _, o := range res.Offers {
+				asks[o.OfferID] = true
+			}
+			if all := len(asks) == len(market.offers); all != tt.wantAll {
+				t.Errorf("%d of %d asks seen", len(asks), len(market.offers))
+			}
+			if len(res.Offers) == 0 {
+				t.Error("no offers")
+			}
+		})
+	}
+}
+
+// TestVastMisbehaviour points the source at servers that misbehave: each gives a clear vastai
+// error or a correct result, never a hang, a panic or an empty success.
+func TestVastMisbehaviour(t *testing.T) {
+	good := vrRead(t, "vastai_offers.json")
+	tests := []struct {
+		name      string
+		handler   func(n int64) http.HandlerFunc
+		timeout   time.Duration
+		wantErr   error
+		wantOK    bool
+		attempts  int
+		wantInErr string
+	}{
+		{"429 then success", func(n int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					http.Error(w, "API requests too frequent endpoint threshold=3.0", http.StatusTooManyRequests)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(good)
+			}
+		}, 0, nil, true, 2, ""},
+		{"500 until retries run out", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) { http.Error(w, "upstream exploded", 500) }
+		}, 0, scrapers.ErrStatus, false, 3, "HTTP 500"},
+		{"hanging server: the deadline wins", func(int64) http.HandlerFunc {
+			return vrHang
+		}, 300 * time.Millisecond, context.DeadlineExceeded, false, -1, ""},
+		{"truncated JSON", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(good[:len(good)/2])
+			}
+		}, 0, scrapers.ErrLayoutChanged, false, 1, ""},
+		{"HTML instead of JSON", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				io.WriteString(w, "<html>Just a moment...</html>")
+			}
+		}, 0, scrapers.ErrLayoutChanged, false, 1, "text/html"},
+		{"50 MB body", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				chunk := []byte(strings.Repeat(" ", 1<<20))
+				for range 50 {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			}
+		}, 0, scrapers.ErrBodyTooLarge, false, 1, ""},
+		{"empty result", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"offers": []}`)
+			}
+		}, 0, scrapers.ErrNoOffers, false, 1, ""},
+		{"redirect to a foreign domain is not followed", func(int64) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "http://evil.example/steal", http.StatusFound)
+			}
+		}, 0, scrapers.ErrStatus, false, 1, "HTTP 302"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				tt.handler(n.Add(1))(w, r)
+			}))
+			defer srv.Close()
+			ctx := context.Background()
+			if tt.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			v := scrapers.NewVast(vrClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20}),
+				scrapers.VastConfig{URL: srv.URL + "/?api_key=sekrit-in-url", GPUNames: []string{}, RequestInterval: -1}, nil)
+			start := time.Now()
+			res, err := v.Fetch(ctx, vrRun)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v", d)
+			}
+			if tt.wantOK {
+				if err != nil || len(res.Offers) == 0 {
+					t.Fatalf("err %v, %d offers; want offers", err, len(res.Offers))
+				}
+			} else {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				var se *scrapers.Error
+				if !errors.As(err, &se) || se.Source != "vastai" {
+					t.Errorf("err %v is not a vastai *Error", err)
+				}
+				if !strings.Contains(err.Error(), tt.wantInErr) {
+					t.Errorf("err %q does not mention %q", err, tt.wantInErr)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "sekrit") {
+				t.Errorf("secret in error: %v", err)
+			}
+			for _, p := range res.Payloads {
+				if strings.Contains(p.URL, "sekrit") {
+					t.Errorf("secret in payload URL %s", p.URL)
+				}
+			}
+			if tt.attempts > 0 && res.Attempts != tt.attempts {
+				t.Errorf("attempts %d, want %d", res.Attempts, tt.attempts)
+			}
+		})
+	}
+}
