@@ -98,7 +98,15 @@ func runScrape(ctx context.Context, e env, args []string) int {
 		printDryRun(e.stdout, rep)
 	}
 	printSummary(e.stdout, rep)
-	return exitCode(rep.Status)
+	code := exitCode(rep.Status)
+	for _, p := range rep.Providers {
+		if p.Spooled && code == exitOK {
+			// The data is safe in the spool, but the operator should know the store was down.
+			fmt.Fprintln(e.stderr, "gpucost scrape: ClickHouse could not take the batches; they are spooled for the next run")
+			code = exitPartial
+		}
+	}
+	return code
 }
 
 // replayRunID derives a run id from a recorded folder's contents: "replay-" and the start of a

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/gpucost/gpucost/scrapers"
+	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/store/storetest"
+)
+
+// snapshotDir is the recorded snapshot shipped with the scrapers; the fake providers serve it.
+const snapshotDir = "../../scrapers/testdata/snapshot"
+
+// providerServer is an httptest server that answers like one provider did when the snapshot was
+// recorded: each request is matched by method, path and body hash against the recording's index.
+// before, when set, runs first and may answer instead (return true).
+func providerServer(t *testing.T, provider string, before func(w http.ResponseWriter, r *http.Request) bool) *httptest.Server {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(snapshotDir, provider, scrapers.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx scrapers.Index
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if before != nil && before(w, r) {
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		sum := sha256.Sum256(body)
+		for _, e := range idx.Entries {
+			u, _ := url.Parse(e.URL)
+			if e.Method == r.Method && u.Path == r.URL.Path && e.RequestSHA256 == hex.EncodeToString(sum[:]) {
+				b, err := os.ReadFile(filepath.Join(snapshotDir, provider, e.File))
+				if err != nil {
+					http.Error(w, err.Error(), 500)
+					return
+				}
+				w.Header().Set("Content-Type", e.ContentType)
+				w.WriteHeader(e.Status)
+				w.Write(b)
+				return
+			}
+		}
+		http.Error(w, "no recorded answer for "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// proxy is a TCP proxy in front of ClickHouse that a test can cut, so "ClickHouse stopped"
+// can happen to one test without stopping the server every other test uses.
+type proxy struct {
+	t      *testing.T
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{t: t, ln: ln, target: target}
+	go p.accept()
+	t.Cleanup(func() { ln.Close(); p.setDown(true) })
+	return p
+}
+
+func (p *proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		go func() { io.Copy(up, c); up.Close() }()
+		go func() { io.Copy(c, up); c.Close() }()
+	}
+}
+
+// setDown cuts every connection and refuses new ones (true), or lets them through again.
+func (p *proxy) setDown(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// e2e is one end-to-end setup: four fake providers, a fresh ClickHouse database behind a proxy,
+// a spool folder and a config file pointing at all of them.
+type e2e struct {
+	t          *testing.T
+	dsn        string // through the proxy
+	directDSN  string
+	proxy      *proxy
+	configPath string
+	spool      string
+	servers    map[string]*httptest.Server
+	store      *store.Store
+}
+
+func newE2E(t *testing.T, before map[string]func(w http.ResponseWriter, r *http.Request) bool) *e2e {
+	t.Helper()
+	direct := storetest.DSN(t)
+	u, err := url.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newProxy(t, u.Host)
+	u.Host = px.ln.Addr().String()
+	x := &e2e{t: t, dsn: u.String(), directDSN: direct, proxy: px, spool: t.TempDir(), servers: map[string]*httptest.Server{}}
+	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave"} {
+		x.servers[p] = providerServer(t, p, before[p])
+	}
+	x.configPath = x.writeConfig(fmt.Sprintf(`  source_timeout: 20s
+  load_timeout: 10s
+http:
+  retry_max: 2
+  retry_wait_min: 1ms
+  retry_wait_max: 5ms
+providers:
+  vastai: {url: %q, delay: 1ms}
+  runpod: {url: %q}
+  lambda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, delay: 1ms}
+  coreweave: {url: %q, delay: 1ms}
+`, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
+		x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing"))
+	if code, out := x.run("migrate", "--dsn", x.dsn); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s", code, out)
+	}
+	x.store, err = store.Open(context.Background(), direct, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.store.Close() })
+	return x
+}
+
+// run runs gpucost in-process with the e2e config and returns its exit code and output: stdout,
+// then stderr after a "--- stderr" line.
+func (x *e2e) run(args ...string) (int, string) {
+	if args[0] != "migrate" {
+		args = append(args, "--config", x.configPath)
+	}
+	return runCLI(args...)
+}
+
+// writeConfig writes a config file for this setup's database and spool with the given
+// providers section (empty: the providers' real default URLs).
+func (x *e2e) writeConfig(providers string) string {
+	x.t.Helper()
+	cfg := fmt.Sprintf("clickhouse:\n  dsn: %q\nscrape:\n  spool_dir: %q\n%s", x.dsn, x.spool, providers)
+	path := filepath.Join(x.t.TempDir(), "gpucost.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		x.t.Fatal(err)
+	}
+	return path
+}
+
+func runCLI(args ...string) (int, string) {
+	var stdout, stderr bytes.Buffer
+	e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	code := run(context.Background(), e, args)
+	return code, stdout.String() + "\n--- stderr\n" + stderr.String()
+}
+
+// count runs a count query on the test database.
+func (x *e2e) count(table, where string) int {
+	x.t.Helper()
+	n, err := countRows(x.directDSN, table, where)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return n
+}
+
+func countRows(dsn, table, where string) (int, error) {
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		return 0, err
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	q := "SELECT count() FROM " + table
+	if where != "" {
+		q += " WHERE " + where
+	}
+	var n uint64
+	err = conn.QueryRow(context.Background(), q).Scan(&n)
+	return int(n), err
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stdoutOf cuts runCLI's output down to what went to stdout.
+func stdoutOf(out string) string {
+	s, _, _ := strings.Cut(out, "\n--- stderr\n")
+	return s
+}
+
+// loadedTotal sums the LOADED column of a scrape summary.
+func loadedTotal(t *testing.T, out string) int {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^(coreweave|lambda|runpod|vastai)\s+(ok|partial|failed)\s+(\d+)\s+(\d+)`)
+	total := 0
+	for _, m := range re.FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.Atoi(m[4])
+		total += n
+	}
+	return total
+}
+
+func TestScrapeGoodRun(t *testing.T) {
+	x := newE2E(t, nil)
+	code, out := x.run("scrape")
+	if code != exitOK {
+		t.Fatalf("scrape: exit %d, want 0\n%s", code, out)
+	}
+	loaded := loadedTotal(t, out)
+	if loaded < 300 {
+		t.Fatalf("loaded %d offers, want the whole snapshot (hundreds)\n%s", loaded, out)
+	}
+	if got := x.count("offers", ""); got != loaded {
+		t.Errorf("offers table holds %d rows, the run reported %d loaded", got, loaded)
+	}
+	if got := x.count("scrape_runs", "status = 'ok'"); got != 4 {
+		t.Errorf("%d ok run-log rows, want 4", got)
+	}
+	// One raw payload per response served: 21 Vast slices, RunPod, the Lambda page, CoreWeave.
+	if got := x.count("raw_payloads", ""); got != 24 {
+		t.Errorf("%d raw payloads stored, want 24", got)
+	}
+	code, out = x.run("offers", "--gpu", "H100-SXM-80GB", "--output", "csv", "--limit", "0")
+	if code != exitOK {
+		t.Fatalf("offers: exit %d\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(stdoutOf(out)), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("offers for H100-SXM-80GB: %d lines\n%s", len(lines), out)
+	}
+	prev := -1.0
+	providers := map[string]bool{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		p, err := strconv.ParseFloat(f[5], 64)
+		if err != nil || f[1] != "H100-SXM-80GB" {
+			t.Fatalf("bad row %q", l)
+		}
+		if p < prev {
+			t.Errorf("offers not cheapest first: %v after %v", p, prev)
+		}
+		prev = p
+		providers[f[0]] = true
+	}
+	if len(providers) < 3 {
+		t.Errorf("H100-SXM-80GB offered by %v, want several providers", providers)
+	}
+}
+
+func TestScrapeOneProviderDown(t *testing.T) {
+	down := func(w http.ResponseWriter, r *http.Request) bool {
+		http.Error(w, "upstream overloaded", http.StatusServiceUnavailable)
+		return true
+	}
+	x := newE2E(t, map[string]func(http.ResponseWriter, *http.Request) bool{"runpod": down})
+	code, out := x.run("scrape")
+	if code != exitPartial {
+		t.Fatalf("scrape: exit %d, want %d (partial)\n%s", code, exitPartial, out)
+	}
+	if got := x.count("scrape_runs", "provider = 'runpod' AND status = 'failed' AND error LIKE '%HTTP 503%'"); got != 1 {
+		t.Errorf("run log has %d failed runpod rows naming HTTP 503, want 1\n%s", got, out)
+	}
+	if got := x.count("scrape_runs", "status = 'ok'"); got != 3 {
+		t.Errorf("%d ok providers, want the other 3", got)
+	}
+	if got := x.count("offers", "provider = 'runpod'"); got != 0 {
+		t.Errorf("%d runpod offers loaded from a failed provider", got)
+	}
+	if got := x.count("offers", ""); got != loadedTotal(t, out) || got == 0 {
+		t.Errorf("offers table holds %d rows, the run reported %d", got, loadedTotal(t, out))
+	}
+}
+
+func TestScrapeClickHouseDownDuringRunThenBack(t *testing.T) {
+	var x *e2e
+	var once sync.Once
+	// ClickHouse goes away while the providers are being fetched: after the run started and
+	// read its history, before it loads anything.
+	cut := func(w http.ResponseWriter, r *http.Request) bool {
+		once.Do(func() { x.proxy.setDown(true) })
+		return false
+	}
+	x = newE2E(t, map[string]func(http.ResponseWriter, *http.Request) bool{"coreweave": cut})
+	code, out := x.run("scrape")
+	if code != exitPartial {
+		t.Fatalf("scrape with ClickHouse down: exit %d, want %d\n%s", code, exitPartial, out)
+	}
+	firstLoaded := loadedTotal(t, out)
+	if strings.Count(out, "true") < 4 {
+		t.Errorf("not every provider's batch was spooled:\n%s", out)
+	}
+	if got := x.count("offers", ""); got != 0 {
+		t.Fatalf("%d offers reached ClickHouse while it was down", got)
+	}
+
+	x.proxy.setDown(false)
+	code, out = x.run("scrape")
+	if code != exitOK {
+		t.Fatalf("scrape after ClickHouse came back: exit %d\n%s", code, out)
+	}
+	if n := strings.Count(out, "loaded spooled batch"); n != 4 {
+		t.Errorf("loaded %d spooled batches, want 4\n%s", n, out)
+	}
+	secondLoaded := loadedTotal(t, out)
+	if got, want := x.count("offers", ""), firstLoaded+secondLoaded; got != want {
+		t.Errorf("offers table holds %d rows, want %d (both runs, each once)", got, want)
+	}
+	if got := x.count("scrape_runs", ""); got != 8 {
+		t.Errorf("%d run-log rows, want 8 (4 providers × 2 runs)", got)
+	}
+	// A third run finds an empty spool and loads only its own offers.
+	code, out = x.run("scrape")
+	if code != exitOK || strings.Contains(out, "spooled batch") {
+		t.Fatalf("third scrape: exit %d\n%s", code, out)
+	}
+	if got, want := x.count("offers", ""), firstLoaded+secondLoaded+loadedTotal(t, out); got != want {
+		t.Errorf("offers table holds %d rows after three runs, want %d", got, want)
+	}
+}
+
+func TestScrapeSameReplayTwice(t *testing.T) {
+	x := newE2E(t, nil)
+	// The snapshot was recorded at the providers' real URLs: replay with the default endpoints.
+	cfg := x.writeConfig("")
+	code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg)
+	if code != exitOK {
+		t.Fatalf("first replay: exit %d\n%s", code, out)
+	}
+	loaded := loadedTotal(t, out)
+	code, out = runCLI("scrape", "--replay", snapshotDir, "--config", cfg)
+	if code != exitOK {
+		t.Fatalf("second replay: exit %d\n%s", code, out)
+	}
+	if got := x.count("offers", ""); got != loaded {
+		t.Errorf("offers table holds %d rows after replaying the same snapshot twice, want %d", got, loaded)
+	}
+	if got := x.count("scrape_runs", ""); got != 4 {
+		t.Errorf("%d run-log rows, want 4", got)
+	}
+}
+
+func TestScrapeRecordThenReplayParsesTheSame(t *testing.T) {
+	x := newE2E(t, nil)
+	dir := t.TempDir()
+	code, live := x.run("scrape", "--record", dir, "--dry-run")
+	if code != exitOK {
+		t.Fatalf("recording run: exit %d\n%s", code, live)
+	}
+	// Stop the providers: the replay must not need them.
+	for _, s := range x.servers {
+		s.Close()
+	}
+	code, replayed := x.run("scrape", "--replay", dir, "--dry-run")
+	if code != exitOK {
+		t.Fatalf("replay: exit %d\n%s", code, replayed)
+	}
+	offersOf := func(out string) string { // the dry-run table, without the run summary and logs
+		return out[strings.Index(out, "dry run:"):strings.Index(out, "\nrun ")]
+	}
+	if offersOf(live) != offersOf(replayed) || !strings.Contains(live, "offers would be loaded") {
+		t.Errorf("replay parsed differently from the recorded run:\n--- live\n%s\n--- replay\n%s", offersOf(live), offersOf(replayed))
+	}
+	if got := x.count("offers", ""); got != 0 {
+		t.Errorf("a dry run loaded %d offers", got)
+	}
+}
+
+func TestScrapeTwoAtOnce(t *testing.T) {
+	slow := func(w http.ResponseWriter, r *http.Request) bool {
+		time.Sleep(1500 * time.Millisecond)
+		return false
+	}
+	x := newE2E(t, map[string]func(http.ResponseWriter, *http.Request) bool{"runpod": slow})
+	codes := make([]int, 2)
+	outs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], outs[i] = x.run("scrape", "--providers", "runpod,lambda")
+		}()
+	}
+	wg.Wait()
+	ok, busy := 0, 0
+	for i, c := range codes {
+		switch c {
+		case exitOK:
+			ok++
+		case exitBusy:
+			busy++
+			if !strings.Contains(outs[i], "another scrape run is in progress") || !strings.Contains(outs[i], "pid") {
+				t.Errorf("busy run's message does not say who holds the lock:\n%s", outs[i])
+			}
+		}
+	}
+	if ok != 1 || busy != 1 {
+		t.Fatalf("exit codes %v, want one 0 and one %d\n%s\n%s", codes, exitBusy, outs[0], outs[1])
+	}
+	if got := x.count("scrape_runs", ""); got != 2 {
+		t.Errorf("%d run-log rows, want 2 (one run of two providers)", got)
+	}
+}
