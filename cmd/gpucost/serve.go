@@ -103,10 +103,13 @@ func newServer(cfg Config, e env, logger *slog.Logger) (*server, error) {
 		registry: reg,
 		metrics:  pipeline.NewMetrics(reg),
 		store:    newLazyStore(cfg.ClickHouse.DSN, logger),
-		cron:     cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cl), cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl))),
-		now:      time.Now,
-		jobs:     map[string]*jobState{},
-		ctx:      context.Background(),
+		// SkipIfStillRunning must wrap Recover, not the other way round: its token is put back
+		// without a defer, so a panic passing through it would skip the job forever after
+		// (cron v3.0.1 chain.go; TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM pins this).
+		cron: cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cl), cron.WithChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))),
+		now:  time.Now,
+		jobs: map[string]*jobState{},
+		ctx:  context.Background(),
 	}
 	return s, nil
 }

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
+	x := newE2E(t, nil)
+	cfg, err := loadConfig(x.configPath, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Serve.ScrapeSchedule = "@every 1s"
+	cfg.Serve.ShutdownGrace = Duration(20 * time.Second)
+	logs := &syncBuffer{}
+	srv, err := newServer(cfg, env{stdout: io.Discard, stderr: logs, getenv: func(string) string { return "" }}, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.close()
+	if err := srv.scheduleScrape(); err != nil {
+		t.Fatal(err)
+	}
+	var panics atomic.Int32
+	if err := srv.schedule("boom", "@every 1s", func(context.Context) (string, error) {
+		panics.Add(1)
+		panic("boom")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	done := make(chan error, 1)
+	go func() { done <- srv.serve(ctx, ln) }()
+
+	// Wait until every provider has a good run and the panicking job has run twice.
+	var h health
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code := getJSON(t, base+"/healthz", &h)
+		if code == http.StatusOK && h.Status == "ok" && panics.Load() >= 2 && h.Jobs["boom"].LastStatus == "panicked" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz never became ok with two panics seen (last %d): %+v\nlogs:\n%s", code, h, logs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(h.Providers) != 4 {
+		t.Fatalf("healthz lists %d providers, want 4: %+v", len(h.Providers), h.Providers)
+	}
+	for _, p := range h.Providers {
+		if p.Stale || p.LastStatus != "ok" || p.LastGoodAt == nil || p.StalenessSecond > 30 {
+			t.Errorf("provider health %+v, want a fresh ok run", p)
+		}
+	}
+	if j := h.Jobs["scrape"]; j.LastStatus != "ok" || j.NextRun == nil {
+		t.Errorf("scrape job state %+v", j)
+	}
+	if !strings.Contains(logs.String(), "panic") {
+		t.Errorf("the panicking job was not logged:\n%s", logs)
+	}
+
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`gpucost_scrape_runs_total{provider="vastai",status="ok"}`,
+		`gpucost_scrape_offers_loaded_total{provider="coreweave"}`,
+		`gpucost_scrape_last_success_timestamp_seconds{provider="lambda"}`,
+		`gpucost_scrape_http_attempts_total{provider="runpod"}`,
+		`gpucost_scrape_duration_seconds_bucket{provider="vastai"`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if metricValue(string(body), `gpucost_scrape_runs_total{provider="vastai",status="ok"}`) < 1 {
+		t.Errorf("no ok vastai run counted")
+	}
+
+	// A real SIGTERM: the service stops its jobs and returns cleanly.
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v after SIGTERM", err)
+		}
+	case <-time.After(25 * time.Second):
+		t.Fatal("serve did not stop after SIGTERM")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("the HTTP server still answers after shutdown")
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("decoding %s: %v", url, err)
+	}
+	return resp.StatusCode
+}
+
+// metricValue returns the value of the sample line that starts with series, or -1.
+func metricValue(text, series string) float64 {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, series+" ") {
+			var v float64
+			if _, err := fmt.Sscan(strings.TrimPrefix(line, series+" "), &v); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
