@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -31,7 +32,7 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, erro
 	if runID == "" || provider == "" {
 		return res, fmt.Errorf("loading a batch: run id and provider are required")
 	}
-	loaded, err := s.loadedCounts(ctx, runID, provider)
+	loaded, err := s.loadedCounts(ctx, b)
 	if err != nil {
 		return res, err
 	}
@@ -58,11 +59,17 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, erro
 
 type loadedCounts struct{ offers, payloads, runs uint64 }
 
-// loadedCounts counts what is stored of one provider's part of a run. The offers count scans
-// the run_id column (not in the sort key): fine for a check made once per batch.
-func (s *Store) loadedCounts(ctx context.Context, runID, provider string) (loadedCounts, error) {
+// loadedCounts counts what is stored of one provider's part of a run. run_id is not in the
+// tables' sort keys, so each count is bounded by the batch's time range, which prunes
+// partitions and parts by their min/max times: the check reads only the parts the batch could
+// be in, however long the history grows.
+func (s *Store) loadedCounts(ctx context.Context, b schema.Batch) (loadedCounts, error) {
 	var c loadedCounts
-	err := s.conn.QueryRow(s.ctx(ctx), s.loadedCountsQuery(), runID, provider, runID, provider, runID, provider).
+	runID, provider := b.Run.RunID, b.Run.Provider
+	oFrom, oTo := timeRange(len(b.Offers), func(i int) time.Time { return b.Offers[i].ObservedAt })
+	pFrom, pTo := timeRange(len(b.Payloads), func(i int) time.Time { return b.Payloads[i].FetchedAt })
+	err := s.conn.QueryRow(s.ctx(ctx), s.loadedCountsQuery(),
+		runID, provider, oFrom, oTo, runID, provider, pFrom, pTo, runID, provider).
 		Scan(&c.offers, &c.payloads, &c.runs)
 	if err != nil {
 		return c, s.queryError(fmt.Sprintf("checking what is stored of run %s/%s", runID, provider), err)
@@ -70,10 +77,27 @@ func (s *Store) loadedCounts(ctx context.Context, runID, provider string) (loade
 	return c, nil
 }
 
+// timeRange returns the earliest and latest of n times, to the second; for n == 0 an empty
+// range that matches nothing.
+func timeRange(n int, at func(int) time.Time) (from, to time.Time) {
+	if n == 0 {
+		return time.Unix(1, 0).UTC(), time.Unix(0, 0).UTC()
+	}
+	from, to = at(0), at(0)
+	for i := 1; i < n; i++ {
+		if t := at(i); t.Before(from) {
+			from = t
+		} else if t.After(to) {
+			to = t
+		}
+	}
+	return from.UTC().Truncate(time.Second), to.UTC().Truncate(time.Second).Add(time.Second)
+}
+
 func (s *Store) loadedCountsQuery() string {
 	return `SELECT
-		(SELECT count() FROM ` + s.table("offers") + ` WHERE run_id = ? AND provider = ?),
-		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE run_id = ? AND provider = ?),
+		(SELECT count() FROM ` + s.table("offers") + ` WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ?),
+		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE run_id = ? AND provider = ? AND fetched_at >= ? AND fetched_at < ?),
 		(SELECT count() FROM ` + s.table("scrape_runs") + ` WHERE run_id = ? AND provider = ?)`
 }
 
