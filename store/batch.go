@@ -59,18 +59,28 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, erro
 
 type loadedCounts struct{ offers, payloads, runs uint64 }
 
-// loadedCounts counts what is stored of one provider's part of a run. run_id is not in the
-// tables' sort keys, so each count is bounded by the batch's time range, which prunes
-// partitions and parts by their min/max times: the check reads only the parts the batch could
-// be in, however long the history grows.
+// loadedCounts counts what is stored of one provider's part of a run. The run-log row is
+// written last, so when it exists the whole batch is stored (this also covers a recorded run
+// replayed again later, whose offers carry a new observation time). Otherwise the offers and
+// payloads are counted within the batch's own time range: run_id is not in those tables' sort
+// keys, and the range prunes partitions and parts by their min/max times, so the check reads
+// only the parts the batch could be in, however long the history grows.
 func (s *Store) loadedCounts(ctx context.Context, b schema.Batch) (loadedCounts, error) {
 	var c loadedCounts
 	runID, provider := b.Run.RunID, b.Run.Provider
+	err := s.conn.QueryRow(s.ctx(ctx), s.runRowsQuery(), runID, provider).Scan(&c.runs)
+	if err != nil {
+		return c, s.queryError(fmt.Sprintf("checking what is stored of run %s/%s", runID, provider), err)
+	}
+	if c.runs > 0 {
+		c.offers, c.payloads = uint64(len(b.Offers)), uint64(len(b.Payloads))
+		return c, nil
+	}
 	oFrom, oTo := timeRange(len(b.Offers), func(i int) time.Time { return b.Offers[i].ObservedAt })
 	pFrom, pTo := timeRange(len(b.Payloads), func(i int) time.Time { return b.Payloads[i].FetchedAt })
-	err := s.conn.QueryRow(s.ctx(ctx), s.loadedCountsQuery(),
-		runID, provider, oFrom, oTo, runID, provider, pFrom, pTo, runID, provider).
-		Scan(&c.offers, &c.payloads, &c.runs)
+	err = s.conn.QueryRow(s.ctx(ctx), s.loadedCountsQuery(),
+		runID, provider, oFrom, oTo, runID, provider, pFrom, pTo).
+		Scan(&c.offers, &c.payloads)
 	if err != nil {
 		return c, s.queryError(fmt.Sprintf("checking what is stored of run %s/%s", runID, provider), err)
 	}
@@ -94,11 +104,14 @@ func timeRange(n int, at func(int) time.Time) (from, to time.Time) {
 	return from.UTC().Truncate(time.Second), to.UTC().Truncate(time.Second).Add(time.Second)
 }
 
+func (s *Store) runRowsQuery() string {
+	return `SELECT count() FROM ` + s.table("scrape_runs") + ` WHERE run_id = ? AND provider = ?`
+}
+
 func (s *Store) loadedCountsQuery() string {
 	return `SELECT
 		(SELECT count() FROM ` + s.table("offers") + ` WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ?),
-		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE run_id = ? AND provider = ? AND fetched_at >= ? AND fetched_at < ?),
-		(SELECT count() FROM ` + s.table("scrape_runs") + ` WHERE run_id = ? AND provider = ?)`
+		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE run_id = ? AND provider = ? AND fetched_at >= ? AND fetched_at < ?)`
 }
 
 // LatestPrices returns the newest known $/GPU-hour of every offer of one provider, so the
