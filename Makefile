@@ -7,7 +7,7 @@ CHDB_PKG := @chdb/lib-linux-x64-gnu@26.7.3-stable.1
 CHDB_DIR := .data/chdb
 export GPUCOST_CLICKHOUSE_DSN ?= clickhouse://default@127.0.0.1:19000/gpucost?dial_timeout=5s
 
-.PHONY: demo all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
+.PHONY: cluster cluster-stop test-cluster demo all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
 
 all: build
 
@@ -54,6 +54,18 @@ $(CHDB_DIR)/package/libchdb.so:
 	@echo "fetching $(CHDB_PKG) from the npm registry (once, ~570 MB unpacked)"
 	mkdir -p $(CHDB_DIR)
 	cd $(CHDB_DIR) && npm pack --silent $(CHDB_PKG) >/dev/null && tar xzf chdb-lib-linux-x64-gnu-*.tgz && rm -f chdb-lib-linux-x64-gnu-*.tgz
+
+## cluster: a local ClickHouse cluster (2 shards × 2 replicas, ZooKeeper) on loopback ports
+cluster:
+	@deploy/clickhouse-cluster/local.sh start
+
+cluster-stop:
+	@deploy/clickhouse-cluster/local.sh stop
+
+## test-cluster: gpucost on the local cluster: migrate --cluster, scrapes, replicas stopped
+## during a run, and the same results as on one server
+test-cluster: clickhouse cluster
+	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLUSTER=1 $(GO) test -count=1 -run Cluster ./cmd/gpucost/ ./store/
 
 ## bench: the Go benchmarks (inserts need the local ClickHouse)
 bench: clickhouse

@@ -30,7 +30,11 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 	if err != nil {
 		return MigrateResult{}, err
 	}
-	if err := s.conn.Exec(s.ctx(ctx), "CREATE DATABASE IF NOT EXISTS "+quoteIdent(s.database)); err != nil {
+	createDB := "CREATE DATABASE IF NOT EXISTS " + quoteIdent(s.database)
+	if s.cluster != "" {
+		createDB += " ON CLUSTER " + quoteIdent(s.cluster)
+	}
+	if err := s.conn.Exec(s.ctx(ctx), createDB); err != nil {
 		return MigrateResult{}, fmt.Errorf("creating database %s at %s: %w", s.database, s.addr, err)
 	}
 	if s.missing {
@@ -43,7 +47,11 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 		s.conn.Close()
 		s.conn, s.missing = conn, false
 	}
-	if err := s.conn.Exec(s.ctx(ctx), s.migrationsTableDDL()); err != nil {
+	ddl, err := s.statements(s.migrationsTableDDL())
+	if err == nil {
+		err = s.execAll(ctx, ddl)
+	}
+	if err != nil {
 		return MigrateResult{}, fmt.Errorf("creating schema_migrations in %s at %s: %w", s.database, s.addr, err)
 	}
 	applied, err := s.appliedMigrations(ctx)
@@ -60,7 +68,11 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 			continue
 		}
 		for i, stmt := range m.Statements {
-			if err := s.conn.Exec(s.ctx(ctx), stmt); err != nil {
+			ddl, err := s.statements(stmt)
+			if err == nil {
+				err = s.execAll(ctx, ddl)
+			}
+			if err != nil {
 				return res, fmt.Errorf("applying migration %s (statement %d of %d) to %s at %s: %w; fix the cause and run migrate again", m.Name, i+1, len(m.Statements), s.database, s.addr, err)
 			}
 		}
@@ -72,6 +84,24 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 		res.Current = m.Version
 	}
 	return res, nil
+}
+
+// statements returns what to run for one migration statement: itself on a single server, its
+// cluster form (cluster.go) in cluster mode.
+func (s *Store) statements(stmt string) ([]string, error) {
+	if s.cluster == "" {
+		return []string{stmt}, nil
+	}
+	return clusterStatements(stmt, s.database, s.cluster)
+}
+
+func (s *Store) execAll(ctx context.Context, stmts []string) error {
+	for _, stmt := range stmts {
+		if err := s.conn.Exec(s.ctx(ctx), stmt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SchemaVersion returns the highest migration version applied, 0 for an empty database.
@@ -123,7 +153,7 @@ func (s *Store) recordMigration(ctx context.Context, m schema.Migration) error {
 // migrationsTableDDL creates the table that records applied migrations. A migration recorded
 // twice (two migrators at once) is one row after merges and one version when read.
 func (s *Store) migrationsTableDDL() string {
-	return `CREATE TABLE IF NOT EXISTS ` + s.table("schema_migrations") + ` (
+	return `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    UInt32,
 		name       String,
 		checksum   String,

@@ -37,6 +37,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
+	// Cluster, when set, names the ClickHouse cluster (remote_servers) the schema lives on:
+	// Migrate creates replicated local tables and Distributed tables ON CLUSTER (see
+	// cluster.go), and inserts through the Distributed tables wait for every shard.
+	Cluster string
 }
 
 // Store reads and writes gpucost's tables. It is safe for concurrent use.
@@ -44,6 +48,7 @@ type Store struct {
 	conn     driver.Conn
 	chOpts   *clickhouse.Options
 	missing  bool // the database did not exist at Open; Migrate creates it and reconnects
+	cluster  string
 	database string
 	addr     string // host:port list for messages; never includes credentials
 	user     string
@@ -80,6 +85,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		user:     chOpts.Auth.Username,
 		logger:   logger,
 		now:      opts.Now,
+		cluster:  opts.Cluster,
 	}
 	if s.user == "" {
 		s.user = "default"
@@ -157,9 +163,18 @@ func (s *Store) table(name string) string {
 	return quoteIdent(s.database) + "." + quoteIdent(name)
 }
 
-// ctx adds the settings this server version needs to every query.
+// ctx adds the settings this server version and mode need to every query.
 func (s *Store) ctx(ctx context.Context, opts ...clickhouse.QueryOption) context.Context {
-	if set := s.version.settings(); len(set) > 0 {
+	set := s.version.settings()
+	if s.cluster != "" {
+		if set == nil {
+			set = clickhouse.Settings{}
+		}
+		// Inserts into Distributed tables return once every shard holds the rows, so the
+		// run-id check sees them and a failure is reported instead of queued.
+		set["insert_distributed_sync"] = 1
+	}
+	if len(set) > 0 {
 		opts = append(opts, clickhouse.WithSettings(set))
 	}
 	return clickhouse.Context(ctx, opts...)

@@ -30,7 +30,7 @@ func BenchmarkScrapeFromReplay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := newLazyStore(dsn, logger)
+	st := newLazyStore(cfg.ClickHouse, logger)
 	defer st.Close()
 	runner, err := pipeline.New(pipelineConfig(cfg), sources, st, st, pipeline.Options{Logger: logger})
 	if err != nil {

@@ -29,6 +29,7 @@ type Config struct {
 	Providers  ProvidersConfig  `yaml:"providers"`
 	Serve      ServeConfig      `yaml:"serve"`
 	Optimize   OptimizeConfig   `yaml:"optimize"`
+	Report     ReportConfig     `yaml:"report"`
 }
 
 // OptimizeConfig configures `gpucost optimize` and its nightly run in serve.
@@ -40,7 +41,8 @@ type OptimizeConfig struct {
 
 // ClickHouseConfig says where the store is.
 type ClickHouseConfig struct {
-	DSN string `yaml:"dsn" secret:"dsn"`
+	DSN     string `yaml:"dsn"`
+	Cluster string `yaml:"cluster"`
 }
 
 // ScrapeConfig tunes a scrape run.
@@ -90,6 +92,29 @@ type ServeConfig struct {
 	ScrapeSchedule string   `yaml:"scrape_schedule"`
 	StaleAfter     Duration `yaml:"stale_after"`
 	ShutdownGrace  Duration `yaml:"shutdown_grace"`
+}
+
+// ReportConfig configures `gpucost report` and its weekly email in serve.
+type ReportConfig struct {
+	Schedule     string     `yaml:"schedule"`
+	OutDir       string     `yaml:"out_dir"`
+	HistoryWeeks int        `yaml:"history_weeks"`
+	SMTP         SMTPConfig `yaml:"smtp"`
+}
+
+// SMTPConfig says how report emails leave. The password never sits in the file: it is read
+// from the environment variable PasswordEnv or the file PasswordFile.
+type SMTPConfig struct {
+	Host         string   `yaml:"host"`
+	Port         int      `yaml:"port"`
+	From         string   `yaml:"from"`
+	Username     string   `yaml:"username"`
+	PasswordEnv  string   `yaml:"password_env"`
+	PasswordFile string   `yaml:"password_file"`
+	StartTLS     string   `yaml:"starttls"`
+	Timeout      Duration `yaml:"timeout"`
+	Retries      int      `yaml:"retries"`
+	RetryWait    Duration `yaml:"retry_wait"`
 }
 
 // Duration is a time.Duration written as "90s" or "5m" in YAML and the environment.

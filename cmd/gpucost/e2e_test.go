@@ -18,6 +18,8 @@ import (
 	"testing"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/scrapers"
 	"github.com/gpucost/gpucost/store"
@@ -215,6 +217,10 @@ func (x *e2e) count(table, where string) int {
 	return n
 }
 
+// cmpDecimal compares decimals by value.
+var cmpDecimal = cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })
+
+// countRows counts the rows of table matching where; with table "", where is a whole query.
 func countRows(dsn, table, where string) (int, error) {
 	opts, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
@@ -228,6 +234,9 @@ func countRows(dsn, table, where string) (int, error) {
 	q := "SELECT count() FROM " + table
 	if where != "" {
 		q += " WHERE " + where
+	}
+	if table == "" {
+		q = where
 	}
 	var n uint64
 	err = conn.QueryRow(context.Background(), q).Scan(&n)

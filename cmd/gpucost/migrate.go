@@ -9,16 +9,35 @@ import (
 )
 
 func runMigrate(ctx context.Context, e env, args []string) int {
-	fs := newFlags("migrate", "[--dsn DSN]", `Create the ClickHouse database and tables, or upgrade them to this version's schema.
+	fs := newFlags("migrate", "[--dsn DSN] [--cluster NAME]", `Create the ClickHouse database and tables, or upgrade them to this version's schema.
 Safe to run again and from two jobs at once; a migration interrupted half-way is completed by the
-next run. The DSN comes from --dsn, else GPUCOST_CLICKHOUSE_DSN, else the local server of
-'make clickhouse' (`+store.DefaultDSN+`).`)
-	dsn := fs.String("dsn", "", "ClickHouse DSN, clickhouse://user:password@host:9000/database (default $GPUCOST_CLICKHOUSE_DSN or the local server)")
+next run. The DSN comes from --dsn, else clickhouse.dsn of the config (GPUCOST_CLICKHOUSE_DSN),
+by default the local server of 'make clickhouse' (`+store.DefaultDSN+`).
+
+With --cluster NAME (or clickhouse.cluster), the same migrations create, ON CLUSTER NAME,
+replicated local tables (TABLE_local, Replicated*MergeTree) and Distributed tables under the
+usual names, which every gpucost command then reads and writes. The servers need the cluster in
+remote_servers, {shard} and {replica} macros, and ZooKeeper or ClickHouse Keeper
+(deploy/clickhouse-cluster has a 2 × 2 example).`)
+	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	dsn := fs.String("dsn", "", "ClickHouse DSN, clickhouse://user:password@host:9000/database (default clickhouse.dsn)")
+	cluster := fs.String("cluster", "", "create the schema on this ClickHouse cluster (default clickhouse.cluster)")
 	if code := fs.parse(e, args); code >= 0 {
 		return code
 	}
+	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost migrate: %v\n", err)
+		return exitUsage
+	}
+	if *dsn != "" {
+		cfg.ClickHouse.DSN = *dsn
+	}
+	if *cluster != "" {
+		cfg.ClickHouse.Cluster = *cluster
+	}
 	logger := newLogger(e)
-	s, err := store.Open(ctx, clickhouseDSN(e, *dsn), store.Options{Logger: logger})
+	s, err := storeFromConfig(ctx, cfg.ClickHouse, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gpucost migrate: %v\n", err)
 		return exitFailed
@@ -40,15 +59,9 @@ next run. The DSN comes from --dsn, else GPUCOST_CLICKHOUSE_DSN, else the local 
 	return exitOK
 }
 
-// clickhouseDSN picks the DSN: the flag, else the environment, else the local server.
-func clickhouseDSN(e env, flagValue string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	if v := e.getenv("GPUCOST_CLICKHOUSE_DSN"); v != "" {
-		return v
-	}
-	return store.DefaultDSN
+// storeFromConfig opens the store the configuration names, in cluster mode when it names a cluster.
+func storeFromConfig(ctx context.Context, c ClickHouseConfig, logger *slog.Logger) (*store.Store, error) {
+	return store.Open(ctx, c.DSN, store.Options{Logger: logger, Cluster: c.Cluster})
 }
 
 // newLogger returns the structured logger commands hand to the packages they call.

@@ -59,7 +59,7 @@ func runOffers(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
 		return exitUsage
 	}
-	s, err := store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: newLogger(e)})
+	s, err := storeFromConfig(ctx, cfg.ClickHouse, newLogger(e))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
 		return exitFailed

@@ -76,7 +76,7 @@ func optimizeOnce(ctx context.Context, cfg Config, logger *slog.Logger, storePla
 	if err != nil {
 		return nil, exitUsage, err
 	}
-	s, err := store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: logger})
+	s, err := storeFromConfig(ctx, cfg.ClickHouse, logger)
 	if err != nil {
 		return nil, exitFailed, err
 	}

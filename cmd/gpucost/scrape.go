@@ -65,7 +65,7 @@ func runScrape(ctx context.Context, e env, args []string) int {
 	var sink pipeline.Sink
 	var history pipeline.History
 	if !*dryRun {
-		st := newLazyStore(cfg.ClickHouse.DSN, logger)
+		st := newLazyStore(cfg.ClickHouse, logger)
 		defer st.Close()
 		sink, history = st, st
 	}
@@ -260,14 +260,14 @@ func oneLine(s string, max int) string {
 // lazyStore is the pipeline's sink and history on ClickHouse, opened on first use and reopened
 // after a failure, so a scrape started while ClickHouse is down still runs and spools.
 type lazyStore struct {
-	dsn    string
+	cfg    ClickHouseConfig
 	logger *slog.Logger
 	mu     sync.Mutex
 	s      *store.Store
 }
 
-func newLazyStore(dsn string, logger *slog.Logger) *lazyStore {
-	return &lazyStore{dsn: dsn, logger: logger}
+func newLazyStore(cfg ClickHouseConfig, logger *slog.Logger) *lazyStore {
+	return &lazyStore{cfg: cfg, logger: logger}
 }
 
 func (l *lazyStore) get(ctx context.Context) (*store.Store, error) {
@@ -276,7 +276,7 @@ func (l *lazyStore) get(ctx context.Context) (*store.Store, error) {
 	if l.s != nil {
 		return l.s, nil
 	}
-	s, err := store.Open(ctx, l.dsn, store.Options{Logger: l.logger})
+	s, err := storeFromConfig(ctx, l.cfg, l.logger)
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func newServer(cfg Config, e env, logger *slog.Logger) (*server, error) {
 		logger:   logger,
 		registry: reg,
 		metrics:  pipeline.NewMetrics(reg),
-		store:    newLazyStore(cfg.ClickHouse.DSN, logger),
+		store:    newLazyStore(cfg.ClickHouse, logger),
 		// SkipIfStillRunning must wrap Recover, not the other way round: its token is put back
 		// without a defer, so a panic passing through it would skip the job forever after
 		// (cron v3.0.1 chain.go; TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM pins this).

@@ -58,7 +58,8 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code := getJSON(t, base+"/healthz", &h)
-		if code == http.StatusOK && h.Status == "ok" && panics.Load() >= 2 && h.Jobs["boom"].LastStatus == "panicked" {
+		if code == http.StatusOK && h.Status == "ok" && panics.Load() >= 2 && h.Jobs["boom"].LastStatus == "panicked" &&
+			h.Jobs["scrape"].LastStatus == "ok" && allRunsOK(h) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -117,6 +118,16 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Error("the HTTP server still answers after shutdown")
 	}
+}
+
+// allRunsOK reports whether every provider's last run, as /healthz saw it, was ok.
+func allRunsOK(h health) bool {
+	for _, p := range h.Providers {
+		if p.LastStatus != "ok" {
+			return false
+		}
+	}
+	return len(h.Providers) > 0
 }
 
 func getJSON(t *testing.T, url string, v any) int {

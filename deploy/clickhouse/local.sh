@@ -10,7 +10,9 @@
 # the work tree, git-ignored). It uses whichever server is installed, preferring the official single
 # binary (`clickhouse server`, current versions) over Debian's `clickhouse-server` (18.16).
 # Environment: GPUCOST_CH_TCP_PORT (default 19000), GPUCOST_CH_HTTP_PORT (default 18123),
-# GPUCOST_LOCAL_DIR.
+# GPUCOST_LOCAL_DIR, and GPUCOST_CH_EXTRA_XML: a file of server settings inserted into the
+# generated config (the local cluster of deploy/clickhouse-cluster/local.sh uses it for
+# remote_servers, zookeeper, macros and the interserver port).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -83,8 +85,9 @@ write_config() {
   <users_config>$dir/users.xml</users_config>
   <default_profile>default</default_profile>
   <default_database>default</default_database>
-  <mark_cache_size>536870912</mark_cache_size>
+  <mark_cache_size>268435456</mark_cache_size>
   <max_concurrent_queries>100</max_concurrent_queries>
+$(if [ -n "${GPUCOST_CH_EXTRA_XML:-}" ]; then cat "$GPUCOST_CH_EXTRA_XML"; fi)
 </$rootel>
 XML
   cat > "$dir/users.xml" <<XML
@@ -93,6 +96,7 @@ XML
   <profiles>
     <default>
       <max_memory_usage>4000000000</max_memory_usage>
+$(if [ "$rootel" = yandex ]; then echo "      <!-- 18.16: LowCardinality is experimental; ON CLUSTER DDL does not carry query settings to the other nodes -->"; echo "      <allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type>"; fi)
     </default>
   </profiles>
   <users>

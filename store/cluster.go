@@ -1,0 +1,102 @@
+package store
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Cluster mode: the same migrations, created on every node of a ClickHouse cluster.
+//
+// Each MergeTree-family table T of the migrations becomes
+//   - T_local ON CLUSTER, with the Replicated variant of its engine (one replica set per shard,
+//     coordinated through ZooKeeper or ClickHouse Keeper: the {shard} and {replica} macros of
+//     each node's config), holding the rows; and
+//   - T ON CLUSTER, a Distributed table over T_local on every shard, through which gpucost and
+//     analysts read and write, so every query of the single-server schema works unchanged.
+//
+// Materialized views run on each shard, from the local source table into the local target
+// (offers_local → offers_daily_local, offers_latest_local). Plain views read the Distributed
+// tables. Offers are sharded by their key (provider, offer_id, price_type), so every
+// observation of one offer lands on one shard: offers_latest's replacing merge and the
+// price_changes view see all of an offer's history in one place.
+//
+// No doubles across replicas: inserts go through the Distributed table synchronously
+// (insert_distributed_sync=1), so an insert returns only once a replica of every shard holds it
+// and the run-id check of LoadBatch sees it; Replicated tables also drop an identical block
+// inserted again (insert deduplication), which covers a retried insert.
+
+// shardingKeys are the Distributed sharding expressions of tables whose rows must stay together;
+// the others spread rows at random.
+var shardingKeys = map[string]string{
+	"offers": "cityHash64(provider, offer_id, price_type)",
+}
+
+var (
+	reCreateTable = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS (\w+)\s*\(`)
+	reEngine      = regexp.MustCompile(`ENGINE = (\w*)MergeTree(?:\(([^)]*)\))?`)
+	reCreateMV    = regexp.MustCompile(`^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS`)
+	reCreateView  = regexp.MustCompile(`^CREATE VIEW IF NOT EXISTS (\w+) AS`)
+	reFrom        = regexp.MustCompile(`\b(FROM|JOIN)\s+(\w+)\b(\s*\()?`)
+)
+
+// clusterStatements rewrites one statement of a migration for the cluster. The migrations
+// follow a few shapes (CREATE TABLE with a MergeTree engine or another engine, CREATE
+// MATERIALIZED VIEW … TO, CREATE VIEW); anything else is an error naming the statement, so a
+// migration that cluster mode cannot express fails loudly instead of creating a single-node
+// table.
+func clusterStatements(stmt, db, cluster string) ([]string, error) {
+	q := func(name string) string { return quoteIdent(db) + "." + quoteIdent(name) }
+	on := " ON CLUSTER " + quoteIdent(cluster)
+	switch {
+	case reCreateTable.MatchString(stmt):
+		name := reCreateTable.FindStringSubmatch(stmt)[1]
+		m := reEngine.FindStringSubmatchIndex(stmt)
+		if m == nil { // Memory, Log…: the same table on every node
+			return []string{reCreateTable.ReplaceAllString(stmt, "CREATE TABLE IF NOT EXISTS "+q(name)+on+" (")}, nil
+		}
+		variant := stmt[m[2]:m[3]]
+		args := ""
+		if m[4] >= 0 {
+			args = strings.TrimSpace(stmt[m[4]:m[5]])
+		}
+		local := name + "_local"
+		engine := fmt.Sprintf("ENGINE = Replicated%sMergeTree('/clickhouse/tables/{shard}/%s/%s', '{replica}'", variant, db, local)
+		if args != "" {
+			engine += ", " + args
+		}
+		engine += ")"
+		localDDL := reCreateTable.ReplaceAllString(stmt[:m[0]]+engine+stmt[m[1]:], "CREATE TABLE IF NOT EXISTS "+q(local)+on+" (")
+		key := shardingKeys[name]
+		if key == "" {
+			key = "rand()"
+		}
+		dist := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)",
+			q(name), on, q(local), quoteIdent(cluster), quoteIdent(db), quoteIdent(local), key)
+		return []string{localDDL, dist}, nil
+	case reCreateMV.MatchString(stmt):
+		sub := reCreateMV.FindStringSubmatch(stmt)
+		body := stmt[len(sub[0]):]
+		// The view runs where the rows are inserted: on each shard, local table to local table.
+		body = qualifyFrom(body, func(t string) string { return q(t + "_local") })
+		return []string{fmt.Sprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s%s TO %s AS%s", q(sub[1]), on, q(sub[2]+"_local"), body)}, nil
+	case reCreateView.MatchString(stmt):
+		sub := reCreateView.FindStringSubmatch(stmt)
+		body := qualifyFrom(stmt[len(sub[0]):], q)
+		return []string{fmt.Sprintf("CREATE VIEW IF NOT EXISTS %s%s AS%s", q(sub[1]), on, body)}, nil
+	}
+	first, _, _ := strings.Cut(stmt, "\n")
+	return nil, fmt.Errorf("cluster mode cannot express the statement %q (supported: CREATE TABLE IF NOT EXISTS, CREATE MATERIALIZED VIEW IF NOT EXISTS … TO, CREATE VIEW IF NOT EXISTS)", first)
+}
+
+// qualifyFrom rewrites the table names after FROM and JOIN with name; subqueries and table
+// functions (a name followed by a parenthesis) are left alone.
+func qualifyFrom(sql string, name func(string) string) string {
+	return reFrom.ReplaceAllStringFunc(sql, func(m string) string {
+		sub := reFrom.FindStringSubmatch(m)
+		if sub[3] != "" { // table function, e.g. numbers(10)
+			return m
+		}
+		return sub[1] + " " + name(sub[2])
+	})
+}
