@@ -7,7 +7,7 @@ CHDB_PKG := @chdb/lib-linux-x64-gnu@26.7.3-stable.1
 CHDB_DIR := .data/chdb
 export GPUCOST_CLICKHOUSE_DSN ?= clickhouse://default@127.0.0.1:19000/gpucost?dial_timeout=5s
 
-.PHONY: cluster cluster-stop test-cluster demo all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
+.PHONY: measure-growth cluster cluster-stop test-cluster demo all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
 
 all: build
 
@@ -66,6 +66,11 @@ cluster-stop:
 ## during a run, and the same results as on one server
 test-cluster: clickhouse cluster
 	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLUSTER=1 $(GO) test -count=1 -run Cluster ./cmd/gpucost/ ./store/
+
+## measure-growth: a week of hourly scrapes into a fresh database; rows and bytes per table
+## (the growth table of docs/operations.md)
+measure-growth: clickhouse
+	GPUCOST_INTEGRATION=1 GPUCOST_MEASURE_GROWTH=1 $(GO) test -count=1 -timeout 30m -run MeasureGrowth -v ./cmd/gpucost/ | grep '^|\|runs of'
 
 ## bench: the Go benchmarks (inserts need the local ClickHouse)
 bench: clickhouse

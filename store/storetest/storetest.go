@@ -94,7 +94,7 @@ func drop(tb testing.TB, dsn, db string) {
 		return
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
 		tb.Errorf("dropping test database %s: %v", db, err)

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/store/storetest"
+)
+
+// TestMeasureGrowth loads a week of hourly scrapes (the shipped snapshot, one run per hour of a
+// simulated clock) into a fresh database and prints rows and bytes per table, per run and
+// extrapolated per month: the figures of docs/operations.md. It is a measurement, not a check,
+// so it runs only with GPUCOST_MEASURE_GROWTH=1 (make measure-growth).
+func TestMeasureGrowth(t *testing.T) {
+	if os.Getenv("GPUCOST_MEASURE_GROWTH") != "1" {
+		t.Skip("a measurement: run make measure-growth")
+	}
+	dsn := storetest.DSN(t)
+	if code, out := runCLI("migrate", "--dsn", dsn); code != 0 {
+		t.Fatalf("migrate: %s", out)
+	}
+	cfg, err := loadConfig("", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ClickHouse.DSN = dsn
+	cfg.Scrape.SpoolDir = t.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	sources, err := buildSources(cfg, env{getenv: func(string) string { return "" }}, logger, nil, sourceOptions{replayDir: snapshotDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newLazyStore(cfg.ClickHouse, logger)
+	defer st.Close()
+	clock := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	runner, err := pipeline.New(pipelineConfig(cfg), sources, st, st, pipeline.Options{Logger: logger, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 7 * 24
+	for i := 0; i < runs; i++ {
+		if _, err := runner.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Hour)
+	}
+	db := dsn[strings.LastIndex(dsn, "/")+1:]
+	if i := strings.Index(db, "?"); i >= 0 {
+		db = db[:i]
+	}
+	execOnDSN(t, dsn, "OPTIMIZE TABLE offers FINAL")
+	fmt.Printf("%d hourly runs of the snapshot\n| table | rows/run | compressed bytes/run | uncompressed bytes/run | rows/month | compressed MB/month |\n|---|--:|--:|--:|--:|--:|\n", runs)
+	for _, table := range []string{"offers", "raw_payloads", "scrape_runs", "offers_daily", "offers_latest"} {
+		var rows, comp, uncomp int
+		rows, _ = countRows(dsn, "", fmt.Sprintf("SELECT toUInt64(sum(rows)) FROM system.parts WHERE active AND database = '%s' AND table = '%s'", db, table))
+		comp, _ = countRows(dsn, "", fmt.Sprintf("SELECT toUInt64(sum(data_compressed_bytes)) FROM system.parts WHERE active AND database = '%s' AND table = '%s'", db, table))
+		uncomp, _ = countRows(dsn, "", fmt.Sprintf("SELECT toUInt64(sum(data_uncompressed_bytes)) FROM system.parts WHERE active AND database = '%s' AND table = '%s'", db, table))
+		perRun := func(v int) float64 { return float64(v) / runs }
+		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.0f | %.1f |\n", table, perRun(rows), perRun(comp), perRun(uncomp), perRun(rows)*730, perRun(comp)*730/1e6)
+	}
+}
+
+func execOnDSN(t *testing.T, dsn, query string) {
+	t.Helper()
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Exec(context.Background(), query); err != nil {
+		t.Fatal(err)
+	}
+}
