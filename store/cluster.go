@@ -33,7 +33,7 @@ var shardingKeys = map[string]string{
 }
 
 var (
-	reCreateTable = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS (\w+)\s*\(`)
+	reCreateTable = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS (\w+)\s*(\(|AS (\w+)\s)`)
 	reEngine      = regexp.MustCompile(`ENGINE = (\w*)MergeTree(?:\(([^)]*)\))?`)
 	reCreateMV    = regexp.MustCompile(`^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS`)
 	reCreateView  = regexp.MustCompile(`^CREATE VIEW IF NOT EXISTS (\w+) AS`)
@@ -41,7 +41,8 @@ var (
 )
 
 // clusterStatements rewrites one statement of a migration for the cluster. The migrations
-// follow a few shapes (CREATE TABLE with a MergeTree engine or another engine, CREATE
+// follow a few shapes (CREATE TABLE with columns or AS another table, with a MergeTree engine or
+// another engine, CREATE
 // MATERIALIZED VIEW … TO, CREATE VIEW); anything else is an error naming the statement, so a
 // migration that cluster mode cannot express fails loudly instead of creating a single-node
 // table.
@@ -50,10 +51,18 @@ func clusterStatements(stmt, db, cluster string) ([]string, error) {
 	on := " ON CLUSTER " + quoteIdent(cluster)
 	switch {
 	case reCreateTable.MatchString(stmt):
-		name := reCreateTable.FindStringSubmatch(stmt)[1]
+		sub := reCreateTable.FindStringSubmatch(stmt)
+		name := sub[1]
+		// The head of the statement up to its columns, or to the table it copies them from.
+		head := func(table string) string {
+			if sub[3] != "" { // CREATE TABLE t AS other ENGINE = …: copy the other's local table
+				return "CREATE TABLE IF NOT EXISTS " + q(table) + on + " AS " + q(sub[3]+"_local") + "\n"
+			}
+			return "CREATE TABLE IF NOT EXISTS " + q(table) + on + " ("
+		}
 		m := reEngine.FindStringSubmatchIndex(stmt)
 		if m == nil { // Memory, Log…: the same table on every node
-			return []string{reCreateTable.ReplaceAllString(stmt, "CREATE TABLE IF NOT EXISTS "+q(name)+on+" (")}, nil
+			return []string{reCreateTable.ReplaceAllLiteralString(stmt, head(name))}, nil
 		}
 		variant := stmt[m[2]:m[3]]
 		args := ""
@@ -66,7 +75,7 @@ func clusterStatements(stmt, db, cluster string) ([]string, error) {
 			engine += ", " + args
 		}
 		engine += ")"
-		localDDL := reCreateTable.ReplaceAllString(stmt[:m[0]]+engine+stmt[m[1]:], "CREATE TABLE IF NOT EXISTS "+q(local)+on+" (")
+		localDDL := reCreateTable.ReplaceAllLiteralString(stmt[:m[0]]+engine+stmt[m[1]:], head(local))
 		key := shardingKeys[name]
 		if key == "" {
 			key = "rand()"
