@@ -92,6 +92,9 @@ func TestModernClickHouse(t *testing.T) {
 		fmt.Sprintf("('plan-1', %s, 'search', 'llama', 'inference', 'ok', 'why', 'lambda', 'H100-SXM-80GB', 2, 'on_demand', 'market', 6.58, 4803.4, "+
 			"'runpod', 'US-TX-3', 'x', 'H100-SXM-80GB', 2, 1, 'on_demand', 'fp16', 5.38, 730, 3927.4, 876, 18.2, 3, 7)", literal(modernNow)))
 
+	m.exec("report send insert", "INSERT INTO "+s.table("report_sends")+" ("+sendColumns+") VALUES "+
+		fmt.Sprintf("(toDate('2026-11-16'), '2026-W47', 'search', 'search@example.com', 'sent', %s, '<id@x>', 1, '', 0)", literal(modernNow)))
+
 	// Reads: every query builder, with bound values rendered the way the driver binds them.
 	checks := []struct {
 		name string
@@ -108,6 +111,8 @@ func TestModernClickHouse(t *testing.T) {
 			"r1", "vastai", modernNow.Add(-time.Hour), modernNow.Add(time.Hour)}, equals("40\t1")},
 		{"latest prices", s.latestPricesQuery(), []any{"vastai"}, contains("ask-1\ton_demand\t2")},
 		{"plan stored", s.planStoredQuery(), []any{"plan-1"}, equals("1")},
+		{"sent teams", s.sentTeamsQuery(), []any{time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}, contains("search\t2026-11-20 12:00:00")},
+		{"sends", s.sendsQuery(), []any{time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)}, contains("2026-W47\tsearch")},
 		{"latest plan", s.latestPlanQuery(), nil, contains("plan-1")},
 	}
 	for _, f := range []OfferFilter{

@@ -48,6 +48,7 @@ func commands() []command {
 		{"serve", "run the scheduler (scrape on cron) with /healthz and /metrics", runServe},
 		{"config", "print the effective configuration, secrets masked", runConfig},
 		{"version", "print the gpucost version", runVersion},
+		{"report", "write the weekly savings report, or email each team its own", runReport},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds

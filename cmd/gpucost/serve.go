@@ -48,7 +48,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 		return exitUsage
 	}
 	defer srv.close()
-	if err := errors.Join(srv.scheduleScrape(), srv.scheduleOptimize()); err != nil {
+	if err := errors.Join(srv.scheduleScrape(), srv.scheduleOptimize(), srv.scheduleReport()); err != nil {
 		fmt.Fprintf(e.stderr, "gpucost serve: %v\n", err)
 		return exitUsage
 	}
@@ -141,6 +141,13 @@ func (s *server) scheduleOptimize() error {
 			return "failed", err
 		}
 		return fmt.Sprintf("ok: %d workloads, saves $%s/month", plan.Totals.Workloads, plan.Totals.SavingsUSDPerMonth.StringFixed(2)), nil
+	})
+}
+
+// scheduleReport adds the weekly report email (report.schedule).
+func (s *server) scheduleReport() error {
+	return s.schedule("report", s.cfg.Report.Schedule, func(ctx context.Context) (string, error) {
+		return sendWeekly(ctx, s.cfg, s.e, s.logger)
 	})
 }
 

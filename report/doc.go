@@ -1,0 +1,36 @@
+// Package report turns a plan into the savings report each team reads: one model (Report),
+// built by Build from the optimizer's plan, the price history and the scrape run log, rendered
+// as a terminal table, Markdown, HTML, CSV or JSON, with $/GPU-hour charts (SVG for pages, PNG
+// for email) and a ready-to-send email message per team.
+//
+// The package does no I/O beyond writing to the io.Writer it is given: the caller
+// (cmd/gpucost) reads the plan's inputs, the history and the run log from the store, converts
+// them to the plain input types here (PricePoint, schema.ScrapeRun, schema.Offer), and decides
+// where the output goes and whether an email is sent.
+//
+// # What a team's report holds
+//
+//   - Workloads: per workload, today's placement (provider, GPU × count, $/h, hours, $/month)
+//     against the recommended one (provider, GPU × count, price type, $/h, $/month), the
+//     savings in dollars and percent, and one line saying why.
+//   - Totals per team and for the whole organisation, over the workloads where both sides are
+//     priced (so the savings compare like with like).
+//   - The market this week for the GPU models the team runs or is advised to run: the cheapest
+//     $/GPU-hour per provider and price type now and a week ago, the biggest moves, and new
+//     cheapest offers (another provider took the lead, or the leader cut its price well below
+//     last week's low).
+//   - Caveats that change decisions: spot placements, stale or failing providers, workloads
+//     nothing fits, current placements that could not be priced, and the optimizer's own
+//     caveats.
+//   - A chart per recommended GPU model: the daily cheapest $/GPU-hour of each provider and
+//     price type over the last weeks (Options.HistoryWeeks).
+//
+// # Untrusted text
+//
+// Provider names, regions, offer ids, GPU names and run errors come from scraped pages and
+// APIs. Build strips control characters from them and caps their length; the HTML renderer
+// escapes them with html/template; Markdown escapes HTML and table syntax; CSV neutralizes
+// cells that a spreadsheet would run as formulas; the email's subject and addresses are built
+// so that no text can add a header. The JSON output is described in SCHEMA.md, and its field
+// names are stable within a schema version (Report.Schema).
+package report
