@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -14,28 +15,7 @@ import (
 // payloads, offers, run-log row) is loaded into the local ClickHouse. It reports offers/s
 // through the whole run. Run with `make bench`.
 func BenchmarkScrapeFromReplay(b *testing.B) {
-	dsn := storetest.DSN(b)
-	if code, out := runCLI("migrate", "--dsn", dsn); code != 0 {
-		b.Fatalf("migrate: %s", out)
-	}
-	cfg, err := loadConfig("", func(string) string { return "" })
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.ClickHouse.DSN = dsn
-	cfg.Scrape.SpoolDir = b.TempDir()
-	cfg.Scrape.MinOfferRatio = 0 // every iteration re-observes the same market
-	logger := slog.New(slog.DiscardHandler)
-	sources, err := buildSources(cfg, env{getenv: func(string) string { return "" }}, logger, nil, sourceOptions{replayDir: snapshotDir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := newLazyStore(cfg.ClickHouse, logger)
-	defer st.Close()
-	runner, err := pipeline.New(pipelineConfig(cfg), sources, st, st, pipeline.Options{Logger: logger})
-	if err != nil {
-		b.Fatal(err)
-	}
+	runner, _ := replayRunner(b, nil)
 	offers := 0
 	b.ReportAllocs()
 	for b.Loop() {
@@ -49,4 +29,34 @@ func BenchmarkScrapeFromReplay(b *testing.B) {
 	}
 	b.ReportMetric(float64(offers)/b.Elapsed().Seconds(), "offers/s")
 	b.ReportMetric(float64(offers)/float64(b.N), "offers/run")
+}
+
+// replayRunner returns a pipeline that scrapes the shipped snapshot into a fresh, migrated
+// database of the test server, with a fresh run id (and the clock now, when set) every run,
+// and the DSN of that database.
+func replayRunner(tb testing.TB, now func() time.Time) (*pipeline.Runner, string) {
+	tb.Helper()
+	dsn := storetest.DSN(tb)
+	if code, out := runCLI("migrate", "--dsn", dsn); code != 0 {
+		tb.Fatalf("migrate: %s", out)
+	}
+	cfg, err := loadConfig("", func(string) string { return "" })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.ClickHouse.DSN = dsn
+	cfg.Scrape.SpoolDir = tb.TempDir()
+	cfg.Scrape.MinOfferRatio = 0 // every run re-observes the same market
+	logger := slog.New(slog.DiscardHandler)
+	sources, err := buildSources(cfg, env{getenv: func(string) string { return "" }}, logger, nil, sourceOptions{replayDir: snapshotDir})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st := newLazyStore(cfg.ClickHouse, logger)
+	tb.Cleanup(func() { st.Close() })
+	runner, err := pipeline.New(pipelineConfig(cfg), sources, st, st, pipeline.Options{Logger: logger, Now: now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return runner, dsn
 }

@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
-
-	"github.com/gpucost/gpucost/pipeline"
-	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // TestMeasureGrowth loads a week of hourly scrapes (the shipped snapshot, one run per hour of a
@@ -23,28 +19,8 @@ func TestMeasureGrowth(t *testing.T) {
 	if os.Getenv("GPUCOST_MEASURE_GROWTH") != "1" {
 		t.Skip("a measurement: run make measure-growth")
 	}
-	dsn := storetest.DSN(t)
-	if code, out := runCLI("migrate", "--dsn", dsn); code != 0 {
-		t.Fatalf("migrate: %s", out)
-	}
-	cfg, err := loadConfig("", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ClickHouse.DSN = dsn
-	cfg.Scrape.SpoolDir = t.TempDir()
-	logger := slog.New(slog.DiscardHandler)
-	sources, err := buildSources(cfg, env{getenv: func(string) string { return "" }}, logger, nil, sourceOptions{replayDir: snapshotDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := newLazyStore(cfg.ClickHouse, logger)
-	defer st.Close()
 	clock := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	runner, err := pipeline.New(pipelineConfig(cfg), sources, st, st, pipeline.Options{Logger: logger, Now: func() time.Time { return clock }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner, dsn := replayRunner(t, func() time.Time { return clock })
 	const runs = 7 * 24
 	for i := 0; i < runs; i++ {
 		if _, err := runner.Run(context.Background()); err != nil {
