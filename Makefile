@@ -27,6 +27,13 @@ demo: clickhouse build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/gpucost ./cmd/gpucost
 
+## docker-binary: the static binary exactly as deploy/Dockerfile's build stage makes it (same
+## command, same flags; the deploy tests check the two agree), in $(DOCKER_BINARY)
+DOCKER_BINARY ?= bin/gpucost-static
+.PHONY: docker-binary
+docker-binary:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(DOCKER_BINARY) ./cmd/gpucost
+
 ## clickhouse: start the local ClickHouse (installed when missing) on 127.0.0.1:19000
 clickhouse:
 	@deploy/clickhouse/local.sh start

@@ -150,10 +150,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger := orDiscard(cfg.Logger)
 	red := redactor{secrets: cfg.Secrets}
 
 	base := cfg.Transport
@@ -466,8 +463,7 @@ func snippet(b []byte) string {
 	if len(b) > n {
 		b = b[:n]
 	}
-	s := strings.ToValidUTF8(string(b), "")
-	return strings.Join(strings.Fields(s), " ")
+	return normalizeSpace(strings.ToValidUTF8(string(b), ""))
 }
 
 // redactor scrubs secrets from URLs, strings and errors.

@@ -84,13 +84,13 @@ func TestClientDo(t *testing.T) {
 			http.NotFound(w, r)
 		}, wantErr: scrapers.ErrStatus, attempts: 1},
 		{name: "hanging server: ctx deadline wins", handler: func(n int64, w http.ResponseWriter, r *http.Request) {
-			vrHang(w, r)
+			hang(w, r)
 		}, timeout: 200 * time.Millisecond, wantErr: context.DeadlineExceeded, maxTook: 2 * time.Second},
 		{name: "request timeout bounds the whole fetch", handler: func(n int64, w http.ResponseWriter, r *http.Request) {
-			vrHang(w, r)
+			hang(w, r)
 		}, req: scrapers.Request{Timeout: 200 * time.Millisecond}, wantErr: context.DeadlineExceeded, maxTook: 2 * time.Second},
 		{name: "attempt timeout is retried, then gives up", handler: func(n int64, w http.ResponseWriter, r *http.Request) {
-			vrHang(w, r)
+			hang(w, r)
 		}, cfg: scrapers.ClientConfig{AttemptTimeout: 50 * time.Millisecond, RetryMax: 2}, attempts: 3, wantInErr: "Timeout", maxTook: 2 * time.Second},
 		{name: "body at the limit is fine", handler: func(n int64, w http.ResponseWriter, r *http.Request) {
 			w.Write(bytes.Repeat([]byte("x"), 1000))
@@ -133,13 +133,8 @@ func TestClientDo(t *testing.T) {
 			var n atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.handler(n.Add(1), w, r) }))
 			defer srv.Close()
-			ctx := context.Background()
-			if tt.timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
-				defer cancel()
-			}
-			c := vrClient(t, tt.cfg)
+			ctx := timeoutContext(t, tt.timeout)
+			c := newTestClient(t, tt.cfg)
 			req := tt.req
 			req.Source, req.URL = "test", srv.URL+"/x"
 			start := time.Now()
@@ -177,7 +172,7 @@ func TestClientRedactsSecrets(t *testing.T) {
 	defer srv.Close()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := vrClient(t, scrapers.ClientConfig{Logger: logger, Secrets: []string{"topsecret-123", "bearer-tok-9"}, RetryMax: 1})
+	c := newTestClient(t, scrapers.ClientConfig{Logger: logger, Secrets: []string{"topsecret-123", "bearer-tok-9"}, RetryMax: 1})
 	resp, err := c.Do(context.Background(), scrapers.Request{
 		Source: "test", URL: srv.URL + "/bundles/?api_key=topsecret-123&q=1",
 		Header: http.Header{"Authorization": {"Bearer bearer-tok-9"}},
@@ -211,7 +206,7 @@ func TestWithAttemptCounterNests(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := vrClient(t, scrapers.ClientConfig{})
+	c := newTestClient(t, scrapers.ClientConfig{})
 	ctx, outer := scrapers.WithAttemptCounter(context.Background())
 	for range 2 {
 		if _, err := c.Do(ctx, scrapers.Request{Source: "test", URL: srv.URL}); err != nil {
@@ -269,7 +264,7 @@ func TestCollyTransportKeepsAllowedDomains(t *testing.T) {
 	}))
 	defer origin.Close()
 
-	client := vrClient(t, scrapers.ClientConfig{})
+	client := newTestClient(t, scrapers.ClientConfig{})
 	run := func(path string) (titles []string, errs []error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

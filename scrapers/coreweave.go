@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/gocolly/colly/v2"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
@@ -70,7 +67,7 @@ var coreweaveHeaders = []string{"GPU Model", "GPU Count", "VRAM", "On-Demand Pri
 // markup missing) or that yields no priced offer returns an error wrapping ErrLayoutChanged or
 // ErrNoOffers, never an empty success.
 func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = lcProblems(CoreWeaveName, problems), sourceError(CoreWeaveName, err) }()
+	defer func() { problems, err = sourceErrors(CoreWeaveName, problems), sourceError(CoreWeaveName, err) }()
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, fmt.Errorf("parse html: %w", err)
@@ -98,7 +95,7 @@ func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Off
 			}
 			return
 		}
-		text := lcSpace(s.Text())
+		text := normalizeSpace(s.Text())
 		switch node := goquery.NodeName(s); {
 		case node == "h2" && strings.EqualFold(text, coreweaveGPUAnchor):
 			gpuAnchors++
@@ -113,7 +110,7 @@ func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Off
 				cur.headers = append(cur.headers, text)
 			}
 		case coreweaveRegionRe.MatchString(text):
-			name := lcClip(coreweaveRegionRe.FindStringSubmatch(text)[1], 40)
+			name := clip(coreweaveRegionRe.FindStringSubmatch(text)[1], 40)
 			// <h5><strong class="eyebrow">REGION: …</strong></h5> matches twice: keep one.
 			if cur != nil && cur.name == name && len(cur.rows) == 0 && len(cur.headers) == 0 {
 				return
@@ -140,7 +137,7 @@ func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Off
 		if len(r.rows) == 0 {
 			return nil, nil, fmt.Errorf("%w: region %q has no <div role=\"listitem\" class=\"table-row-v2 w-dyn-item\"> rows", ErrLayoutChanged, r.name)
 		}
-		slug := coreweaveRegionSlug(r.name)
+		slug := coreweaveSlug(r.name)
 		for _, row := range r.rows {
 			got, err := coreweaveRowOffers(row, slug, run, sourceURL)
 			if err != nil {
@@ -150,7 +147,7 @@ func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Off
 			for _, o := range got {
 				k := o.OfferID + "|" + string(o.PriceType)
 				if seen[k] {
-					problems = append(problems, fmt.Errorf("region %s: duplicate row %q", slug, lcClip(o.OfferID, 80)))
+					problems = append(problems, fmt.Errorf("region %s: duplicate row %q", slug, clip(o.OfferID, 80)))
 					continue
 				}
 				seen[k] = true
@@ -171,8 +168,9 @@ func coreweaveIsRow(s *goquery.Selection) bool {
 	return s.HasClass("table-row-v2") && s.HasClass("w-dyn-item")
 }
 
-// coreweaveRegionSlug turns "NORTH AMERICA" into "north-america".
-func coreweaveRegionSlug(name string) string {
+// coreweaveSlug lower-cases name and joins its words with dashes: "NORTH AMERICA" becomes
+// "north-america" (regions), "NVIDIA HGX H100" "nvidia-hgx-h100" (products without data-product).
+func coreweaveSlug(name string) string {
 	return strings.ToLower(strings.Join(strings.Fields(name), "-"))
 }
 
@@ -199,16 +197,16 @@ var coreweaveCountRe = regexp.MustCompile(`^(\d+)`)
 // priced).
 func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceURL string) ([]schema.Offer, error) {
 	h3 := row.Find("h3.table-model-name").First()
-	name := lcSpace(h3.Text())
-	product := lcSpace(h3.AttrOr("data-product", ""))
-	where := fmt.Sprintf("region %s: row %q", region, lcClip(name, 60))
+	name := normalizeSpace(h3.Text())
+	product := normalizeSpace(h3.AttrOr("data-product", ""))
+	where := fmt.Sprintf("region %s: row %q", region, clip(name, 60))
 	if h3.Length() == 0 || name == "" {
 		return nil, fmt.Errorf("region %s: %w: row without <h3 class=\"table-model-name\">", region, ErrLayoutChanged)
 	}
 	if product == "" {
-		product = strings.ToLower(strings.Join(strings.Fields(name), "-"))
+		product = coreweaveSlug(name)
 	}
-	product = lcClip(product, 100)
+	product = clip(product, 100)
 
 	// Labelled spec cells: <div class="table-meta-value">VALUE</div><div>LABEL</div>.
 	specs := map[string]string{}
@@ -217,7 +215,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 		if label.Length() == 0 || goquery.NodeName(label) != "div" {
 			return
 		}
-		specs[strings.ToLower(lcSpace(label.Text()))] = coreweaveCellText(v)
+		specs[strings.ToLower(normalizeSpace(label.Text()))] = coreweaveCellText(v)
 	})
 	countText, ok := specs["gpu count"]
 	if !ok {
@@ -225,15 +223,15 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 	}
 	m := coreweaveCountRe.FindStringSubmatch(countText)
 	if m == nil {
-		return nil, fmt.Errorf("%s: GPU count %q is not a number", where, lcClip(countText, 40))
+		return nil, fmt.Errorf("%s: GPU count %q is not a number", where, clip(countText, 40))
 	}
 	count, err := strconv.Atoi(m[1])
 	if err != nil || count <= 0 || count > 1<<15 {
-		return nil, fmt.Errorf("%s: GPU count %q is not a positive count", where, lcClip(countText, 40))
+		return nil, fmt.Errorf("%s: GPU count %q is not a positive count", where, clip(countText, 40))
 	}
 	var vram float64
 	if v, ok := specs["vram"]; ok && v != "" {
-		if vram, err = lcNumber(v); err != nil {
+		if vram, err = parseNumber(v); err != nil {
 			return nil, fmt.Errorf("%s: VRAM: %w", where, err)
 		}
 	}
@@ -253,7 +251,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 			continue
 		}
 		found++
-		d, offered, err := lcUSD(v.Text())
+		d, offered, err := parseUSD(v.Text())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", where, p.class, err)
 		}
@@ -278,9 +276,9 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 		Region:     region,
 		GPUNameRaw: name,
 		GPUCount:   uint16(count),
-		VCPUs:      lcOptCount(specs["vcpus"]),
-		RAMGB:      coreweaveBinary(specs["system ram"], lcGiBToGB),
-		DiskGB:     coreweaveBinary(specs["local storage (tb)"], 1<<40/1e9),
+		VCPUs:      optNumber(specs["vcpus"], 1),
+		RAMGB:      optNumber(specs["system ram"], gibToGB),
+		DiskGB:     optNumber(specs["local storage (tb)"], tibToGB),
 		Stock:      schema.StockUnknown,
 		DQFlags:    []schema.DQFlag{},
 	}
@@ -300,17 +298,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 func coreweaveCellText(s *goquery.Selection) string {
 	c := s.Clone()
 	c.Find("sup").Remove()
-	return lcSpace(c.Text())
-}
-
-// coreweaveBinary parses a number in binary units and returns it in decimal units (times f),
-// nil when empty or malformed.
-func coreweaveBinary(s string, f float64) *float64 {
-	v, err := lcNumber(s)
-	if err != nil {
-		return nil
-	}
-	return ptr(round(v*f, 2))
+	return normalizeSpace(c.Text())
 }
 
 var coreweaveRackRe = regexp.MustCompile(`(?i)\bNVL\d+\b`)
@@ -387,145 +375,4 @@ func (c *CoreWeave) Fetch(ctx context.Context, run Run) (Result, error) {
 	}
 	c.logger.Debug("CoreWeave parsed", "offers", len(offers), "problems", len(problems))
 	return res, nil
-}
-
-// pageFetch fetches one HTML page through colly for a source (STYLE.md §35–37, §7): a fresh
-// collector per run bound to the run's context, AllowedDomains derived from the page URL, one
-// request at a time with a delay, the shared client's transport (retries, body limit, record and
-// replay; redirects are left to colly, so AllowedDomains applies to them), colly's own body cap
-// off (the client fails an oversized body instead of truncating it), and COLLY_* environment
-// variables ignored.
-type pageFetch struct {
-	source    string
-	url       string
-	domains   []string
-	userAgent string
-	timeout   time.Duration
-	delay     time.Duration
-}
-
-func newPageFetch(source, rawURL, defaultURL, userAgent string, timeout, delay time.Duration) (pageFetch, error) {
-	if rawURL == "" {
-		rawURL = defaultURL
-	}
-	p := pageFetch{source: source, url: rawURL, userAgent: userAgent, timeout: timeout, delay: delay}
-	if p.userAgent == "" {
-		p.userAgent = BrowserUserAgent
-	}
-	if p.timeout <= 0 {
-		p.timeout = 2 * time.Minute
-	}
-	switch {
-	case p.delay == 0:
-		p.delay = time.Second
-	case p.delay < 0:
-		p.delay = 0
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return p, fmt.Errorf("page URL %q is not an absolute http(s) URL", redactor{}.URL(rawURL))
-	}
-	p.domains = pageDomains(u.Hostname())
-	return p, nil
-}
-
-// pageDomains allows the page's host and its www/bare twin (lambda.ai ↔ www.lambda.ai), the
-// redirect sites commonly add; every other host is refused, redirects included.
-func pageDomains(host string) []string {
-	host = strings.ToLower(host)
-	if bare, ok := strings.CutPrefix(host, "www."); ok {
-		return []string{host, bare}
-	}
-	if net.ParseIP(host) != nil || !strings.Contains(host, ".") {
-		return []string{host}
-	}
-	return []string{host, "www." + host}
-}
-
-// fetch gets the page under ctx and returns its body and the run's bookkeeping (payloads of every
-// response, attempts). A non-2xx answer is a *StatusError, a forbidden redirect wraps
-// colly.ErrForbiddenDomain, an oversized body ErrBodyTooLarge; ctx's deadline bounds it all.
-func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, Result, error) {
-	var res Result
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	ctx, attempts := WithAttemptCounter(ctx)
-
-	// Not colly.NewCollector: it applies COLLY_* environment variables after the options, which
-	// would let the environment lift AllowedDomains, the body cap or redirect rules.
-	c := &colly.Collector{}
-	c.Init()
-	for _, opt := range []colly.CollectorOption{
-		colly.StdlibContext(ctx),
-		colly.AllowedDomains(p.domains...),
-		colly.UserAgent(p.userAgent),
-		colly.MaxBodySize(0),
-	} {
-		opt(c)
-	}
-	c.SetRequestTimeout(p.timeout)
-	c.WithTransport(client.Transport(p.source))
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: p.delay}); err != nil {
-		return nil, res, fmt.Errorf("colly limit rule: %w", err)
-	}
-
-	var (
-		body    []byte
-		got     bool
-		failure error
-	)
-	payload := func(r *colly.Response) {
-		if r == nil || r.StatusCode == 0 {
-			return
-		}
-		u := p.url
-		if r.Request != nil && r.Request.URL != nil {
-			u = r.Request.URL.String()
-		}
-		res.Payloads = append(res.Payloads, schema.RawPayload{
-			RunID: run.ID, Provider: p.source, URL: client.RedactURL(u),
-			Status: uint16(r.StatusCode), FetchedAt: time.Now().UTC(), Body: r.Body,
-		})
-	}
-	c.OnResponse(func(r *colly.Response) {
-		payload(r)
-		body, got = r.Body, true
-	})
-	c.OnError(func(r *colly.Response, err error) {
-		if failure != nil {
-			return
-		}
-		if r != nil && r.StatusCode >= 300 {
-			payload(r)
-			failure = &StatusError{URL: client.RedactURL(p.url), StatusCode: r.StatusCode,
-				Attempts: attempts.Count(), Snippet: client.Redact(snippet(r.Body))}
-			return
-		}
-		failure = err
-	})
-	visitErr := c.Visit(p.url)
-	c.Wait()
-	res.Attempts = attempts.Count()
-	redURL := client.RedactURL(p.url)
-	switch {
-	case failure != nil:
-		var se *StatusError
-		if errors.As(failure, &se) {
-			return nil, res, failure
-		}
-		return nil, res, fmt.Errorf("fetching %s after %d attempt(s): %w", redURL, res.Attempts, failure)
-	case visitErr != nil:
-		return nil, res, fmt.Errorf("fetching %s after %d attempt(s): %w", redURL, res.Attempts, visitErr)
-	case !got:
-		return nil, res, fmt.Errorf("fetching %s: no response", redURL)
-	}
-	return body, res, nil
-}
-
-// orDiscard returns l, or a logger that discards when l is nil.
-func orDiscard(l *slog.Logger) *slog.Logger {
-	if l == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return l
 }

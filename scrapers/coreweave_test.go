@@ -4,20 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/gocolly/colly/v2"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -29,11 +21,11 @@ import (
 func TestParseCoreWeaveGolden(t *testing.T) {
 	for _, name := range []string{"coreweave_pricing", "coreweave_pricing_traps"} {
 		t.Run(name, func(t *testing.T) {
-			offers, problems, err := scrapers.ParseCoreWeave(mustReadLC(t, name+".html"), lcRun, scrapers.DefaultCoreWeaveURL)
+			offers, problems, err := scrapers.ParseCoreWeave(readTestdata(t, name+".html"), runAug22, scrapers.DefaultCoreWeaveURL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGoldenLC(t, name, offers, problems)
+			checkGolden(t, name, offers, problems)
 		})
 	}
 }
@@ -42,7 +34,7 @@ func TestParseCoreWeaveGolden(t *testing.T) {
 // 2026-08-22 (gpu-index's test oracle): 32 priced observations, 17 in North America and 15 in
 // Europe, and the per-GPU prices below.
 func TestParseCoreWeaveOracle(t *testing.T) {
-	offers, problems, err := scrapers.ParseCoreWeave(mustReadLC(t, "coreweave_pricing.html"), lcRun, scrapers.DefaultCoreWeaveURL)
+	offers, problems, err := scrapers.ParseCoreWeave(readTestdata(t, "coreweave_pricing.html"), runAug22, scrapers.DefaultCoreWeaveURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +109,7 @@ func TestParseCoreWeaveOracle(t *testing.T) {
 }
 
 func TestParseCoreWeaveTraps(t *testing.T) {
-	offers, problems, err := scrapers.ParseCoreWeave(mustReadLC(t, "coreweave_pricing_traps.html"), lcRun, scrapers.DefaultCoreWeaveURL)
+	offers, problems, err := scrapers.ParseCoreWeave(readTestdata(t, "coreweave_pricing_traps.html"), runAug22, scrapers.DefaultCoreWeaveURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,28 +160,28 @@ func TestParseCoreWeaveTraps(t *testing.T) {
 }
 
 func TestParseCoreWeaveLayoutChanged(t *testing.T) {
-	page := string(mustReadLC(t, "coreweave_pricing.html"))
+	page := string(readTestdata(t, "coreweave_pricing.html"))
 	tests := []struct {
 		name string
 		body string
 		want error
 	}{
-		{"rows are no longer table-row-v2 listitems", string(mustReadLC(t, "coreweave_pricing_changed.html")), scrapers.ErrLayoutChanged},
-		{"header renamed", string(mustReadLC(t, "coreweave_pricing_renamed.html")), scrapers.ErrLayoutChanged},
-		{"GPU anchor renamed", replaceLC(page, ">On-demand GPU instances<", ">GPU instances<"), scrapers.ErrLayoutChanged},
-		{"CPU anchor gone", replaceLC(page, ">On-demand CPU instances<", ">CPU instances<"), scrapers.ErrLayoutChanged},
-		{"GPU anchor twice", replaceLC(page, ">Storage</h2>", ">On-demand GPU instances</h2>"), scrapers.ErrLayoutChanged},
-		{"no region headings", replaceLC(page, "REGION: ", "Region "), scrapers.ErrLayoutChanged},
-		{"no header cells", replaceLC(page, "table-header-text", "th"), scrapers.ErrLayoutChanged},
-		{"labelled price spans renamed", replaceLC(replaceLC(page, `class="instance-price"`, `class="od"`), `class="spot-price"`, `class="sp"`), scrapers.ErrNoOffers},
-		{"labelled spec cells gone", replaceLC(page, "table-meta-value", "meta"), scrapers.ErrNoOffers},
-		{"every price N/A", regexpReplaceLC(page, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`), scrapers.ErrNoOffers},
+		{"rows are no longer table-row-v2 listitems", string(readTestdata(t, "coreweave_pricing_changed.html")), scrapers.ErrLayoutChanged},
+		{"header renamed", string(readTestdata(t, "coreweave_pricing_renamed.html")), scrapers.ErrLayoutChanged},
+		{"GPU anchor renamed", mustReplace(page, ">On-demand GPU instances<", ">GPU instances<"), scrapers.ErrLayoutChanged},
+		{"CPU anchor gone", mustReplace(page, ">On-demand CPU instances<", ">CPU instances<"), scrapers.ErrLayoutChanged},
+		{"GPU anchor twice", mustReplace(page, ">Storage</h2>", ">On-demand GPU instances</h2>"), scrapers.ErrLayoutChanged},
+		{"no region headings", mustReplace(page, "REGION: ", "Region "), scrapers.ErrLayoutChanged},
+		{"no header cells", mustReplace(page, "table-header-text", "th"), scrapers.ErrLayoutChanged},
+		{"labelled price spans renamed", mustReplace(mustReplace(page, `class="instance-price"`, `class="od"`), `class="spot-price"`, `class="sp"`), scrapers.ErrNoOffers},
+		{"labelled spec cells gone", mustReplace(page, "table-meta-value", "meta"), scrapers.ErrNoOffers},
+		{"every price N/A", mustReplaceRegexp(page, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`), scrapers.ErrNoOffers},
 		{"not HTML", "Forbidden", scrapers.ErrLayoutChanged},
 		{"empty", "", scrapers.ErrLayoutChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			offers, _, err := scrapers.ParseCoreWeave([]byte(tt.body), lcRun, scrapers.DefaultCoreWeaveURL)
+			offers, _, err := scrapers.ParseCoreWeave([]byte(tt.body), runAug22, scrapers.DefaultCoreWeaveURL)
 			if err == nil {
 				t.Fatalf("no error, %d offers", len(offers))
 			}
@@ -204,104 +196,9 @@ func TestParseCoreWeaveLayoutChanged(t *testing.T) {
 	}
 }
 
-// newClientLC returns a client for tests: two retries with millisecond waits.
-func newClientLC(tb testing.TB, mod func(*scrapers.ClientConfig)) *scrapers.Client {
-	tb.Helper()
-	cfg := scrapers.ClientConfig{RetryMax: 2, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond, AttemptTimeout: 10 * time.Second}
-	if mod != nil {
-		mod(&cfg)
-	}
-	c, err := scrapers.NewClient(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
-
-// misbehaviour is one way a provider's server goes wrong, shared by the CoreWeave and Lambda
-// fetch tests. serve gets the good body and the request number (1-based).
-type misbehaviour struct {
-	name         string
-	serve        func(w http.ResponseWriter, r *http.Request, n int, good []byte)
-	wantAttempts int   // 0: don't check
-	wantErr      error // nil: a correct result
-}
-
-// writeBody answers 200 with body and contentType.
-func writeBody(w http.ResponseWriter, contentType string, body []byte) {
-	w.Header().Set("Content-Type", contentType)
-	_, _ = w.Write(body)
-}
-
-// misbehaviours are the failure modes of the issue, for a source whose good answer has
-// contentType.
-func misbehaviours(contentType string, layoutChanged []byte) []misbehaviour {
-	return []misbehaviour{
-		{"ok", func(w http.ResponseWriter, _ *http.Request, _ int, good []byte) { writeBody(w, contentType, good) }, 1, nil},
-		{"429 then success", func(w http.ResponseWriter, _ *http.Request, n int, good []byte) {
-			if n == 1 {
-				w.Header().Set("Retry-After", "0")
-				http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
-				return
-			}
-			writeBody(w, contentType, good)
-		}, 2, nil},
-		{"500 until retries run out", func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
-			http.Error(w, "upstream connect error", http.StatusInternalServerError)
-		}, 3, scrapers.ErrStatus},
-		{"layout changed", func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
-			writeBody(w, contentType, layoutChanged)
-		}, 1, scrapers.ErrLayoutChanged},
-		{"50 MB body, chunked", func(w http.ResponseWriter, _ *http.Request, _ int, good []byte) {
-			w.Header().Set("Content-Type", contentType)
-			_, _ = w.Write(good[:len(good)/2])
-			chunk := bytes.Repeat([]byte("<div>padding</div>\n"), 1<<16)
-			for written := 0; written < 50<<20; written += len(chunk) {
-				if _, err := w.Write(chunk); err != nil {
-					return
-				}
-			}
-		}, 0, scrapers.ErrBodyTooLarge},
-		{"50 MB body, Content-Length", func(w http.ResponseWriter, _ *http.Request, _ int, good []byte) {
-			w.Header().Set("Content-Type", contentType)
-			w.Header().Set("Content-Length", strconv.Itoa(50<<20))
-			_, _ = w.Write(good)
-		}, 0, scrapers.ErrBodyTooLarge},
-		{"empty 200", func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) { writeBody(w, contentType, nil) }, 1, scrapers.ErrLayoutChanged},
-	}
-}
-
-// checkFetchLC asserts a Fetch outcome: the wanted error (an *Error of the source) or offers,
-// never an empty success.
-func checkFetchLC(t *testing.T, source string, res scrapers.Result, err error, wantErr error, wantAttempts int) {
-	t.Helper()
-	if err != nil {
-		t.Logf("Fetch error: %v", err)
-	}
-	if wantErr == nil {
-		if err != nil {
-			t.Fatalf("Fetch: %v", err)
-		}
-	} else {
-		if !errors.Is(err, wantErr) {
-			t.Fatalf("Fetch error %v, want %v", err, wantErr)
-		}
-		var se *scrapers.Error
-		if !errors.As(err, &se) || se.Source != source {
-			t.Errorf("error %v is not a %s *scrapers.Error", err, source)
-		}
-	}
-	if err == nil && len(res.Offers) == 0 {
-		t.Error("empty success")
-	}
-	if wantAttempts > 0 && res.Attempts != wantAttempts {
-		t.Errorf("Attempts = %d, want %d", res.Attempts, wantAttempts)
-	}
-}
-
 func TestCoreWeaveFetchMisbehaving(t *testing.T) {
-	good := mustReadLC(t, "coreweave_pricing.html")
-	for _, mb := range misbehaviours("text/html; charset=utf-8", mustReadLC(t, "coreweave_pricing_changed.html")) {
+	good := readTestdata(t, "coreweave_pricing.html")
+	for _, mb := range misbehaviours("text/html; charset=utf-8", readTestdata(t, "coreweave_pricing_changed.html")) {
 		t.Run(mb.name, func(t *testing.T) {
 			var hits atomic.Int32
 			var ua atomic.Value
@@ -310,11 +207,11 @@ func TestCoreWeaveFetchMisbehaving(t *testing.T) {
 				mb.serve(w, r, int(hits.Add(1)), good)
 			}))
 			defer srv.Close()
-			cw := scrapers.NewCoreWeave(newClientLC(t, nil), scrapers.CoreWeaveConfig{URL: srv.URL + "/pricing", Delay: -1}, nil)
+			cw := scrapers.NewCoreWeave(newTestClient(t, scrapers.ClientConfig{}), scrapers.CoreWeaveConfig{URL: srv.URL + "/pricing", Delay: -1}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			res, err := cw.Fetch(ctx, lcRun)
-			checkFetchLC(t, scrapers.CoreWeaveName, res, err, mb.wantErr, mb.wantAttempts)
+			res, err := cw.Fetch(ctx, runAug22)
+			checkFetch(t, scrapers.CoreWeaveName, res, err, mb.wantErr, mb.wantAttempts)
 			if mb.wantErr == nil {
 				if len(res.Offers) != 32 {
 					t.Errorf("%d offers, want 32", len(res.Offers))
@@ -359,14 +256,14 @@ func TestFetchHangingServer(t *testing.T) {
 	for _, s := range sources {
 		for stall, serve := range stalls {
 			t.Run(s.name+" "+stall, func(t *testing.T) {
-				good := mustReadLC(t, s.fixture)
+				good := readTestdata(t, s.fixture)
 				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(w, r, good) }))
 				defer srv.Close()
-				src := s.newSource(newClientLC(t, nil), srv.URL)
+				src := s.newSource(newTestClient(t, scrapers.ClientConfig{}), srv.URL)
 				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 				defer cancel()
 				start := time.Now()
-				res, err := src.Fetch(ctx, lcRun)
+				res, err := src.Fetch(ctx, runAug22)
 				if took := time.Since(start); took > 3*time.Second {
 					t.Errorf("Fetch took %v after a 300ms deadline", took)
 				}
@@ -379,134 +276,18 @@ func TestFetchHangingServer(t *testing.T) {
 	}
 }
 
-// TestPageFetchRedirects: colly follows a redirect within the page's domain and refuses one to
-// a foreign domain, although the transport is the retrying client's (STYLE.md §7).
-func TestPageFetchRedirects(t *testing.T) {
-	var foreignHits atomic.Int32
-	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		foreignHits.Add(1)
-		writeBody(w, "text/html", mustReadLC(t, "coreweave_pricing.html"))
-	}))
-	defer foreign.Close()
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(foreign.URL, "http://"))
-	foreignURL := "http://localhost:" + port + "/pricing" // 127.0.0.1 and localhost are different domains
-
-	pages := map[string][]byte{
-		"/cw":     mustReadLC(t, "coreweave_pricing.html"),
-		"/lambda": mustReadLC(t, "lambda_pricing.html"),
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/away"):
-			http.Redirect(w, r, foreignURL, http.StatusFound)
-		case strings.HasSuffix(r.URL.Path, "/moved"):
-			http.Redirect(w, r, strings.TrimSuffix(r.URL.Path, "/moved")+"/pricing", http.StatusMovedPermanently)
-		default:
-			writeBody(w, "text/html", pages[path.Dir(r.URL.Path)])
-		}
-	}))
-	defer srv.Close()
-
-	sources := map[string]func(url string) scrapers.Source{
-		"coreweave": func(url string) scrapers.Source {
-			return scrapers.NewCoreWeave(newClientLC(t, nil), scrapers.CoreWeaveConfig{URL: url, Delay: -1}, nil)
-		},
-		"lambda": func(url string) scrapers.Source {
-			return scrapers.NewLambda(newClientLC(t, nil), scrapers.LambdaConfig{PageURL: url, Delay: -1}, nil)
-		},
-	}
-	prefix := map[string]string{"coreweave": "/cw", "lambda": "/lambda"}
-	for name, newSource := range sources {
-		t.Run(name+" same domain", func(t *testing.T) {
-			res, err := newSource(srv.URL+prefix[name]+"/moved").Fetch(context.Background(), lcRun)
-			if err != nil || len(res.Offers) == 0 {
-				t.Fatalf("Fetch: %d offers, %v", len(res.Offers), err)
-			}
-		})
-		t.Run(name+" foreign domain", func(t *testing.T) {
-			res, err := newSource(srv.URL+prefix[name]+"/away").Fetch(context.Background(), lcRun)
-			if !errors.Is(err, colly.ErrForbiddenDomain) {
-				t.Fatalf("Fetch error %v, want colly.ErrForbiddenDomain (%d offers)", err, len(res.Offers))
-			}
-			if n := foreignHits.Load(); n != 0 {
-				t.Errorf("the foreign domain was fetched %d times", n)
-			}
-		})
-	}
-}
-
-// TestPageFetchIgnoresCollyEnv: COLLY_* variables, which colly.NewCollector would apply over
-// the code's options, change nothing: domains still enforced, the browser User-Agent kept, no
-// truncation, no robots.txt, no cache, error statuses still errors.
-func TestPageFetchIgnoresCollyEnv(t *testing.T) {
-	cache := t.TempDir()
-	for k, v := range map[string]string{
-		"COLLY_ALLOWED_DOMAINS":           "localhost,127.0.0.1",
-		"COLLY_USER_AGENT":                "colly-from-env",
-		"COLLY_MAX_BODY_SIZE":             "1000",
-		"COLLY_IGNORE_ROBOTSTXT":          "no",
-		"COLLY_CACHE_DIR":                 cache,
-		"COLLY_PARSE_HTTP_ERROR_RESPONSE": "yes",
-		"COLLY_NOT_A_SETTING":             "1",
-	} {
-		t.Setenv(k, v)
-	}
-	var foreignHits atomic.Int32
-	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { foreignHits.Add(1) }))
-	defer foreign.Close()
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(foreign.URL, "http://"))
-	good := mustReadLC(t, "coreweave_pricing.html")
-	var robots atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			robots.Add(1)
-		case "/away":
-			http.Redirect(w, r, "http://localhost:"+port+"/", http.StatusFound)
-		case "/broken":
-			http.Error(w, "oops", http.StatusInternalServerError)
-		default:
-			if !strings.HasPrefix(r.UserAgent(), "Mozilla/5.0") {
-				http.Error(w, "Forbidden", http.StatusForbidden)
-				return
-			}
-			writeBody(w, "text/html", good)
-		}
-	}))
-	defer srv.Close()
-	fetch := func(p string) (scrapers.Result, error) {
-		cw := scrapers.NewCoreWeave(newClientLC(t, func(c *scrapers.ClientConfig) { c.RetryMax = -1 }), scrapers.CoreWeaveConfig{URL: srv.URL + p, Delay: -1}, nil)
-		return cw.Fetch(context.Background(), lcRun)
-	}
-	if res, err := fetch("/pricing"); err != nil || len(res.Offers) != 32 {
-		t.Errorf("good page: %d offers, %v (User-Agent or body size taken from the environment?)", len(res.Offers), err)
-	}
-	if _, err := fetch("/away"); !errors.Is(err, colly.ErrForbiddenDomain) || foreignHits.Load() != 0 {
-		t.Errorf("foreign redirect: %v, %d hits", err, foreignHits.Load())
-	}
-	if _, err := fetch("/broken"); !errors.Is(err, scrapers.ErrStatus) {
-		t.Errorf("500: %v, want ErrStatus", err)
-	}
-	if n := robots.Load(); n != 0 {
-		t.Errorf("robots.txt fetched %d times", n)
-	}
-	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
-		t.Errorf("colly cache written to %s", cache)
-	}
-}
-
 func TestCoreWeaveRecordReplay(t *testing.T) {
-	good := mustReadLC(t, "coreweave_pricing.html")
+	good := readTestdata(t, "coreweave_pricing.html")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { writeBody(w, "text/html", good) }))
 	defer srv.Close()
 	dir := t.TempDir()
 	cfg := scrapers.CoreWeaveConfig{URL: srv.URL + "/pricing", Delay: -1}
-	live, err := scrapers.NewCoreWeave(newClientLC(t, func(c *scrapers.ClientConfig) { c.RecordDir = dir }), cfg, nil).Fetch(context.Background(), lcRun)
+	live, err := scrapers.NewCoreWeave(newTestClient(t, scrapers.ClientConfig{RecordDir: dir}), cfg, nil).Fetch(context.Background(), runAug22)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Close() // the replay must not need the network
-	replayed, err := scrapers.NewCoreWeave(newClientLC(t, func(c *scrapers.ClientConfig) { c.ReplayDir = dir }), cfg, nil).Fetch(context.Background(), lcRun)
+	replayed, err := scrapers.NewCoreWeave(newTestClient(t, scrapers.ClientConfig{ReplayDir: dir}), cfg, nil).Fetch(context.Background(), runAug22)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,128 +299,22 @@ func TestCoreWeaveRecordReplay(t *testing.T) {
 	}
 }
 
-// lcFixtures serves fixture files at the providers' real URLs without a network, so the
-// snapshot is recorded (and replayed) under the default URLs.
-type lcFixtures map[string]struct{ file, contentType string }
-
-func (f lcFixtures) RoundTrip(req *http.Request) (*http.Response, error) {
-	fx, ok := f[req.URL.String()]
-	if !ok {
-		return &http.Response{StatusCode: http.StatusNotFound, Body: http.NoBody, Header: http.Header{}, Request: req}, nil
-	}
-	b, err := os.ReadFile(filepath.Join("testdata", fx.file))
-	if err != nil {
-		return nil, err
-	}
-	return &http.Response{
-		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {fx.contentType}}, Body: io.NopCloser(bytes.NewReader(b)),
-		ContentLength: int64(len(b)), Request: req,
-	}, nil
-}
-
-// snapshotFixturesLC are the bodies of the shipped snapshot's lambda/ and coreweave/ parts: the
-// realistic fixtures (every GPU model of providers.md §3 and §4.4), not the trap files.
-var snapshotFixturesLC = lcFixtures{
-	scrapers.DefaultLambdaAPIURL:  {"lambda_instance_types.json", "application/json"},
-	scrapers.DefaultLambdaPageURL: {"lambda_pricing.html", "text/html; charset=utf-8"},
-	scrapers.DefaultCoreWeaveURL:  {"coreweave_pricing.html", "text/html; charset=utf-8"},
-}
-
-// lcSnapshotSources are the sources as the demo runs them against the snapshot: Lambda with a
-// key (API) and without (pricing page), CoreWeave.
-func lcSnapshotSources(c *scrapers.Client) map[string]scrapers.Source {
-	return map[string]scrapers.Source{
-		"lambda api":  scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: "snapshot-key", Delay: -1}, nil),
-		"lambda page": scrapers.NewLambda(c, scrapers.LambdaConfig{Delay: -1}, nil),
-		"coreweave":   scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{Delay: -1}, nil),
-	}
-}
-
-// TestLambdaCoreWeaveSnapshot replays testdata/snapshot/{lambda,coreweave} (the layout of
-// record.go) and checks the offers are those the parsers give on the fixtures, and the payloads
-// the fixtures byte for byte. With -update it first re-records those two folders from the
-// fixtures, through the same client code a live run uses.
-func TestLambdaCoreWeaveSnapshot(t *testing.T) {
-	snap := filepath.Join("testdata", "snapshot")
-	if lcUpdate() {
-		for _, d := range []string{scrapers.LambdaName, scrapers.CoreWeaveName} {
-			if err := os.RemoveAll(filepath.Join(snap, d)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rec := newClientLC(t, func(c *scrapers.ClientConfig) {
-			c.RecordDir, c.Transport = snap, snapshotFixturesLC
-			c.Now = func() time.Time { return lcRun.ObservedAt }
-		})
-		srcs := lcSnapshotSources(rec)
-		for _, name := range []string{"lambda api", "lambda page", "coreweave"} { // fixed order: file numbers
-			if _, err := srcs[name].Fetch(context.Background(), lcRun); err != nil {
-				t.Fatalf("recording %s: %v", name, err)
-			}
-		}
-	}
-
-	replay := newClientLC(t, func(c *scrapers.ClientConfig) { c.ReplayDir = snap })
-	want := map[string]struct {
-		parse func([]byte, scrapers.Run, string) ([]schema.Offer, []error, error)
-		url   string
-	}{
-		"lambda api":  {scrapers.ParseLambda, scrapers.DefaultLambdaAPIURL},
-		"lambda page": {scrapers.ParseLambdaPage, scrapers.DefaultLambdaPageURL},
-		"coreweave":   {scrapers.ParseCoreWeave, scrapers.DefaultCoreWeaveURL},
-	}
-	for name, src := range lcSnapshotSources(replay) {
-		t.Run(name, func(t *testing.T) {
-			res, err := src.Fetch(context.Background(), lcRun)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fixture := mustReadLC(t, snapshotFixturesLC[want[name].url].file)
-			offers, _, err := want[name].parse(fixture, lcRun, want[name].url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(offers, res.Offers); diff != "" {
-				t.Errorf("replayed offers differ from the fixture's (-fixture +replay):\n%s", diff)
-			}
-			if len(res.Payloads) != 1 || !bytes.Equal(res.Payloads[0].Body, fixture) || res.Payloads[0].URL != want[name].url {
-				t.Errorf("payloads %d, want the fixture at %s byte for byte", len(res.Payloads), want[name].url)
-			}
-			if res.Attempts != 1 {
-				t.Errorf("Attempts = %d, want 1", res.Attempts)
-			}
-		})
-	}
-}
-
 func FuzzParseCoreWeave(f *testing.F) {
 	for _, name := range []string{"coreweave_pricing.html", "coreweave_pricing_traps.html", "coreweave_pricing_changed.html", "coreweave_pricing_renamed.html"} {
-		f.Add(mustReadLC(f, name))
+		f.Add(readTestdata(f, name))
 	}
 	f.Add([]byte(`<h2>On-demand GPU instances</h2><h5>REGION: X</h5><div class="table-header-text">GPU Model GPU Count VRAM On-Demand Price Spot Price</div>` +
 		`<div role="listitem" class="table-row-v2 w-dyn-item"><h3 class="table-model-name">NVIDIA HGX H100</h3>` +
 		`<div class="table-meta-value">4<sup>1</sup></div><div>GPU Count</div><span class="instance-price"><span class="item-value">$1,234.5</span></span></div><h2>On-demand CPU instances</h2>`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		offers, problems, err := scrapers.ParseCoreWeave(body, lcRun, scrapers.DefaultCoreWeaveURL)
-		checkFuzzLC(t, scrapers.CoreWeaveName, offers, problems, err)
-		for _, o := range offers {
-			if !o.PriceUSDPerGPUHour.Equal(schema.PerGPU(o.PriceUSDPerHour, o.GPUCount)) {
-				t.Fatalf("offer %q: per GPU %s != %s / %d", o.OfferID, o.PriceUSDPerGPUHour, o.PriceUSDPerHour, o.GPUCount)
-			}
-		}
+		offers, problems, err := scrapers.ParseCoreWeave(body, runAug22, scrapers.DefaultCoreWeaveURL)
+		checkParsed(t, scrapers.CoreWeaveName, runAug22, offers, problems, err)
+		checkPerGPU(t, offers)
 	})
 }
 
 func BenchmarkParseCoreWeave(b *testing.B) {
-	body := mustReadLC(b, "coreweave_pricing.html")
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := scrapers.ParseCoreWeave(body, lcRun, scrapers.DefaultCoreWeaveURL); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchmarkParse(b, scrapers.ParseCoreWeave, "coreweave_pricing.html", runAug22, scrapers.DefaultCoreWeaveURL)
 }
 
 func TestCoreWeaveInvalidConfig(t *testing.T) {
@@ -648,13 +323,13 @@ func TestCoreWeaveInvalidConfig(t *testing.T) {
 		client *scrapers.Client
 		cfg    scrapers.CoreWeaveConfig
 	}{
-		{"relative URL", newClientLC(t, nil), scrapers.CoreWeaveConfig{URL: "www.coreweave.com/pricing"}},
-		{"not http", newClientLC(t, nil), scrapers.CoreWeaveConfig{URL: "file:///etc/passwd"}},
+		{"relative URL", newTestClient(t, scrapers.ClientConfig{}), scrapers.CoreWeaveConfig{URL: "www.coreweave.com/pricing"}},
+		{"not http", newTestClient(t, scrapers.ClientConfig{}), scrapers.CoreWeaveConfig{URL: "file:///etc/passwd"}},
 		{"no client", nil, scrapers.CoreWeaveConfig{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := scrapers.NewCoreWeave(tt.client, tt.cfg, nil).Fetch(context.Background(), lcRun)
+			res, err := scrapers.NewCoreWeave(tt.client, tt.cfg, nil).Fetch(context.Background(), runAug22)
 			var se *scrapers.Error
 			if !errors.As(err, &se) || se.Source != scrapers.CoreWeaveName || len(res.Offers) != 0 {
 				t.Errorf("Fetch: %d offers, error %v; want a coreweave *scrapers.Error", len(res.Offers), err)

@@ -55,14 +55,14 @@ const (
 // reported in problems; the returned error is set only when the body as a whole is unusable
 // (not JSON, an API error object, no data, or no GPU offer at all).
 func ParseLambda(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = lcProblems(LambdaName, problems), sourceError(LambdaName, err) }()
+	defer func() { problems, err = sourceErrors(LambdaName, problems), sourceError(LambdaName, err) }()
 	var resp lambdaResponse
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&resp); err != nil {
 		return nil, nil, fmt.Errorf("%w: decoding instance types: %w", ErrLayoutChanged, err)
 	}
 	if resp.Error != nil && (resp.Error.Code != "" || resp.Error.Message != "") {
-		return nil, nil, fmt.Errorf("api error %q: %s", lcClip(resp.Error.Code, 80), lcClip(resp.Error.Message, 200))
+		return nil, nil, fmt.Errorf("api error %q: %s", clip(resp.Error.Code, 80), clip(resp.Error.Message, 200))
 	}
 	if resp.Data == nil {
 		return nil, nil, fmt.Errorf("%w: no \"data\" object in the instance types response", ErrLayoutChanged)
@@ -130,13 +130,16 @@ var (
 func lambdaOffer(key string, it lambdaItem, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	t := it.InstanceType
 	if t == nil {
-		return o, false, fmt.Errorf("instance type %q: no instance_type object", lcClip(key, 60))
+		return o, false, fmt.Errorf("instance type %q: no instance_type object", clip(key, 60))
 	}
-	id := t.Name
+	id := strings.TrimSpace(t.Name)
 	if id == "" {
-		id = key
+		id = strings.TrimSpace(key)
 	}
-	where := lcClip(id, 60) // for messages: the id is untrusted text
+	if id == "" {
+		return o, false, errors.New("an instance type with neither a name nor a key")
+	}
+	where := clip(id, 60) // for messages: the id is untrusted text
 	desc := strings.TrimSpace(t.Description)
 	gpuDesc := strings.TrimSpace(t.GPUDescription)
 
@@ -206,8 +209,8 @@ func lambdaOffer(key string, it lambdaItem, run Run, sourceURL string) (o schema
 		GPUNameRaw:         raw,
 		GPUCount:           uint16(count),
 		VCPUs:              lambdaSpec(t.Specs.VCPUs, 1),
-		RAMGB:              lambdaSpec(t.Specs.MemoryGiB, lcGiBToGB),
-		DiskGB:             lambdaSpec(t.Specs.StorageGiB, lcGiBToGB),
+		RAMGB:              lambdaSpec(t.Specs.MemoryGiB, gibToGB),
+		DiskGB:             lambdaSpec(t.Specs.StorageGiB, gibToGB),
 		PriceType:          schema.OnDemand,
 		PriceUSDPerHour:    price,
 		PriceUSDPerGPUHour: schema.PerGPU(price, uint16(count)),
@@ -255,7 +258,7 @@ func lambdaNumber(raw json.RawMessage) (d decimal.Decimal, present bool, err err
 	}
 	if strings.HasPrefix(s, `"`) {
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return decimal.Zero, true, fmt.Errorf("%q is not a number", lcClip(string(raw), 40))
+			return decimal.Zero, true, fmt.Errorf("%q is not a number", clip(string(raw), 40))
 		}
 		s = strings.TrimSpace(s)
 	}
@@ -264,11 +267,11 @@ func lambdaNumber(raw json.RawMessage) (d decimal.Decimal, present bool, err err
 			d, _ = decimal.NewFromString(s)
 			return d, true, nil // negative: the caller says why that is wrong
 		}
-		return decimal.Zero, true, fmt.Errorf("%q is not a number", lcClip(s, 40))
+		return decimal.Zero, true, fmt.Errorf("%q is not a number", clip(s, 40))
 	}
 	d, err = decimal.NewFromString(s)
 	if err != nil {
-		return decimal.Zero, true, fmt.Errorf("%q: %w", lcClip(s, 40), err)
+		return decimal.Zero, true, fmt.Errorf("%q: %w", clip(s, 40), err)
 	}
 	return d, true, nil
 }
@@ -302,7 +305,7 @@ func lambdaSpec(raw json.RawMessage, f float64) *float64 {
 // A page without the heading, the tabs or priced rows is a layout change and returns an error
 // wrapping ErrLayoutChanged, never an empty success.
 func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = lcProblems(LambdaName, problems), sourceError(LambdaName, err) }()
+	defer func() { problems, err = sourceErrors(LambdaName, problems), sourceError(LambdaName, err) }()
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, fmt.Errorf("pricing page: parse html: %w", err)
@@ -314,7 +317,7 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 	)
 	doc.Find("h2, button[role=tab]").Each(func(_ int, s *goquery.Selection) {
 		if goquery.NodeName(s) == "h2" {
-			if strings.EqualFold(lcSpace(s.Text()), "Instances pricing") {
+			if strings.EqualFold(normalizeSpace(s.Text()), "Instances pricing") {
 				anchors++
 			}
 			return
@@ -335,14 +338,14 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 	rows, unpriced := 0, 0
 	seen := map[string]bool{}
 	for _, tab := range tabs {
-		label := lcSpace(tab.Text())
+		label := normalizeSpace(tab.Text())
 		m := lambdaTabRe.FindStringSubmatch(label)
 		if m == nil {
-			return nil, nil, fmt.Errorf("pricing page: %w: tab %q is not a GPU count like \"8x\"", ErrLayoutChanged, lcClip(label, 40))
+			return nil, nil, fmt.Errorf("pricing page: %w: tab %q is not a GPU count like \"8x\"", ErrLayoutChanged, clip(label, 40))
 		}
 		count, err := strconv.Atoi(m[1])
 		if err != nil || count <= 0 || count > 1<<15 {
-			return nil, nil, fmt.Errorf("pricing page: %w: tab %q is not a GPU count like \"8x\"", ErrLayoutChanged, lcClip(label, 40))
+			return nil, nil, fmt.Errorf("pricing page: %w: tab %q is not a GPU count like \"8x\"", ErrLayoutChanged, clip(label, 40))
 		}
 		panelID, _ := tab.Attr("aria-controls")
 		panel := doc.Find("[role=tabpanel]").FilterFunction(func(_ int, s *goquery.Selection) bool {
@@ -350,7 +353,7 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 			return panelID != "" && id == panelID
 		})
 		if panel.Length() != 1 {
-			return nil, nil, fmt.Errorf("pricing page: %w: tab %q controls no single tabpanel (id %q)", ErrLayoutChanged, lcClip(label, 40), lcClip(panelID, 40))
+			return nil, nil, fmt.Errorf("pricing page: %w: tab %q controls no single tabpanel (id %q)", ErrLayoutChanged, clip(label, 40), clip(panelID, 40))
 		}
 		panel.Find("tr[data-plan]").Each(func(_ int, tr *goquery.Selection) {
 			rows++
@@ -361,7 +364,7 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 			case !ok:
 				unpriced++
 			case seen[o.OfferID]:
-				problems = append(problems, fmt.Errorf("pricing page: duplicate row %q", lcClip(o.OfferID, 80)))
+				problems = append(problems, fmt.Errorf("pricing page: duplicate row %q", clip(o.OfferID, 80)))
 			default:
 				seen[o.OfferID] = true
 				offers = append(offers, o)
@@ -374,7 +377,7 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 	if len(offers) == 0 {
 		return nil, problems, fmt.Errorf("pricing page: %w: %d rows (%d unpriced), no priced offer", ErrNoOffers, rows, unpriced)
 	}
-	slices.SortFunc(offers, func(a, b schema.Offer) int { return strings.Compare(a.OfferID, b.OfferID) })
+	sortOffers(offers) // one offer per id (seen), all on-demand: by offer id
 	return offers, problems, nil
 }
 
@@ -383,13 +386,13 @@ var lambdaTabRe = regexp.MustCompile(`^(\d+)\s*[xX×]$`)
 // lambdaPageOffer turns one pricing-page row into an offer; ok is false for an unpriced row.
 func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	plan, _ := tr.Attr("data-plan")
-	plan = lcSpace(plan)
+	plan = normalizeSpace(plan)
 	cells := map[string]string{}
 	tr.Find("td[data-label]").Each(func(_ int, td *goquery.Selection) {
 		l, _ := td.Attr("data-label")
-		cells[strings.ToUpper(strings.TrimRight(lcSpace(l), "*"))] = lcSpace(td.Text())
+		cells[strings.ToUpper(strings.TrimRight(normalizeSpace(l), "*"))] = normalizeSpace(td.Text())
 	})
-	where := fmt.Sprintf("pricing page: %dx %q", count, lcClip(plan, 60))
+	where := fmt.Sprintf("pricing page: %dx %q", count, clip(plan, 60))
 	if plan == "" {
 		return o, false, fmt.Errorf("%s: empty data-plan", where)
 	}
@@ -397,7 +400,7 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string
 	if !has {
 		return o, false, fmt.Errorf("%s: %w: no PRICE/GPU/HR cell", where, ErrLayoutChanged)
 	}
-	perGPU, offered, err := lcUSD(priceText)
+	perGPU, offered, err := parseUSD(priceText)
 	if err != nil {
 		return o, false, fmt.Errorf("%s: %w", where, err)
 	}
@@ -405,7 +408,7 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string
 		return o, false, nil
 	}
 	vramText := cells["VRAM/GPU"]
-	vram, _, err := lcSize(vramText)
+	vram, _, err := parseSize(vramText)
 	if err != nil {
 		return o, false, fmt.Errorf("%s: VRAM/GPU: %w", where, err)
 	}
@@ -427,9 +430,9 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string
 		Tier:               schema.TierDatacenter,
 		GPUNameRaw:         plan,
 		GPUCount:           uint16(count),
-		VCPUs:              lcOptCount(cells["VCPUS"]),
-		RAMGB:              lcOptSize(cells["RAM"]),
-		DiskGB:             lcOptSize(cells["STORAGE"]),
+		VCPUs:              optNumber(cells["VCPUS"], 1),
+		RAMGB:              optSize(cells["RAM"]),
+		DiskGB:             optSize(cells["STORAGE"]),
 		PriceType:          schema.OnDemand,
 		PriceUSDPerHour:    price,
 		PriceUSDPerGPUHour: perGPU.Round(schema.PriceDecimals),
@@ -440,126 +443,6 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string
 	match := applyGPU(&o, LambdaName, plan, vram)
 	o.IntraNode = lambdaIntraNode(form, match, count)
 	return o, true, nil
-}
-
-// lcProblems wraps each problem as an *Error of source.
-func lcProblems(source string, problems []error) []error {
-	for i, p := range problems {
-		problems[i] = sourceError(source, p)
-	}
-	return problems
-}
-
-// lcGiBToGB converts GiB to decimal GB.
-const lcGiBToGB = 1.073741824
-
-// lcNotOffered are the cell texts providers use for "no price": empty, N/A, dashes, Contact sales.
-var lcNotOffered = map[string]bool{
-	"": true, "N/A": true, "NA": true, "-": true, "—": true, "–": true, "CONTACT SALES": true,
-}
-
-// lcMaxPrice bounds a parsed price: no GPU node costs a million dollars an hour, and unbounded
-// digits from a broken page should not reach storage.
-var lcMaxPrice = decimal.NewFromInt(1_000_000)
-
-var lcUSDRe = regexp.MustCompile(`^\$?\s*(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$`)
-
-// lcUSD parses a price cell like "$68.80" or "$1,234.56" (thousands separators allowed).
-// offered is false, with no error, for the not-offered encodings (empty, "N/A", "—",
-// "Contact sales"). A zero or malformed price is an error.
-func lcUSD(s string) (d decimal.Decimal, offered bool, err error) {
-	s = lcSpace(s)
-	if lcNotOffered[strings.ToUpper(s)] {
-		return decimal.Zero, false, nil
-	}
-	m := lcUSDRe.FindStringSubmatch(s)
-	if m == nil {
-		return decimal.Zero, false, fmt.Errorf("price %q is not a dollar amount", lcClip(s, 40))
-	}
-	d, err = decimal.NewFromString(strings.ReplaceAll(m[1], ",", "") + m[2])
-	if err != nil {
-		return decimal.Zero, false, fmt.Errorf("price %q: %w", lcClip(s, 40), err)
-	}
-	if !d.IsPositive() {
-		return decimal.Zero, false, fmt.Errorf("price %q is not positive", s)
-	}
-	if d.GreaterThanOrEqual(lcMaxPrice) {
-		return decimal.Zero, false, fmt.Errorf("price %q is implausibly high", lcClip(s, 40))
-	}
-	return d, true, nil
-}
-
-var (
-	lcNumberRe = regexp.MustCompile(`^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$`)
-	lcSizeRe   = regexp.MustCompile(`(?i)^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(GB|GiB|TB|TiB)\b`)
-)
-
-// lcNumber parses a plain number cell, thousands separators allowed ("2,048", "61.44").
-func lcNumber(s string) (float64, error) {
-	s = lcSpace(s)
-	m := lcNumberRe.FindStringSubmatch(s)
-	if m == nil {
-		return 0, fmt.Errorf("%q is not a number", lcClip(s, 40))
-	}
-	return strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "")+m[2], 64)
-}
-
-// lcSize parses "180 GB", "2900 GiB", "22 TiB SSD" into decimal GB. GB and TB are taken as
-// decimal, GiB and TiB as binary. An empty cell is (0, false, nil).
-func lcSize(s string) (gb float64, ok bool, err error) {
-	s = lcSpace(s)
-	if lcNotOffered[strings.ToUpper(s)] {
-		return 0, false, nil
-	}
-	m := lcSizeRe.FindStringSubmatch(s)
-	if m == nil {
-		return 0, false, fmt.Errorf("%q is not a size like \"80 GB\"", lcClip(s, 40))
-	}
-	v, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "")+m[2], 64)
-	if err != nil {
-		return 0, false, err
-	}
-	switch strings.ToUpper(m[3]) {
-	case "GIB":
-		v *= lcGiBToGB
-	case "TB":
-		v *= 1000
-	case "TIB":
-		v *= 1 << 40 / 1e9
-	}
-	return v, true, nil
-}
-
-// lcOptSize is lcSize as a rounded pointer, nil when empty or malformed.
-func lcOptSize(s string) *float64 {
-	v, ok, err := lcSize(s)
-	if err != nil || !ok {
-		return nil
-	}
-	return ptr(round(v, 2))
-}
-
-// lcOptCount is lcNumber as a pointer, nil when empty or malformed.
-func lcOptCount(s string) *float64 {
-	v, err := lcNumber(s)
-	if err != nil {
-		return nil
-	}
-	return ptr(round(v, 2))
-}
-
-// lcSpace trims s and collapses runs of white space (including non-breaking spaces) to
-// one space.
-func lcSpace(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\u00a0", " ")), " ")
-}
-
-// lcClip shortens untrusted text quoted in an error.
-func lcClip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 // LambdaConfig configures the Lambda source. Zero fields take the defaults.
@@ -656,7 +539,7 @@ func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
 		return res, sourceError(LambdaName, l.red.Error(fmt.Errorf("querying instance types: %w", err)))
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
-		return res, sourceError(LambdaName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clip(resp.ContentType, 80)))
+		return res, sourceError(LambdaName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80)))
 	}
 	offers, problems, err := ParseLambda(resp.Body, run, l.red.URL(resp.URL))
 	for i, p := range problems {

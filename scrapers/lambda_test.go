@@ -3,20 +3,16 @@ package scrapers_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -25,112 +21,24 @@ import (
 	"github.com/gpucost/gpucost/scrapers"
 )
 
-// Fixtures (testdata/), built to providers.md §3 and §4 (no live access):
-//
-//   - lambda_instance_types.json: the instance-types response with the records of §3.3 (spec
-//     examples and the sky-cat v7 cents/vCPU/GiB tuples, 8x B200 SXM6 at 3992 cents), the
-//     descriptions seen in the sources, capacity lists that are often empty, and cpu_4x_general.
-//     storage_gib values other than a10 and 8x H100 are placeholders, as §3.3 says.
-//   - lambda_instance_types_traps.json: the §3.5 traps: a 1.5.3-format record (no specs.gpus,
-//     price as the string "80"), the spec's "Example GPU" (unknown name), a negative price, the
-//     gdr variant, and a CPU type without specs.gpus.
-//   - lambda_pricing.html: lambda.ai/pricing as §3.6 describes it (1-Click Cluster tables first,
-//     the "Instances pricing" heading, 8x/4x/2x/1x tabs paired to tabpanels, <tr data-plan> rows
-//     with data-label cells, "—" for unpriced, hash-suffixed classes, an escaped copy of the rows
-//     in window.__islands). B200 prices are the live ones of §3.6; the others are the API cents
-//     per GPU of the fixture above; vCPU/RAM/storage of the smaller B200 and A6000 sizes are
-//     placeholders.
-//   - lambda_pricing_changed.html: the same page redesigned as cards (no tabs, no data-plan).
-//   - coreweave_pricing.html: the pricing page of §4.3 with every GPU row and value of §4.4 (NA
-//     and EU), the CPU section after it, footnotes.
-//   - coreweave_pricing_traps.html: thousands separators in a price, "Contact sales" inside a
-//     price, a "4<sup>1</sup>" count, an unknown GPU (Vera Rubin NVL144), an em-dash spot price
-//     and a malformed price.
-//   - coreweave_pricing_changed.html: rows no longer "table-row-v2 w-dyn-item" listitems.
-//   - coreweave_pricing_renamed.html: the "Spot Price" header renamed.
-//
-// Golden files (testdata/*.golden.json) hold the exact offers and problems; regenerate them with
-// go test ./scrapers/ -run 'Lambda|CoreWeave' -update, then review the diff.
-
-func init() {
-	// The flag may be registered by another _test file of the package first.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files in testdata/")
-	}
-}
-
-// lcUpdate reports whether -update was given.
-func lcUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// lcRun is the run every parser test uses, so golden files need no scrubbing.
-var lcRun = scrapers.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
-
-// mustReadLC reads a file under testdata.
-func mustReadLC(tb testing.TB, name string) []byte {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-// parsedLC is what a golden file holds.
-type parsedLC struct {
-	Offers   []schema.Offer `json:"offers"`
-	Problems []string       `json:"problems"`
-}
-
-// checkGoldenLC compares offers and problems with testdata/<name>.golden.json, or rewrites it
-// under -update.
-func checkGoldenLC(t *testing.T, name string, offers []schema.Offer, problems []error) {
-	t.Helper()
-	p := parsedLC{Offers: offers, Problems: []string{}}
-	for _, e := range problems {
-		p.Problems = append(p.Problems, e.Error())
-	}
-	got, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".golden.json")
-	if lcUpdate() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
-}
-
 func TestParseLambdaGolden(t *testing.T) {
 	for _, name := range []string{"lambda_instance_types", "lambda_instance_types_traps"} {
 		t.Run(name, func(t *testing.T) {
-			offers, problems, err := scrapers.ParseLambda(mustReadLC(t, name+".json"), lcRun, scrapers.DefaultLambdaAPIURL)
+			offers, problems, err := scrapers.ParseLambda(readTestdata(t, name+".json"), runAug22, scrapers.DefaultLambdaAPIURL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGoldenLC(t, name, offers, problems)
+			checkGolden(t, name, offers, problems)
 		})
 	}
 }
 
 func TestParseLambdaPageGolden(t *testing.T) {
-	offers, problems, err := scrapers.ParseLambdaPage(mustReadLC(t, "lambda_pricing.html"), lcRun, scrapers.DefaultLambdaPageURL)
+	offers, problems, err := scrapers.ParseLambdaPage(readTestdata(t, "lambda_pricing.html"), runAug22, scrapers.DefaultLambdaPageURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGoldenLC(t, "lambda_pricing", offers, problems)
+	checkGolden(t, "lambda_pricing", offers, problems)
 }
 
 // lambdaWant is the part of an offer the trap tests pin by hand, next to the golden files.
@@ -163,7 +71,7 @@ func lambdaGot(o schema.Offer) lambdaWant {
 func TestParseLambdaTraps(t *testing.T) {
 	byID := func(t *testing.T, file string) map[string]schema.Offer {
 		t.Helper()
-		offers, _, err := scrapers.ParseLambda(mustReadLC(t, file), lcRun, "https://example.test/api/v1/instance-types")
+		offers, _, err := scrapers.ParseLambda(readTestdata(t, file), runAug22, "https://example.test/api/v1/instance-types")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +134,7 @@ func TestParseLambdaTraps(t *testing.T) {
 }
 
 func TestParseLambdaPageTraps(t *testing.T) {
-	offers, problems, err := scrapers.ParseLambdaPage(mustReadLC(t, "lambda_pricing.html"), lcRun, scrapers.DefaultLambdaPageURL)
+	offers, problems, err := scrapers.ParseLambdaPage(readTestdata(t, "lambda_pricing.html"), runAug22, scrapers.DefaultLambdaPageURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +183,7 @@ func TestParseLambdaPageTraps(t *testing.T) {
 }
 
 func TestParseLambdaErrors(t *testing.T) {
-	full := mustReadLC(t, "lambda_instance_types.json")
+	full := readTestdata(t, "lambda_instance_types.json")
 	tests := []struct {
 		name string
 		body string
@@ -293,7 +201,7 @@ func TestParseLambdaErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			offers, _, err := scrapers.ParseLambda([]byte(tt.body), lcRun, scrapers.DefaultLambdaAPIURL)
+			offers, _, err := scrapers.ParseLambda([]byte(tt.body), runAug22, scrapers.DefaultLambdaAPIURL)
 			if err == nil {
 				t.Fatalf("no error, %d offers", len(offers))
 			}
@@ -309,22 +217,22 @@ func TestParseLambdaErrors(t *testing.T) {
 }
 
 func TestParseLambdaPageLayoutChanged(t *testing.T) {
-	page := string(mustReadLC(t, "lambda_pricing.html"))
+	page := string(readTestdata(t, "lambda_pricing.html"))
 	tests := []struct {
 		name string
 		body string
 	}{
-		{"redesigned as cards", string(mustReadLC(t, "lambda_pricing_changed.html"))},
-		{"heading renamed", replaceLC(page, ">Instances pricing</h2>", ">On-demand pricing</h2>")},
-		{"no tabs", replaceLC(page, `role="tab"`, `role="button"`)},
-		{"rows lost data-plan", replaceLC(page, "data-plan=", "data-sku=")},
-		{"price column renamed", replaceLC(page, `data-label="PRICE/GPU/HR*"`, `data-label="HOURLY"`)},
+		{"redesigned as cards", string(readTestdata(t, "lambda_pricing_changed.html"))},
+		{"heading renamed", mustReplace(page, ">Instances pricing</h2>", ">On-demand pricing</h2>")},
+		{"no tabs", mustReplace(page, `role="tab"`, `role="button"`)},
+		{"rows lost data-plan", mustReplace(page, "data-plan=", "data-sku=")},
+		{"price column renamed", mustReplace(page, `data-label="PRICE/GPU/HR*"`, `data-label="HOURLY"`)},
 		{"not HTML", "Service Unavailable"},
 		{"empty", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			offers, problems, err := scrapers.ParseLambdaPage([]byte(tt.body), lcRun, scrapers.DefaultLambdaPageURL)
+			offers, problems, err := scrapers.ParseLambdaPage([]byte(tt.body), runAug22, scrapers.DefaultLambdaPageURL)
 			if err == nil {
 				t.Fatalf("no error, %d offers", len(offers))
 			}
@@ -335,28 +243,10 @@ func TestParseLambdaPageLayoutChanged(t *testing.T) {
 	}
 }
 
-// replaceLC replaces every old with new, failing loudly in the test if old is absent.
-func replaceLC(s, old, new string) string {
-	out := strings.ReplaceAll(s, old, new)
-	if out == s {
-		panic("fixture edit found nothing to replace: " + old)
-	}
-	return out
-}
-
-// regexpReplaceLC replaces every match of pattern, failing loudly if there is none.
-func regexpReplaceLC(s, pattern, repl string) string {
-	out := regexp.MustCompile(pattern).ReplaceAllString(s, repl)
-	if out == s {
-		panic("fixture edit found nothing to replace: " + pattern)
-	}
-	return out
-}
-
 const lambdaTestKey = "secret_lambda-key_3f9a1c" // a fake key; it must never leave Fetch
 
 func TestLambdaAPIFetchMisbehaving(t *testing.T) {
-	good := mustReadLC(t, "lambda_instance_types.json")
+	good := readTestdata(t, "lambda_instance_types.json")
 	truncated := good[:len(good)*2/3]
 	cases := append(misbehaviours("application/json", truncated),
 		misbehaviour{"HTML with status 200", func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
@@ -375,9 +265,9 @@ func TestLambdaAPIFetchMisbehaving(t *testing.T) {
 				mb.serve(w, r, int(hits.Add(1)), good)
 			}))
 			defer srv.Close()
-			l := scrapers.NewLambda(newClientLC(t, nil), scrapers.LambdaConfig{APIKey: lambdaTestKey, APIURL: srv.URL + "/api/v1/instance-types"}, nil)
-			res, err := l.Fetch(context.Background(), lcRun)
-			checkFetchLC(t, scrapers.LambdaName, res, err, mb.wantErr, mb.wantAttempts)
+			l := scrapers.NewLambda(newTestClient(t, scrapers.ClientConfig{}), scrapers.LambdaConfig{APIKey: lambdaTestKey, APIURL: srv.URL + "/api/v1/instance-types"}, nil)
+			res, err := l.Fetch(context.Background(), runAug22)
+			checkFetch(t, scrapers.LambdaName, res, err, mb.wantErr, mb.wantAttempts)
 			if got, _ := auth.Load().(string); got != "Bearer "+lambdaTestKey {
 				t.Errorf("Authorization %q, want the Bearer key", got)
 			}
@@ -389,8 +279,8 @@ func TestLambdaAPIFetchMisbehaving(t *testing.T) {
 }
 
 func TestLambdaPageFetchMisbehaving(t *testing.T) {
-	good := mustReadLC(t, "lambda_pricing.html")
-	for _, mb := range misbehaviours("text/html; charset=utf-8", mustReadLC(t, "lambda_pricing_changed.html")) {
+	good := readTestdata(t, "lambda_pricing.html")
+	for _, mb := range misbehaviours("text/html; charset=utf-8", readTestdata(t, "lambda_pricing_changed.html")) {
 		t.Run(mb.name, func(t *testing.T) {
 			var hits, apiHits atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -406,11 +296,11 @@ func TestLambdaPageFetchMisbehaving(t *testing.T) {
 				mb.serve(w, r, int(hits.Add(1)), good)
 			}))
 			defer srv.Close()
-			l := scrapers.NewLambda(newClientLC(t, nil), scrapers.LambdaConfig{
+			l := scrapers.NewLambda(newTestClient(t, scrapers.ClientConfig{}), scrapers.LambdaConfig{
 				APIURL: srv.URL + "/api/v1/instance-types", PageURL: srv.URL + "/pricing", Delay: -1,
 			}, nil)
-			res, err := l.Fetch(context.Background(), lcRun)
-			checkFetchLC(t, scrapers.LambdaName, res, err, mb.wantErr, mb.wantAttempts)
+			res, err := l.Fetch(context.Background(), runAug22)
+			checkFetch(t, scrapers.LambdaName, res, err, mb.wantErr, mb.wantAttempts)
 			if mb.wantErr == nil && len(res.Offers) != 17 {
 				t.Errorf("%d offers, want 17", len(res.Offers))
 			}
@@ -433,9 +323,9 @@ func TestLambdaKeyNeverLeaks(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dir := t.TempDir()
-	client := newClientLC(t, func(c *scrapers.ClientConfig) { c.Logger, c.RecordDir = logger, dir })
+	client := newTestClient(t, scrapers.ClientConfig{Logger: logger, RecordDir: dir})
 	l := scrapers.NewLambda(client, scrapers.LambdaConfig{APIKey: lambdaTestKey, APIURL: srv.URL + "/api/v1/instance-types"}, logger)
-	res, err := l.Fetch(context.Background(), lcRun)
+	res, err := l.Fetch(context.Background(), runAug22)
 	if !errors.Is(err, scrapers.ErrStatus) {
 		t.Fatalf("Fetch error %v, want ErrStatus", err)
 	}
@@ -463,17 +353,17 @@ func TestLambdaKeyNeverLeaks(t *testing.T) {
 }
 
 func TestLambdaRecordReplay(t *testing.T) {
-	good := mustReadLC(t, "lambda_instance_types.json")
+	good := readTestdata(t, "lambda_instance_types.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { writeBody(w, "application/json", good) }))
 	defer srv.Close()
 	dir := t.TempDir()
 	cfg := scrapers.LambdaConfig{APIKey: lambdaTestKey, APIURL: srv.URL + "/api/v1/instance-types"}
-	live, err := scrapers.NewLambda(newClientLC(t, func(c *scrapers.ClientConfig) { c.RecordDir = dir }), cfg, nil).Fetch(context.Background(), lcRun)
+	live, err := scrapers.NewLambda(newTestClient(t, scrapers.ClientConfig{RecordDir: dir}), cfg, nil).Fetch(context.Background(), runAug22)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()
-	replayed, err := scrapers.NewLambda(newClientLC(t, func(c *scrapers.ClientConfig) { c.ReplayDir = dir }), cfg, nil).Fetch(context.Background(), lcRun)
+	replayed, err := scrapers.NewLambda(newTestClient(t, scrapers.ClientConfig{ReplayDir: dir}), cfg, nil).Fetch(context.Background(), runAug22)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,88 +380,40 @@ func TestLambdaInvalidConfig(t *testing.T) {
 		{APIKey: lambdaTestKey, APIURL: "cloud.lambda.ai/api/v1/instance-types"},
 		{PageURL: "ftp://lambda.ai/pricing"},
 	} {
-		_, err := scrapers.NewLambda(newClientLC(t, nil), cfg, nil).Fetch(context.Background(), lcRun)
+		_, err := scrapers.NewLambda(newTestClient(t, scrapers.ClientConfig{}), cfg, nil).Fetch(context.Background(), runAug22)
 		if err == nil || strings.Contains(err.Error(), lambdaTestKey) {
 			t.Errorf("%+v: error %v", cfg, err)
 		}
 	}
 }
 
-// checkFuzzLC asserts what every parse must satisfy, whatever the input: an error that names the
-// source, or at least one offer, each with a GPU count, a positive price and a per-GPU price
-// consistent with it.
-func checkFuzzLC(t *testing.T, source string, offers []schema.Offer, problems []error, err error) {
-	t.Helper()
-	if err != nil {
-		var se *scrapers.Error
-		if !errors.As(err, &se) || se.Source != source {
-			t.Fatalf("error %v is not a %s *scrapers.Error", err, source)
-		}
-		return
-	}
-	if len(offers) == 0 {
-		t.Fatal("nil error and no offers")
-	}
-	for _, o := range offers {
-		if o.GPUCount == 0 || !o.PriceUSDPerHour.IsPositive() || !o.PriceUSDPerGPUHour.IsPositive() {
-			t.Fatalf("offer %q: count %d, price %s, per GPU %s", o.OfferID, o.GPUCount, o.PriceUSDPerHour, o.PriceUSDPerGPUHour)
-		}
-		if o.Provider != source || o.OfferID == "" || o.RunID != lcRun.ID {
-			t.Fatalf("offer identity %q/%q/%q", o.Provider, o.OfferID, o.RunID)
-		}
-	}
-	for _, p := range problems {
-		if p == nil {
-			t.Fatal("nil problem")
-		}
-	}
-}
-
 func FuzzParseLambda(f *testing.F) {
 	for _, name := range []string{"lambda_instance_types.json", "lambda_instance_types_traps.json"} {
-		f.Add(mustReadLC(f, name))
+		f.Add(readTestdata(f, name))
 	}
 	f.Add([]byte(`{"data":{"gpu_1x_x":{"instance_type":{"name":"gpu_1x_x","description":"1x X (8 GB PCIe)","gpu_description":"X (8 GB PCIe)","price_cents_per_hour":"1e3","specs":{"gpus":1}},"regions_with_capacity_available":null}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		offers, problems, err := scrapers.ParseLambda(body, lcRun, scrapers.DefaultLambdaAPIURL)
-		checkFuzzLC(t, scrapers.LambdaName, offers, problems, err)
-		for _, o := range offers {
-			if !o.PriceUSDPerGPUHour.Equal(schema.PerGPU(o.PriceUSDPerHour, o.GPUCount)) {
-				t.Fatalf("offer %q: per GPU %s != %s / %d", o.OfferID, o.PriceUSDPerGPUHour, o.PriceUSDPerHour, o.GPUCount)
-			}
-		}
+		offers, problems, err := scrapers.ParseLambda(body, runAug22, scrapers.DefaultLambdaAPIURL)
+		checkParsed(t, scrapers.LambdaName, runAug22, offers, problems, err)
+		checkPerGPU(t, offers)
 	})
 }
 
 func FuzzParseLambdaPage(f *testing.F) {
 	for _, name := range []string{"lambda_pricing.html", "lambda_pricing_changed.html"} {
-		f.Add(mustReadLC(f, name))
+		f.Add(readTestdata(f, name))
 	}
 	f.Add([]byte(`<h2>Instances pricing</h2><button role="tab" aria-controls="p">2x</button><div role="tabpanel" id="p"><table><tr data-plan="NVIDIA H100 SXM5"><td data-label="VRAM/GPU">80 GB</td><td data-label="PRICE/GPU/HR*">$1,001.5</td></tr></table></div>`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		offers, problems, err := scrapers.ParseLambdaPage(body, lcRun, scrapers.DefaultLambdaPageURL)
-		checkFuzzLC(t, scrapers.LambdaName, offers, problems, err)
+		offers, problems, err := scrapers.ParseLambdaPage(body, runAug22, scrapers.DefaultLambdaPageURL)
+		checkParsed(t, scrapers.LambdaName, runAug22, offers, problems, err) // per-GPU is the page's own price
 	})
 }
 
 func BenchmarkParseLambda(b *testing.B) {
-	body := mustReadLC(b, "lambda_instance_types.json")
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := scrapers.ParseLambda(body, lcRun, scrapers.DefaultLambdaAPIURL); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchmarkParse(b, scrapers.ParseLambda, "lambda_instance_types.json", runAug22, scrapers.DefaultLambdaAPIURL)
 }
 
 func BenchmarkParseLambdaPage(b *testing.B) {
-	body := mustReadLC(b, "lambda_pricing.html")
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := scrapers.ParseLambdaPage(body, lcRun, scrapers.DefaultLambdaPageURL); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchmarkParse(b, scrapers.ParseLambdaPage, "lambda_pricing.html", runAug22, scrapers.DefaultLambdaPageURL)
 }

@@ -1,7 +1,11 @@
 package scrapers
 
 import (
+	"fmt"
 	"math"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -10,7 +14,8 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Helpers shared by the provider files: GPU resolution, prices, rounding.
+// Helpers shared by the provider files: GPU resolution, prices, rounding, and the text and
+// table cells of the HTML sources.
 
 // applyGPU resolves raw (with the reported per-GPU VRAM, 0 = none) and fills the offer's GPU
 // fields and data-quality flags. It returns the match for interconnect decisions.
@@ -81,6 +86,15 @@ func round(f float64, n int) float64 {
 
 func ptr[T any](v T) *T { return &v }
 
+// deref returns *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
 // positive reports whether p holds a finite number > 0.
 func positive(p *float64) bool {
 	return p != nil && *p > 0 && !math.IsInf(*p, 0) && !math.IsNaN(*p)
@@ -107,4 +121,140 @@ func sxmIntra(m gpus.Match) schema.IntraNode {
 		return schema.IntraNVLink
 	}
 	return schema.IntraNVSwitch
+}
+
+// sortOffers orders offers by offer id and price type (stable), so runs compare cleanly.
+func sortOffers(os []schema.Offer) {
+	slices.SortStableFunc(os, func(a, b schema.Offer) int {
+		if c := strings.Compare(a.OfferID, b.OfferID); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.PriceType), string(b.PriceType))
+	})
+}
+
+// Binary units to decimal GB.
+const (
+	gibToGB = 1 << 30 / 1e9 // 1.073741824
+	tibToGB = 1 << 40 / 1e9 // 1099.511627776
+)
+
+// normalizeSpace trims s and collapses runs of white space (non-breaking spaces included) to one
+// space.
+func normalizeSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ") // Fields splits on unicode.IsSpace, U+00A0 included
+}
+
+// clip shortens untrusted text quoted in an error to n runes, leaving it otherwise as it is.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// clipLine puts untrusted text quoted in an error on one line (normalizeSpace) and shortens it to
+// at most n bytes (unlike clip, which counts runes), never splitting a character.
+func clipLine(s string, n int) string {
+	s = normalizeSpace(s)
+	if len(s) > n {
+		// A cut inside a multi-byte character leaves invalid UTF-8: drop the broken tail.
+		return strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
+}
+
+// notOffered are the cell texts providers use for "no price": empty, N/A, dashes, Contact sales.
+var notOffered = map[string]bool{
+	"": true, "N/A": true, "NA": true, "-": true, "—": true, "–": true, "CONTACT SALES": true,
+}
+
+// maxPrice bounds a parsed price: no GPU node costs a million dollars an hour, and unbounded
+// digits from a broken page should not reach storage.
+var maxPrice = decimal.NewFromInt(1_000_000)
+
+var (
+	usdRe    = regexp.MustCompile(`^\$?\s*(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$`)
+	numberRe = regexp.MustCompile(`^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?$`)
+	sizeRe   = regexp.MustCompile(`(?i)^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(GB|GiB|TB|TiB)\b`)
+)
+
+// parseUSD parses a price cell like "$68.80" or "$1,234.56" (thousands separators allowed).
+// offered is false, with no error, for the not-offered encodings (empty, "N/A", "—",
+// "Contact sales"). A zero or malformed price is an error.
+func parseUSD(s string) (d decimal.Decimal, offered bool, err error) {
+	s = normalizeSpace(s)
+	if notOffered[strings.ToUpper(s)] {
+		return decimal.Zero, false, nil
+	}
+	m := usdRe.FindStringSubmatch(s)
+	if m == nil {
+		return decimal.Zero, false, fmt.Errorf("price %q is not a dollar amount", clip(s, 40))
+	}
+	d, err = decimal.NewFromString(strings.ReplaceAll(m[1], ",", "") + m[2])
+	if err != nil {
+		return decimal.Zero, false, fmt.Errorf("price %q: %w", clip(s, 40), err)
+	}
+	if !d.IsPositive() {
+		return decimal.Zero, false, fmt.Errorf("price %q is not positive", s)
+	}
+	if d.GreaterThanOrEqual(maxPrice) {
+		return decimal.Zero, false, fmt.Errorf("price %q is implausibly high", clip(s, 40))
+	}
+	return d, true, nil
+}
+
+// parseNumber parses a plain number cell, thousands separators allowed ("2,048", "61.44").
+func parseNumber(s string) (float64, error) {
+	s = normalizeSpace(s)
+	m := numberRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a number", clip(s, 40))
+	}
+	return strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "")+m[2], 64)
+}
+
+// parseSize parses "180 GB", "2900 GiB", "22 TiB SSD" into decimal GB. GB and TB are taken as
+// decimal, GiB and TiB as binary. An empty or not-offered cell is (0, false, nil).
+func parseSize(s string) (gb float64, ok bool, err error) {
+	s = normalizeSpace(s)
+	if notOffered[strings.ToUpper(s)] {
+		return 0, false, nil
+	}
+	m := sizeRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false, fmt.Errorf("%q is not a size like \"80 GB\"", clip(s, 40))
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "")+m[2], 64)
+	if err != nil {
+		return 0, false, err
+	}
+	switch strings.ToUpper(m[3]) {
+	case "GIB":
+		v *= gibToGB
+	case "TB":
+		v *= 1000
+	case "TIB":
+		v *= tibToGB
+	}
+	return v, true, nil
+}
+
+// optNumber is parseNumber times scale (1, or a unit conversion such as gibToGB) as a pointer
+// rounded to two decimals; nil when empty or malformed.
+func optNumber(s string, scale float64) *float64 {
+	v, err := parseNumber(s)
+	if err != nil {
+		return nil
+	}
+	return ptr(round(v*scale, 2))
+}
+
+// optSize is parseSize as a pointer rounded to two decimals; nil when empty or malformed.
+func optSize(s string) *float64 {
+	v, ok, err := parseSize(s)
+	if err != nil || !ok {
+		return nil
+	}
+	return ptr(round(v, 2))
 }

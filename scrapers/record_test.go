@@ -1,6 +1,7 @@
 package scrapers_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,20 +20,9 @@ import (
 	"github.com/gpucost/gpucost/scrapers"
 )
 
-// snapshotDir is the shipped recorded run of all four providers (the Vast.ai and RunPod parts
-// come from this file's TestSnapshotVastRunPod under -update).
+// snapshotDir is the shipped recorded run of all four providers, re-recorded under -update by
+// TestSnapshotVastRunPod and TestSnapshotLambdaCoreWeave.
 const snapshotDir = "testdata/snapshot"
-
-var snapshotTime = time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-
-// runPodHandler answers the GraphQL query with a fixture.
-func runPodHandler(tb testing.TB, file string) http.Handler {
-	body := vrRead(tb, file)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
-	})
-}
 
 // TestRecordReplayRoundTrip: a run recorded from the network and the same run replayed from the
 // folder parse to the same offers, payloads and attempts.
@@ -40,11 +30,11 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	market := newVastMarket(t, "vastai_market.json")
 	mux := http.NewServeMux()
 	mux.Handle("/api/v0/bundles/", market)
-	mux.Handle("/graphql", runPodHandler(t, "runpod_gputypes.json"))
+	mux.Handle("/graphql", fixtureHandler(t, "runpod_gputypes.json", "application/json"))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	dir := t.TempDir()
-	now := func() time.Time { return snapshotTime }
+	now := func() time.Time { return runNov29.ObservedAt }
 
 	fetchAll := func(c *scrapers.Client) map[string]scrapers.Result {
 		out := map[string]scrapers.Result{}
@@ -52,7 +42,7 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 			scrapers.NewVast(c, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/?api_key=vast-sekrit", RequestInterval: -1}, nil),
 			scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil),
 		} {
-			res, err := s.Fetch(context.Background(), vrRun)
+			res, err := s.Fetch(context.Background(), runNov29)
 			if err != nil {
 				t.Fatalf("%s: %v", s.Name(), err)
 			}
@@ -60,8 +50,8 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 		}
 		return out
 	}
-	live := fetchAll(vrClient(t, scrapers.ClientConfig{RecordDir: dir, Now: now}))
-	replayed := fetchAll(vrClient(t, scrapers.ClientConfig{ReplayDir: dir, Now: now}))
+	live := fetchAll(newTestClient(t, scrapers.ClientConfig{RecordDir: dir, Now: now}))
+	replayed := fetchAll(newTestClient(t, scrapers.ClientConfig{ReplayDir: dir, Now: now}))
 	if diff := cmp.Diff(live, replayed, cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })); diff != "" {
 		t.Errorf("replay differs from the live run (-live +replay):\n%s", diff)
 	}
@@ -94,13 +84,13 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	}
 
 	// A request that was not recorded is an error naming it, not an empty success.
-	c := vrClient(t, scrapers.ClientConfig{ReplayDir: dir})
+	c := newTestClient(t, scrapers.ClientConfig{ReplayDir: dir})
 	v := scrapers.NewVast(c, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/", GPUNames: []string{"H100 SXM"}, RequestInterval: -1}, nil)
-	_, err := v.Fetch(context.Background(), vrRun)
+	_, err := v.Fetch(context.Background(), runNov29)
 	if !errors.Is(err, scrapers.ErrNotRecorded) {
 		t.Errorf("err = %v, want ErrNotRecorded", err)
 	}
-	_, err = scrapers.NewRunPod(vrClient(t, scrapers.ClientConfig{ReplayDir: t.TempDir()}), scrapers.RunPodConfig{}, nil).Fetch(context.Background(), vrRun)
+	_, err = scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{ReplayDir: t.TempDir()}), scrapers.RunPodConfig{}, nil).Fetch(context.Background(), runNov29)
 	if !errors.Is(err, scrapers.ErrNotRecorded) {
 		t.Errorf("empty folder: err = %v, want ErrNotRecorded", err)
 	}
@@ -117,8 +107,8 @@ func TestRecordFailedResponses(t *testing.T) {
 		_, err := c.Do(context.Background(), scrapers.Request{Source: "vastai", URL: srv.URL + "/x"})
 		return err
 	}
-	liveErr := get(vrClient(t, scrapers.ClientConfig{RecordDir: dir, RetryMax: -1}))
-	replayErr := get(vrClient(t, scrapers.ClientConfig{ReplayDir: dir}))
+	liveErr := get(newTestClient(t, scrapers.ClientConfig{RecordDir: dir, RetryMax: -1}))
+	replayErr := get(newTestClient(t, scrapers.ClientConfig{ReplayDir: dir}))
 	if !errors.Is(liveErr, scrapers.ErrStatus) || !errors.Is(replayErr, scrapers.ErrStatus) {
 		t.Errorf("live %v, replay %v: want both ErrStatus", liveErr, replayErr)
 	}
@@ -129,7 +119,7 @@ func TestRecordFailedResponses(t *testing.T) {
 // served at the providers' real URLs (no network), so the snapshot replays with default
 // configuration.
 func TestSnapshotVastRunPod(t *testing.T) {
-	if vrUpdate() {
+	if *update {
 		for _, src := range []string{"vastai", "runpod"} {
 			if err := os.RemoveAll(filepath.Join(snapshotDir, src)); err != nil {
 				t.Fatal(err)
@@ -137,7 +127,7 @@ func TestSnapshotVastRunPod(t *testing.T) {
 		}
 		hosts := map[string]http.Handler{
 			"console.vast.ai": newVastMarket(t, "vastai_market.json"),
-			"api.runpod.io":   runPodHandler(t, "runpod_gputypes.json"),
+			"api.runpod.io":   fixtureHandler(t, "runpod_gputypes.json", "application/json"),
 		}
 		fake := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if h, ok := hosts[r.URL.Host]; ok {
@@ -146,18 +136,18 @@ func TestSnapshotVastRunPod(t *testing.T) {
 			}
 			http.NotFound(w, r)
 		})}
-		rec := vrClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: fake, Now: func() time.Time { return snapshotTime }})
-		for _, s := range snapshotSources(rec) {
-			if _, err := s.Fetch(context.Background(), vrRun); err != nil {
+		rec := newTestClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: fake, Now: func() time.Time { return runNov29.ObservedAt }})
+		for _, s := range vastRunPodSnapshotSources(rec) {
+			if _, err := s.Fetch(context.Background(), runNov29); err != nil {
 				t.Fatalf("recording %s: %v", s.Name(), err)
 			}
 		}
 	}
 
-	c := vrClient(t, scrapers.ClientConfig{ReplayDir: snapshotDir})
+	c := newTestClient(t, scrapers.ClientConfig{ReplayDir: snapshotDir})
 	var lines []string
-	for _, s := range snapshotSources(c) {
-		res, err := s.Fetch(context.Background(), vrRun)
+	for _, s := range vastRunPodSnapshotSources(c) {
+		res, err := s.Fetch(context.Background(), runNov29)
 		if err != nil {
 			t.Fatalf("replaying %s: %v", s.Name(), err)
 		}
@@ -173,10 +163,10 @@ func TestSnapshotVastRunPod(t *testing.T) {
 			t.Errorf("%s: %d offers over %d models; the snapshot should be a realistic market", s.Name(), len(res.Offers), len(models))
 		}
 	}
-	vrCompare(t, filepath.Join("testdata", "snapshot_vastai_runpod.golden.txt"), []byte(strings.Join(lines, "\n")+"\n"))
+	compareGolden(t, filepath.Join("testdata", "snapshot_vastai_runpod.golden.txt"), []byte(strings.Join(lines, "\n")+"\n"))
 }
 
-func snapshotSources(c *scrapers.Client) []scrapers.Source {
+func vastRunPodSnapshotSources(c *scrapers.Client) []scrapers.Source {
 	return []scrapers.Source{
 		scrapers.NewVast(c, scrapers.VastConfig{RequestInterval: -1}, nil),
 		scrapers.NewRunPod(c, scrapers.RunPodConfig{}, nil),
@@ -192,4 +182,83 @@ func snapshotLine(o schema.Offer) string {
 	return fmt.Sprintf("%s %s %s %s %s x%d %.2fGB $%s/h $%s/gpu-h %s/%s %s %v",
 		o.Provider, o.OfferID, o.PriceType, o.Tier, model, o.GPUCount, o.VRAMGB,
 		o.PriceUSDPerHour, o.PriceUSDPerGPUHour, o.IntraNode, o.InterNode, o.Stock, o.DQFlags)
+}
+
+// lambdaCoreWeaveSnapshot are the sources of the snapshot's lambda/ and coreweave/ parts as the
+// demo runs them: Lambda with a key (the API) and without (the pricing page), and CoreWeave, in
+// recording order (it numbers the files). Each is recorded from a realistic fixture (every GPU
+// model of providers.md §3 and §4.4, not the trap files) served at its default URL, and must
+// replay to what its parser gives on that fixture.
+var lambdaCoreWeaveSnapshot = []struct {
+	name        string
+	newSource   func(*scrapers.Client) scrapers.Source
+	url         string
+	file        string
+	contentType string
+	parse       parseFunc
+}{
+	{"lambda api", func(c *scrapers.Client) scrapers.Source {
+		return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: "snapshot-key", Delay: -1}, nil)
+	}, scrapers.DefaultLambdaAPIURL, "lambda_instance_types.json", "application/json", scrapers.ParseLambda},
+	{"lambda page", func(c *scrapers.Client) scrapers.Source {
+		return scrapers.NewLambda(c, scrapers.LambdaConfig{Delay: -1}, nil)
+	}, scrapers.DefaultLambdaPageURL, "lambda_pricing.html", "text/html; charset=utf-8", scrapers.ParseLambdaPage},
+	{"coreweave", func(c *scrapers.Client) scrapers.Source {
+		return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{Delay: -1}, nil)
+	}, scrapers.DefaultCoreWeaveURL, "coreweave_pricing.html", "text/html; charset=utf-8", scrapers.ParseCoreWeave},
+}
+
+// TestSnapshotLambdaCoreWeave replays the shipped snapshot's Lambda and CoreWeave parts and
+// checks the offers are those the parsers give on the fixtures, and the payloads the fixtures
+// byte for byte. With -update it first records those two folders again from the fixtures,
+// through the same client code a live run uses.
+func TestSnapshotLambdaCoreWeave(t *testing.T) {
+	if *update {
+		for _, src := range []string{scrapers.LambdaName, scrapers.CoreWeaveName} {
+			if err := os.RemoveAll(filepath.Join(snapshotDir, src)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		urls := map[string]http.Handler{}
+		for _, s := range lambdaCoreWeaveSnapshot {
+			urls[s.url] = fixtureHandler(t, s.file, s.contentType)
+		}
+		fake := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if h, ok := urls[r.URL.String()]; ok {
+				h.ServeHTTP(w, r)
+				return
+			}
+			http.NotFound(w, r)
+		})}
+		rec := newTestClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: fake, Now: func() time.Time { return runAug22.ObservedAt }})
+		for _, s := range lambdaCoreWeaveSnapshot {
+			if _, err := s.newSource(rec).Fetch(context.Background(), runAug22); err != nil {
+				t.Fatalf("recording %s: %v", s.name, err)
+			}
+		}
+	}
+
+	replay := newTestClient(t, scrapers.ClientConfig{ReplayDir: snapshotDir})
+	for _, s := range lambdaCoreWeaveSnapshot {
+		t.Run(s.name, func(t *testing.T) {
+			res, err := s.newSource(replay).Fetch(context.Background(), runAug22)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fixture := readTestdata(t, s.file)
+			offers, _, err := s.parse(fixture, runAug22, s.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(offers, res.Offers); diff != "" {
+				t.Errorf("replayed offers differ from the fixture's (-fixture +replay):\n%s", diff)
+			}
+			if len(res.Payloads) != 1 || !bytes.Equal(res.Payloads[0].Body, fixture) || res.Payloads[0].URL != s.url {
+				t.Errorf("payloads %d, want the fixture at %s byte for byte", len(res.Payloads), s.url)
+			}
+			if res.Attempts != 1 {
+				t.Errorf("Attempts = %d, want 1", res.Attempts)
+			}
+		})
+	}
 }

@@ -47,10 +47,7 @@ func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
 	if cfg.URL == "" {
 		cfg.URL = DefaultRunPodURL
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &RunPod{cfg: cfg, client: client, logger: logger}
+	return &RunPod{cfg: cfg, client: client, logger: orDiscard(logger)}
 }
 
 // Name returns "runpod".
@@ -153,7 +150,7 @@ func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer,
 	}
 	var gqlErrs []error
 	for _, e := range resp.Errors {
-		gqlErrs = append(gqlErrs, sourceError(RunPodName, fmt.Errorf("graphql error: %s", clip(e.Message, 300))))
+		gqlErrs = append(gqlErrs, sourceError(RunPodName, fmt.Errorf("graphql error: %s", clipLine(e.Message, 300))))
 	}
 	if resp.Data == nil || resp.Data.GPUTypes == nil {
 		if len(gqlErrs) > 0 {
@@ -265,13 +262,4 @@ func runPodStock(s *string) schema.Stock {
 		return schema.StockNone
 	}
 	return schema.StockUnknown
-}
-
-// clip shortens untrusted text for error messages.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

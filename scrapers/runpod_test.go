@@ -20,11 +20,11 @@ import (
 func TestParseRunPodGolden(t *testing.T) {
 	for _, name := range []string{"runpod_gputypes", "runpod_gputypes_traps"} {
 		t.Run(name, func(t *testing.T) {
-			offers, problems, err := scrapers.ParseRunPod(vrRead(t, name+".json"), vrRun, scrapers.DefaultRunPodURL)
+			offers, problems, err := scrapers.ParseRunPod(readTestdata(t, name+".json"), runNov29, scrapers.DefaultRunPodURL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			vrGolden(t, name, offers, problems)
+			checkGolden(t, name, offers, problems)
 		})
 	}
 }
@@ -42,14 +42,14 @@ type runPodWant struct {
 
 func TestParseRunPodTraps(t *testing.T) {
 	for _, file := range []string{"runpod_gputypes", "runpod_gputypes_traps"} {
-		offers, _, err := scrapers.ParseRunPod(vrRead(t, file+".json"), vrRun, scrapers.DefaultRunPodURL)
+		offers, _, err := scrapers.ParseRunPod(readTestdata(t, file+".json"), runNov29, scrapers.DefaultRunPodURL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		byKey := map[string]schema.Offer{}
 		for _, o := range offers {
 			byKey[o.OfferID+"/"+string(o.PriceType)] = o
-			if o.GPUCount != 1 || !o.PriceUSDPerGPUHour.Equal(o.PriceUSDPerHour) || o.Provider != "runpod" || o.RunID != vrRun.ID {
+			if o.GPUCount != 1 || !o.PriceUSDPerGPUHour.Equal(o.PriceUSDPerHour) || o.Provider != "runpod" || o.RunID != runNov29.ID {
 				t.Errorf("%s: per-GPU offer fields wrong: %+v", o.OfferID, o)
 			}
 			if strings.HasPrefix(o.OfferID, "unknown:") {
@@ -128,7 +128,7 @@ func TestParseRunPodErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			offers, _, err := scrapers.ParseRunPod([]byte(tt.body), vrRun, scrapers.DefaultRunPodURL)
+			offers, _, err := scrapers.ParseRunPod([]byte(tt.body), runNov29, scrapers.DefaultRunPodURL)
 			if err == nil || len(offers) != 0 {
 				t.Fatalf("err %v, %d offers; want an error and none", err, len(offers))
 			}
@@ -143,11 +143,8 @@ func TestParseRunPodErrors(t *testing.T) {
 }
 
 func TestRunPodMisbehaviour(t *testing.T) {
-	good := vrRead(t, "runpod_gputypes.json")
-	jsonOK := func(w http.ResponseWriter, b []byte) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Write(b)
-	}
+	good := readTestdata(t, "runpod_gputypes.json")
+	jsonOK := func(w http.ResponseWriter, b []byte) { writeBody(w, "application/json; charset=utf-8", b) }
 	tests := []struct {
 		name     string
 		handler  func(n int64) http.HandlerFunc
@@ -179,7 +176,7 @@ func TestRunPodMisbehaviour(t *testing.T) {
 		{"500 until retries run out", func(int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusBadGateway) }
 		}, 0, scrapers.ErrStatus, 3},
-		{"hanging server", func(int64) http.HandlerFunc { return vrHang }, 300 * time.Millisecond, context.DeadlineExceeded, -1},
+		{"hanging server", func(int64) http.HandlerFunc { return hang }, 300 * time.Millisecond, context.DeadlineExceeded, -1},
 		{"truncated JSON", func(int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) { jsonOK(w, good[:len(good)-100]) }
 		}, 0, scrapers.ErrLayoutChanged, 1},
@@ -209,16 +206,11 @@ func TestRunPodMisbehaviour(t *testing.T) {
 			var n atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.handler(n.Add(1))(w, r) }))
 			defer srv.Close()
-			ctx := context.Background()
-			if tt.timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
-				defer cancel()
-			}
-			rp := scrapers.NewRunPod(vrClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20, Secrets: []string{"rp-sekrit"}}),
+			ctx := timeoutContext(t, tt.timeout)
+			rp := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20, Secrets: []string{"rp-sekrit"}}),
 				scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil)
 			start := time.Now()
-			res, err := rp.Fetch(ctx, vrRun)
+			res, err := rp.Fetch(ctx, runNov29)
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("took %v", d)
 			}
@@ -243,4 +235,21 @@ func TestRunPodMisbehaviour(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzParseRunPod(f *testing.F) {
+	f.Add(readTestdata(f, "runpod_gputypes.json"))
+	f.Add(readTestdata(f, "runpod_gputypes_traps.json"))
+	f.Add([]byte(`{"data": {"gpuTypes": [{"id": "x", "securePrice": 1e400}]}}`))
+	f.Add([]byte(`{"errors": [{"message": ""}], "data": {"gpuTypes": null}}`))
+	f.Add([]byte(`{"data": {"gpuTypes": [null, {"id": "NVIDIA H100 NVL", "communityPrice": 0.5, "lowestPrice": {"uninterruptablePrice": 0.5}}]}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		offers, problems, err := scrapers.ParseRunPod(body, runNov29, scrapers.DefaultRunPodURL)
+		checkParsed(t, scrapers.RunPodName, runNov29, offers, problems, err)
+		checkPerGPU(t, offers)
+	})
+}
+
+func BenchmarkParseRunPod(b *testing.B) {
+	benchmarkParse(b, scrapers.ParseRunPod, "runpod_gputypes.json", runNov29, scrapers.DefaultRunPodURL)
 }

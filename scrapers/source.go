@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
@@ -78,6 +79,23 @@ func sourceError(source string, err error) error {
 		return err
 	}
 	return &Error{Source: source, Err: err}
+}
+
+// sourceErrors wraps each of errs as an *Error of source, in place, and returns errs.
+func sourceErrors(source string, errs []error) []error {
+	for i, err := range errs {
+		errs[i] = sourceError(source, err)
+	}
+	return errs
+}
+
+// orDiscard returns l, or a logger that discards when l is nil (the constructors' "a nil logger
+// discards").
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }
 
 // StatusError is a non-2xx HTTP answer. It matches ErrStatus with errors.Is.

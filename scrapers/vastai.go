@@ -87,10 +87,7 @@ var _ Source = (*Vast)(nil)
 
 // NewVast returns the Vast.ai source fetching through client. A nil logger discards.
 func NewVast(client *Client, cfg VastConfig, logger *slog.Logger) *Vast {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &Vast{cfg: cfg.withDefaults(), client: client, logger: logger}
+	return &Vast{cfg: cfg.withDefaults(), client: client, logger: orDiscard(logger)}
 }
 
 // Name returns "vastai".
@@ -497,22 +494,4 @@ func vastLocation(geo *string) (region, country string) {
 		return strings.ToLower(country), country
 	}
 	return strings.ToLower(country) + "-" + state, country
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// sortOffers orders offers by provider, offer id and price type, so runs compare cleanly.
-func sortOffers(os []schema.Offer) {
-	slices.SortStableFunc(os, func(a, b schema.Offer) int {
-		if c := strings.Compare(a.OfferID, b.OfferID); c != 0 {
-			return c
-		}
-		return strings.Compare(string(a.PriceType), string(b.PriceType))
-	})
 }

@@ -1,12 +1,16 @@
 package scrapers_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,11 +22,11 @@ import (
 )
 
 func TestParseVastGolden(t *testing.T) {
-	offers, problems, err := scrapers.ParseVast(vrRead(t, "vastai_offers.json"), vrRun, scrapers.DefaultVastURL)
+	offers, problems, err := scrapers.ParseVast(readTestdata(t, "vastai_offers.json"), runNov29, scrapers.DefaultVastURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vrGolden(t, "vastai_offers", offers, problems)
+	checkGolden(t, "vastai_offers", offers, problems)
 }
 
 // vastWant is the part of an offer each trap pins.
@@ -51,14 +55,14 @@ func vastGot(o schema.Offer) vastWant {
 func f64(v float64) *float64 { return &v }
 
 func TestParseVastTraps(t *testing.T) {
-	offers, problems, err := scrapers.ParseVast(vrRead(t, "vastai_offers.json"), vrRun, scrapers.DefaultVastURL)
+	offers, problems, err := scrapers.ParseVast(readTestdata(t, "vastai_offers.json"), runNov29, scrapers.DefaultVastURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	byKey := map[string]schema.Offer{}
 	for _, o := range offers {
 		byKey[o.OfferID+"/"+string(o.PriceType)] = o
-		if o.RunID != vrRun.ID || !o.ObservedAt.Equal(vrRun.ObservedAt) || o.Provider != "vastai" || o.SourceURL != scrapers.DefaultVastURL {
+		if o.RunID != runNov29.ID || !o.ObservedAt.Equal(runNov29.ObservedAt) || o.Provider != "vastai" || o.SourceURL != scrapers.DefaultVastURL {
 			t.Errorf("offer %s: observation fields not stamped: %+v", o.OfferID, o)
 		}
 	}
@@ -178,7 +182,7 @@ func TestParseVastErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			offers, _, err := scrapers.ParseVast([]byte(tt.body), vrRun, scrapers.DefaultVastURL)
+			offers, _, err := scrapers.ParseVast([]byte(tt.body), runNov29, scrapers.DefaultVastURL)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -193,10 +197,10 @@ func TestVastFetch(t *testing.T) {
 	market := newVastMarket(t, "vastai_market.json")
 	srv := httptest.NewServer(market)
 	defer srv.Close()
-	client := vrClient(t, scrapers.ClientConfig{})
+	client := newTestClient(t, scrapers.ClientConfig{})
 	v := scrapers.NewVast(client, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/", APIKey: "sekrit-vast-key", RequestInterval: -1}, nil)
 
-	res, err := v.Fetch(context.Background(), vrRun)
+	res, err := v.Fetch(context.Background(), runNov29)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,10 +253,10 @@ func TestVastFetchSlicing(t *testing.T) {
 			market.clamp = tt.clamp
 			srv := httptest.NewServer(market)
 			defer srv.Close()
-			v := scrapers.NewVast(vrClient(t, scrapers.ClientConfig{}), scrapers.VastConfig{
+			v := scrapers.NewVast(newTestClient(t, scrapers.ClientConfig{}), scrapers.VastConfig{
 				URL: srv.URL, PageLimit: tt.pageLimit, RequestInterval: -1, GPUNames: []string{"RTX 4090", "H100 SXM"},
 			}, nil)
-			res, err := v.Fetch(context.Background(), vrRun)
+			res, err := v.Fetch(context.Background(), runNov29)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,7 +284,7 @@ func TestVastFetchSlicing(t *testing.T) {
 // TestVastMisbehaviour points the source at servers that misbehave: each gives a clear vastai
 // error or a correct result, never a hang, a panic or an empty success.
 func TestVastMisbehaviour(t *testing.T) {
-	good := vrRead(t, "vastai_offers.json")
+	good := readTestdata(t, "vastai_offers.json")
 	tests := []struct {
 		name      string
 		handler   func(n int64) http.HandlerFunc
@@ -304,7 +308,7 @@ func TestVastMisbehaviour(t *testing.T) {
 			return func(w http.ResponseWriter, r *http.Request) { http.Error(w, "upstream exploded", 500) }
 		}, 0, scrapers.ErrStatus, false, 3, "HTTP 500"},
 		{"hanging server: the deadline wins", func(int64) http.HandlerFunc {
-			return vrHang
+			return hang
 		}, 300 * time.Millisecond, context.DeadlineExceeded, false, -1, ""},
 		{"truncated JSON", func(int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
@@ -348,16 +352,11 @@ func TestVastMisbehaviour(t *testing.T) {
 				tt.handler(n.Add(1))(w, r)
 			}))
 			defer srv.Close()
-			ctx := context.Background()
-			if tt.timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
-				defer cancel()
-			}
-			v := scrapers.NewVast(vrClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20}),
+			ctx := timeoutContext(t, tt.timeout)
+			v := scrapers.NewVast(newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20}),
 				scrapers.VastConfig{URL: srv.URL + "/?api_key=sekrit-in-url", GPUNames: []string{}, RequestInterval: -1}, nil)
 			start := time.Now()
-			res, err := v.Fetch(ctx, vrRun)
+			res, err := v.Fetch(ctx, runNov29)
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("took %v", d)
 			}
@@ -390,4 +389,157 @@ func TestVastMisbehaviour(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzParseVast(f *testing.F) {
+	f.Add(readTestdata(f, "vastai_offers.json"))
+	f.Add([]byte(`{"offers": [{"id": 1, "num_gpus": 65536, "gpu_name": "H100 SXM", "gpu_ram": 1e308, "dph_total": 1e308}]}`))
+	f.Add([]byte(`{"offers": [{"id": 2, "num_gpus": 1.5, "dph_total": -1, "min_bid": 1e-9, "geolocation": ",,,"}]}`))
+	f.Add([]byte(`{"offers": null}`))
+	f.Add([]byte(`{"offers": [null, {}, []]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		offers, problems, err := scrapers.ParseVast(body, runNov29, scrapers.DefaultVastURL)
+		if err == nil && len(offers) == 0 {
+			return // an empty page is no error for ParseVast: Fetch decides (ErrNoOffers)
+		}
+		checkParsed(t, scrapers.VastName, runNov29, offers, problems, err)
+		checkPerGPU(t, offers)
+	})
+}
+
+func BenchmarkParseVast(b *testing.B) {
+	benchmarkParse(b, scrapers.ParseVast, "vastai_market.json", runNov29, scrapers.DefaultVastURL)
+}
+
+// vastMarket is a fake Vast search endpoint over a marketplace file: it filters on gpu_name
+// (eq, notin) and num_gpus (eq, gte, lte), sorts on dph_total, applies limit and a silent clamp,
+// and answers with the offers' original bytes.
+type vastMarket struct {
+	offers []marketOffer
+	clamp  int // 0 = none
+
+	mu     sync.Mutex
+	bodies [][]byte // request bodies seen
+	auth   []string // Authorization headers seen
+	urls   []string
+}
+
+type marketOffer struct {
+	raw     json.RawMessage
+	gpuName string
+	numGPUs float64
+	price   float64
+}
+
+func newVastMarket(tb testing.TB, file string) *vastMarket {
+	tb.Helper()
+	var page struct {
+		Offers []json.RawMessage `json:"offers"`
+	}
+	if err := json.Unmarshal(readTestdata(tb, file), &page); err != nil {
+		tb.Fatal(err)
+	}
+	m := &vastMarket{}
+	for _, raw := range page.Offers {
+		var f struct {
+			GPUName  string   `json:"gpu_name"`
+			NumGPUs  float64  `json:"num_gpus"`
+			DPHTotal *float64 `json:"dph_total"`
+		}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			tb.Fatal(err)
+		}
+		p := 1e9
+		if f.DPHTotal != nil {
+			p = *f.DPHTotal
+		}
+		m.offers = append(m.offers, marketOffer{raw: raw, gpuName: f.GPUName, numGPUs: f.NumGPUs, price: p})
+	}
+	return m
+}
+
+func (m *vastMarket) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	m.mu.Lock()
+	m.bodies = append(m.bodies, body)
+	m.auth = append(m.auth, r.Header.Get("Authorization"))
+	m.urls = append(m.urls, r.URL.String())
+	m.mu.Unlock()
+	var q struct {
+		GPUName map[string]json.RawMessage `json:"gpu_name"`
+		NumGPUs map[string]float64         `json:"num_gpus"`
+		Order   [][]string                 `json:"order"`
+		Limit   int                        `json:"limit"`
+	}
+	if r.Method != http.MethodPost || json.Unmarshal(body, &q) != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":"invalid_request","msg":"Invalid json body"}`)
+		return
+	}
+	var sel []marketOffer
+	for _, o := range m.offers {
+		if !vastNameMatch(q.GPUName, o.gpuName) || !vastNumMatch(q.NumGPUs, o.numGPUs) {
+			continue
+		}
+		sel = append(sel, o)
+	}
+	desc := len(q.Order) > 0 && len(q.Order[0]) == 2 && q.Order[0][1] == "desc"
+	slices.SortStableFunc(sel, func(a, b marketOffer) int {
+		if desc {
+			a, b = b, a
+		}
+		switch {
+		case a.price < b.price:
+			return -1
+		case a.price > b.price:
+			return 1
+		}
+		return 0
+	})
+	n := len(sel)
+	if q.Limit > 0 {
+		n = min(n, q.Limit)
+	}
+	if m.clamp > 0 {
+		n = min(n, m.clamp)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"offers": [`)
+	for i, o := range sel[:n] {
+		if i > 0 {
+			buf.WriteString(", ")
+		}
+		buf.Write(o.raw)
+	}
+	buf.WriteString("]}")
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(buf.Bytes())
+}
+
+func vastNameMatch(f map[string]json.RawMessage, name string) bool {
+	if raw, ok := f["eq"]; ok {
+		var s string
+		json.Unmarshal(raw, &s)
+		return s == name
+	}
+	if raw, ok := f["notin"]; ok {
+		var l []string
+		json.Unmarshal(raw, &l)
+		return !slices.Contains(l, name)
+	}
+	return true
+}
+
+func vastNumMatch(f map[string]float64, n float64) bool {
+	if v, ok := f["eq"]; ok && n != v {
+		return false
+	}
+	if v, ok := f["gte"]; ok && n < v {
+		return false
+	}
+	if v, ok := f["lte"]; ok && n > v {
+		return false
+	}
+	return true
 }

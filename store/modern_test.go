@@ -141,6 +141,51 @@ func TestModernClickHouse(t *testing.T) {
 			want func(out string) error
 		}{"history by " + string(iv), q, args, contains("vastai\tH100-SXM-80GB\ton_demand")})
 	}
+	for _, cq := range []ChangesQuery{
+		{From: modernNow.AddDate(0, 0, -30), To: modernNow.Add(time.Hour)},
+		{From: modernNow.AddDate(0, 0, -5), To: modernNow.Add(time.Hour), GPUModels: []string{"H100-SXM-80GB"}, Providers: []string{"vastai"},
+			PriceTypes: []schema.PriceType{schema.OnDemand}, MinChangePct: 0.1, Limit: 3},
+	} {
+		q, args, err := s.changesQuery(cq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks = append(checks, struct {
+			name string
+			sql  string
+			args []any
+			want func(out string) error
+		}{fmt.Sprintf("changes %+v", cq), q, args, contains("vastai\ton_demand\task-1\tH100-SXM-80GB\t8")})
+	}
+	oq, oargs, err := s.observationsQuery(ObservationFilter{From: modernNow.AddDate(0, 0, -2), To: modernNow.Add(time.Hour),
+		GPUModels: []string{"H100-SXM-80GB"}, Providers: []string{"runpod"}, PriceTypes: []schema.PriceType{schema.Spot}, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks = append(checks, struct {
+		name string
+		sql  string
+		args []any
+		want func(out string) error
+	}{"observations", oq, oargs, lines(5)},
+		struct {
+			name string
+			sql  string
+			args []any
+			want func(out string) error
+		}{"imported counts", s.importedCountsQuery(), []any{"run", "r1"}, equals("120\t1")},
+		struct {
+			name string
+			sql  string
+			args []any
+			want func(out string) error
+		}{"price_changes view", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"runpod"}, equals("0")},
+		struct {
+			name string
+			sql  string
+			args []any
+			want func(out string) error
+		}{"price_changes view moves", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"vastai"}, equals("9")})
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			sql, err := render(c.sql, c.args)

@@ -167,25 +167,9 @@ func (s *Store) queryOffers(ctx context.Context, what, query string, args ...any
 	defer rows.Close()
 	var out []schema.Offer
 	for rows.Next() {
-		var (
-			o                                    schema.Offer
-			tier, priceType, intra, inter, stock string
-			flags                                []string
-		)
-		if err := rows.Scan(&o.ObservedAt, &o.RunID, &o.SourceURL, &o.Provider, &o.OfferID, &tier, &o.Region, &o.Country,
-			&o.GPUModel, &o.GPUNameRaw, &o.GPUCount, &o.VRAMGB, &o.VCPUs, &o.RAMGB, &o.DiskGB,
-			&priceType, &o.PriceUSDPerHour, &o.PriceUSDPerGPUHour,
-			&intra, &o.NVLinkGbps, &inter, &o.AvailableCount, &stock, &o.Reliability, &flags); err != nil {
-			return nil, fmt.Errorf("%s: scanning a row: %w", what, err)
-		}
-		o.ObservedAt = o.ObservedAt.UTC()
-		o.Tier = schema.Tier(tier)
-		o.PriceType = schema.PriceType(priceType)
-		o.IntraNode = schema.IntraNode(intra)
-		o.InterNode = schema.InterNode(inter)
-		o.Stock = schema.Stock(stock)
-		for _, f := range flags {
-			o.DQFlags = append(o.DQFlags, schema.DQFlag(f))
+		o, err := scanOffer(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		out = append(out, o)
 	}

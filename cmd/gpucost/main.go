@@ -45,10 +45,14 @@ func commands() []command {
 		{"scrape", "run one scrape of every enabled provider into ClickHouse", runScrape},
 		{"offers", "list the current market from the store, cheapest first", runOffers},
 		{"optimize", "plan each team's workloads on the cheapest fitting offers; store and print the plan", runOptimize},
-		{"serve", "run the scheduler (scrape on cron) with /healthz and /metrics", runServe},
+		{"serve", "run the scheduled jobs with /healthz, /metrics, the JSON API and the dashboard", runServe},
 		{"config", "print the effective configuration, secrets masked", runConfig},
 		{"version", "print the gpucost version", runVersion},
 		{"report", "write the weekly savings report, or email each team its own", runReport},
+		{"history", "price history of one GPU model per hour, day or week, by provider (table, JSON, CSV, chart)", runHistory},
+		{"changes", "list price changes: each time an offer's price moved, old and new price and percent", runChanges},
+		{"import", "load a published price table (CSV) as observations, checked line by line", runImport},
+		{"export", "write offers or history as CSV or Parquet for notebooks", runExport},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds

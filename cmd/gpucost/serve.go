@@ -21,11 +21,14 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-const serveHelp = `Run gpucost as a service: a scheduler (UTC cron, serve.scrape_schedule) that runs the scrape
-on its schedule, and an HTTP server on serve.listen with
-  /healthz  the last run of each provider and its staleness (503 when a provider's last good
-            run is older than serve.stale_after, or the store is unreachable)
-  /metrics  Prometheus metrics: runs, offers, rejects, HTTP attempts, durations, last success.
+const serveHelp = `Run gpucost as a service: a scheduler (UTC cron) that runs the scrape (serve.scrape_schedule),
+the nightly plan (optimize.schedule) and the weekly report email (report.schedule), and an HTTP
+server on serve.listen with
+  /healthz     the last run of each provider and its staleness (503 when a provider's last good
+               run is older than serve.stale_after, or the store is unreachable)
+  /metrics     Prometheus metrics: runs, offers, rejects, HTTP attempts, durations, last success
+  /api/v1/...  offers, history and price changes as JSON (see docs/analysts.md)
+  /            a dashboard: the cheapest offer per GPU model and price-history charts.
 A job still running when its next time comes is skipped; a job that panics is logged and the
 service carries on. On SIGTERM or SIGINT the scheduler stops, the run in flight finishes or
 spools its batches (within serve.shutdown_grace), and the process exits 0.`
@@ -232,6 +235,7 @@ func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
 	mux.HandleFunc("GET /healthz", s.healthz)
+	s.mountAPI(mux) // /api/v1/offers, /api/v1/history, /api/v1/changes and the dashboard at /
 	return mux
 }
 

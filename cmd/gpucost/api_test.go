@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+)
+
+// refusingStore fails the test on any query: bad requests must be answered before the store.
+type refusingStore struct{ t *testing.T }
+
+func (s refusingStore) LatestOffers(context.Context, store.OfferFilter) ([]schema.Offer, error) {
+	s.t.Error("a bad request reached the store (LatestOffers)")
+	return nil, errors.New("refused")
+}
+
+func (s refusingStore) History(context.Context, store.HistoryQuery) ([]store.HistoryPoint, error) {
+	s.t.Error("a bad request reached the store (History)")
+	return nil, errors.New("refused")
+}
+
+func (s refusingStore) Changes(context.Context, store.ChangesQuery) ([]store.PriceChange, error) {
+	s.t.Error("a bad request reached the store (Changes)")
+	return nil, errors.New("refused")
+}
+
+func testAnalytics(st func(context.Context) (analyticsStore, error)) http.Handler {
+	a := &analytics{store: st, now: time.Now, logger: slog.New(slog.DiscardHandler)}
+	mux := http.NewServeMux()
+	a.mount(mux)
+	return mux
+}
+
+func TestAPIBadInput(t *testing.T) {
+	h := testAnalytics(func(context.Context) (analyticsStore, error) { return refusingStore{t}, nil })
+	long := strings.Repeat("A", 300)
+	tests := []struct {
+		name      string
+		target    string
+		wantErr   string
+		wantParam string
+	}{
+		{"unknown GPU", "/api/v1/history?gpu=H1000", `unknown GPU model "H1000"`, "gpu"},
+		{"no GPU", "/api/v1/history", "a GPU model is required", "gpu"},
+		{"unknown GPU in offers", "/api/v1/offers?gpu=H100-SXM-80GB,B9000", `unknown GPU model "B9000"`, "gpu"},
+		{"unknown GPU in changes", "/api/v1/changes?gpu=quantum", `unknown GPU model "quantum"`, "gpu"},
+		{"SQL in the GPU", "/api/v1/history?gpu=" + url.QueryEscape("H100-SXM-80GB'; DROP TABLE offers; --"), `unknown GPU model "H100-SXM-80GB'; DROP TABLE offers; --"`, "gpu"},
+		{"SQL in a provider", "/api/v1/offers?provider=" + url.QueryEscape("vastai' OR 1=1 --"), `invalid provider "vastai' OR 1=1 --"`, "provider"},
+		{"SQL in a price type", "/api/v1/changes?price_type=" + url.QueryEscape("spot) OR (1=1"), `unknown price type "spot) OR (1=1"`, "price_type"},
+		{"SQL in a limit", "/api/v1/offers?limit=" + url.QueryEscape("10; DROP TABLE offers"), `"10; DROP TABLE offers" is not a whole number between 1 and 1000`, "limit"},
+		{"SQL in a date", "/api/v1/changes?since=" + url.QueryEscape("now() - INTERVAL 1 DAY"), `since: cannot read "now() - INTERVAL 1 DAY"`, "since"},
+		{"SQL as a parameter name", "/api/v1/offers?" + url.QueryEscape("1=1; DROP TABLE offers") + "=x", `unknown parameter`, "1=1; DROP TABLE offers"},
+		{"inverted dates", "/api/v1/history?gpu=H100-SXM-80GB&since=2026-02-01&until=2026-01-01", "the range is empty or inverted: since 2026-02-01T00:00:00Z is not before until 2026-01-01T00:00:00Z", "until"},
+		{"inverted dates in changes", "/api/v1/changes?since=1d&until=2d", "empty or inverted", "until"},
+		{"a year of hours", "/api/v1/history?gpu=H100-SXM-80GB&interval=hour&since=365d", "longer than the 46 days hour buckets allow", "since"},
+		{"decades of days", "/api/v1/history?gpu=H100-SXM-80GB&since=2000-01-01&until=2026-01-01", "longer than the 1098 days day buckets allow", "since"},
+		{"a year of changes", "/api/v1/changes?since=365d", "longer than 92 days", "since"},
+		{"an age beyond 100 years", "/api/v1/changes?since=99999w", "more than 100 years", "since"},
+		{"a huge limit", "/api/v1/changes?limit=1000000", "between 1 and 1000", "limit"},
+		{"a zero limit", "/api/v1/offers?limit=0", "between 1 and 1000", "limit"},
+		{"NaN percent", "/api/v1/changes?min_pct=NaN", `"NaN" is not a number between 0 and 1e+06`, "min_pct"},
+		{"negative VRAM", "/api/v1/offers?min_vram=-80", "is not a number between 0 and 10000", "min_vram"},
+		{"bad max age", "/api/v1/offers?max_age=5000d", "is not an age between 1m and 366d", "max_age"},
+		{"zero max age", "/api/v1/offers?max_age=0s", "is not an age between", "max_age"},
+		{"bad interval", "/api/v1/history?gpu=H100-SXM-80GB&interval=month", `"month": want hour, day or week`, "interval"},
+		{"unknown parameter", "/api/v1/history?gpu=H100-SXM-80GB&format=csv", "unknown parameter (this endpoint takes gpu, provider, price_type, since, until, interval)", "format"},
+		{"a parameter twice", "/api/v1/offers?gpu=H100-SXM-80GB&gpu=A100-SXM-80GB", "given more than once", "gpu"},
+		{"a long value", "/api/v1/offers?gpu=" + long, "longer than 256 bytes", "gpu"},
+		{"a long query", "/api/v1/offers?" + strings.Repeat("gpu=H100&", 300), "the query string is longer than 2048 bytes", ""},
+		{"a malformed query", "/api/v1/offers?gpu=%zz", "the query string is malformed", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.target, nil))
+			if rec.Code != http.StatusBadRequest {
+				t.Errorf("status %d, want 400; body %s", rec.Code, rec.Body)
+			}
+			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q", ct)
+			}
+			var body apiError
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatalf("body is not JSON: %v: %s", err, rec.Body)
+			}
+			if !strings.Contains(body.Error, tt.wantErr) {
+				t.Errorf("error %q does not contain %q", body.Error, tt.wantErr)
+			}
+			if body.Parameter != tt.wantParam {
+				t.Errorf("parameter %q, want %q", body.Parameter, tt.wantParam)
+			}
+		})
+	}
+	t.Run("other methods", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/v1/offers", strings.NewReader("{}")))
+		if rec.Code != http.StatusMethodNotAllowed {
+			t.Errorf("POST: status %d, want 405", rec.Code)
+		}
+	})
+}
+
+func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
+	h := testAnalytics(func(context.Context) (analyticsStore, error) {
+		return nil, errors.New("connecting to ClickHouse at 10.1.2.3:9000: secret detail")
+	})
+	for _, target := range []string{"/api/v1/offers", "/api/v1/history?gpu=H100-SXM-80GB", "/api/v1/changes", "/"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("%s: status %d, want 503", target, rec.Code)
+		}
+		if strings.Contains(rec.Body.String(), "secret detail") || strings.Contains(rec.Body.String(), "10.1.2.3") {
+			t.Errorf("%s: the response shows the store's error: %s", target, rec.Body)
+		}
+	}
+}
+
+// TestAPIMatchesHandComputation serves the API through gpucost serve's own handler, on the
+// generated history.
+func TestAPIMatchesHandComputation(t *testing.T) {
+	fx := newAnFixture(t)
+	e, _, _ := fx.env()
+	cfg, err := loadConfig("", e.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newServer(cfg, e, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.close()
+	ts := httptest.NewServer(srv.handler())
+	defer ts.Close()
+	get := func(t *testing.T, path string, v any) {
+		t.Helper()
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+	decEq := cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })
+
+	t.Run("history", func(t *testing.T) {
+		for _, iv := range []store.Interval{store.Day, store.Week} {
+			var got historyResponse
+			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.start.Format(time.RFC3339)}, "until": {fx.end.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
+			get(t, "/api/v1/history?"+q.Encode(), &got)
+			if got.GPUModel != "H100-SXM-80GB" || got.Interval != iv || got.Truncated {
+				t.Errorf("%s: response header %+v", iv, got)
+			}
+			historyMatches(t, fx.handHistory("H100-SXM-80GB", []string{"vastai", "runpod"}, iv, fx.start, fx.end), got.Points)
+		}
+	})
+	t.Run("changes", func(t *testing.T) {
+		var got changesResponse
+		get(t, "/api/v1/changes?since=60d&gpu=A100-SXM-80GB,RTX-4090-24GB&limit=1000", &got)
+		var want []store.PriceChange
+		for _, m := range fx.moves {
+			if m.GPUModel != "H100-SXM-80GB" {
+				want = append(want, m)
+			}
+		}
+		sortNewestFirst(want)
+		if diff := cmp.Diff(want, got.Changes, decEq); diff != "" {
+			t.Errorf("changes (-generated +api):\n%s", diff)
+		}
+		if got.Count != len(want) || got.Truncated {
+			t.Errorf("count %d truncated %v, want %d and false", got.Count, got.Truncated, len(want))
+		}
+		var limited changesResponse
+		get(t, "/api/v1/changes?since=60d&limit=3", &limited)
+		if limited.Count != 3 || !limited.Truncated || len(limited.Changes) != 3 {
+			t.Errorf("limit 3: count %d truncated %v", limited.Count, limited.Truncated)
+		}
+	})
+	t.Run("offers", func(t *testing.T) {
+		// The newest observation of each generated offer, cheapest first.
+		latest := map[schema.Key]schema.Offer{}
+		for _, o := range fx.offers {
+			if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
+				latest[o.Key()] = o
+			}
+		}
+		var want []string
+		for _, o := range latest {
+			if o.GPUModel == "H100-SXM-80GB" {
+				want = append(want, o.PriceUSDPerGPUHour.StringFixed(2)+" "+o.Provider+" "+o.OfferID+" "+string(o.PriceType))
+			}
+		}
+		sort.Strings(want) // prices have the same width here, so this is cheapest first with the store's ties
+		var got offersResponse
+		get(t, "/api/v1/offers?gpu=H100-SXM-80GB&max_age=1d", &got)
+		var gotKeys []string
+		for _, o := range got.Offers {
+			gotKeys = append(gotKeys, o.PriceUSDPerGPUHour.StringFixed(2)+" "+o.Provider+" "+o.OfferID+" "+string(o.PriceType))
+		}
+		if diff := cmp.Diff(want, gotKeys); diff != "" {
+			t.Errorf("offers (-generated +api):\n%s", diff)
+		}
+		var two offersResponse
+		get(t, "/api/v1/offers?limit=2", &two)
+		if two.Count != 2 || !two.Truncated || two.Limit != 2 {
+			t.Errorf("limit 2: %+v", two)
+		}
+	})
+}

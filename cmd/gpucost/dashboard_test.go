@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+)
+
+// memStore answers the dashboard's queries from a generated history in memory, for tests that
+// run without ClickHouse.
+type memStore struct {
+	fx    *anFixture
+	extra []schema.Offer
+}
+
+func (m memStore) LatestOffers(_ context.Context, f store.OfferFilter) ([]schema.Offer, error) {
+	latest := map[schema.Key]schema.Offer{}
+	for _, o := range append(append([]schema.Offer{}, m.fx.offers...), m.extra...) {
+		if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
+			latest[o.Key()] = o
+		}
+	}
+	var out []schema.Offer
+	for _, o := range latest {
+		if f.MaxAge == 0 || time.Since(o.ObservedAt) <= f.MaxAge {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].PriceUSDPerGPUHour.Equal(out[j].PriceUSDPerGPUHour) {
+			return out[i].PriceUSDPerGPUHour.LessThan(out[j].PriceUSDPerGPUHour)
+		}
+		return out[i].Provider+out[i].OfferID < out[j].Provider+out[j].OfferID
+	})
+	return out, nil
+}
+
+func (m memStore) History(_ context.Context, q store.HistoryQuery) ([]store.HistoryPoint, error) {
+	var out []store.HistoryPoint
+	for _, h := range m.fx.handHistory(q.GPUModel, q.Providers, q.Interval, q.From, q.To) {
+		out = append(out, h.HistoryPoint)
+	}
+	return out, nil
+}
+
+func (m memStore) Changes(context.Context, store.ChangesQuery) ([]store.PriceChange, error) {
+	return nil, nil
+}
+
+// requestLog records the paths a handler served.
+type requestLog struct {
+	h     http.Handler
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *requestLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	l.paths = append(l.paths, r.Method+" "+r.URL.Path)
+	l.mu.Unlock()
+	l.h.ServeHTTP(w, r)
+}
+
+// chromiumPath finds Debian's chromium. Without it the test is skipped, unless
+// GPUCOST_INTEGRATION=1 (make test, CI), where a missing browser is a failure.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
+		t.Fatal("chromium is not installed (apt-get install -y chromium): the dashboard must be checked in a browser")
+	}
+	t.Skip("chromium is not installed (apt-get install -y chromium); GPUCOST_INTEGRATION=1 makes this a failure")
+	return ""
+}
+
+// consoleLine is how Chromium logs a page's console messages (errors, warnings, CSP violations)
+// to stderr with --enable-logging=stderr --v=0.
+var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
+
+// runChromium loads url in a fresh headless Chromium with the extra flags and returns its
+// stdout and the console lines it logged.
+func runChromium(t *testing.T, chromium, url string, extra ...string) (stdout string, console []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0", "--hide-scrollbars"}, extra...)
+	cmd := exec.CommandContext(ctx, chromium, append(args, url)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", extra, err, errOut.String())
+	}
+	return out.String(), consoleLine.FindAllString(errOut.String(), -1)
+}
+
+func TestDashboardInChromium(t *testing.T) {
+	chromium := chromiumPath(t)
+	var h http.Handler
+	var fx *anFixture
+	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
+		// The real thing: gpucost serve's handler on the generated history in ClickHouse.
+		fx = newAnFixture(t)
+		e, _, _ := fx.env()
+		cfg, err := loadConfig("", e.getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := newServer(cfg, e, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.close()
+		h = srv.handler()
+	} else {
+		fx = genAnFixture(time.Now())
+		h = testAnalytics(func(context.Context) (analyticsStore, error) { return memStore{fx: fx}, nil })
+	}
+	log := &requestLog{h: h}
+	ts := httptest.NewServer(log)
+	defer ts.Close()
+
+	t.Run("the console check sees policy violations", func(t *testing.T) {
+		// The same policy as the dashboard on a page that breaks it: an inline script and an
+		// external image must both show up as console errors.
+		probe := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Security-Policy", dashboardPolicy)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, `<!doctype html><html><head><link rel="icon" href="data:,"></head><body><p>probe</p>
+<script>console.error("gpucost-probe")</script><img src="http://127.0.0.1:9/x.png" alt=""></body></html>`)
+		}))
+		defer probe.Close()
+		_, console := runChromium(t, chromium, probe.URL+"/", "--dump-dom")
+		if len(console) == 0 || !strings.Contains(strings.Join(console, "\n"), "Content Security Policy") {
+			t.Fatalf("chromium logged %q for a page that breaks the policy: the console check is blind", console)
+		}
+	})
+
+	dom, console := runChromium(t, chromium, ts.URL+"/", "--dump-dom")
+	if len(console) > 0 {
+		t.Errorf("the dashboard logged console messages:\n%s", strings.Join(console, "\n"))
+	}
+	// The table: one row per GPU model, with the cheapest on-demand price now.
+	models := map[string]decimal.Decimal{}
+	for _, o := range fx.offers {
+		if !o.ObservedAt.Equal(fx.end.Add(-anStep)) || o.PriceType != schema.OnDemand {
+			continue
+		}
+		if p, ok := models[o.GPUModel]; !ok || o.PriceUSDPerGPUHour.LessThan(p) {
+			models[o.GPUModel] = o.PriceUSDPerGPUHour
+		}
+	}
+	table := dom[strings.Index(dom, "<tbody>"):strings.Index(dom, "</tbody>")]
+	if n := strings.Count(table, "<tr>"); n != len(models) {
+		t.Errorf("the table has %d rows, want one per GPU model (%d)", n, len(models))
+	}
+	for model, price := range models {
+		row := regexp.MustCompile(`<tr><td>` + regexp.QuoteMeta(model) + `</td>.*?<td class="num price">\$([0-9.]+)</td>`).FindStringSubmatch(table)
+		if row == nil || row[1] != price.StringFixed(2) {
+			t.Errorf("%s: cheapest on-demand shown as %v, want $%s", model, row, price.StringFixed(2))
+		}
+	}
+	// A chart per GPU model, with a line per provider and price type.
+	if n := strings.Count(dom, `<svg class="chart"`); n != len(models) {
+		t.Errorf("the page has %d charts, want %d", n, len(models))
+	}
+	for _, want := range []string{"<figcaption>H100-SXM-80GB</figcaption>", "lambda on_demand", "runpod spot", "vastai on_demand"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+
+	shot := filepath.Join(artifactsDir(t), "dashboard.png")
+	_, console = runChromium(t, chromium, ts.URL+"/", "--screenshot="+shot, "--window-size=1440,1800")
+	if len(console) > 0 {
+		t.Errorf("the dashboard logged console messages while taking the screenshot:\n%s", strings.Join(console, "\n"))
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	if cfg, err := png.DecodeConfig(f); err != nil || cfg.Width != 1440 {
+		t.Errorf("screenshot %s: %+v, %v", shot, cfg, err)
+	}
+	t.Logf("dashboard screenshot: %s", shot)
+
+	// Nothing but the page itself was requested: no scripts, styles, fonts, images or favicon.
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for _, p := range log.paths {
+		if p != "GET /" {
+			t.Errorf("the browser requested %s", p)
+		}
+	}
+}
+
+// artifactsDir is where tests leave files for people to look at: $GPUCOST_ARTIFACTS, else out/
+// at the top of the repository (ignored by git).
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("GPUCOST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "out")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+func TestDashboardEscapesStoredText(t *testing.T) {
+	fx := genAnFixture(time.Now())
+	evil := fx.offers[len(fx.offers)-1]
+	evil.Provider, evil.OfferID, evil.Region = `<script>alert("p")</script>`, "x", `"><img src=x onerror=alert(1)>`
+	evil.PriceUSDPerGPUHour = decimal.RequireFromString("0.01")
+	h := testAnalytics(func(context.Context) (analyticsStore, error) {
+		return memStore{fx: fx, extra: []schema.Offer{evil}}, nil
+	})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d", rec.Code)
+	}
+	for _, bad := range []string{"<script", "<img", "onerror=alert(1)>"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the page contains %q unescaped", bad)
+		}
+	}
+	if !strings.Contains(body, "&lt;script&gt;") {
+		t.Errorf("the provider name is not shown escaped")
+	}
+	if got := rec.Header().Get("Content-Security-Policy"); got != dashboardPolicy {
+		t.Errorf("Content-Security-Policy %q", got)
+	}
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/store"
+)
+
+func TestHistoryCLIMatchesHandComputation(t *testing.T) {
+	fx := newAnFixture(t)
+	mid := fx.start.Add(fx.end.Sub(fx.start) / 2).Truncate(time.Hour)
+	tests := []struct {
+		name      string
+		model     string
+		providers []string
+		interval  store.Interval
+		from, to  time.Time
+	}{
+		{"H100 by day, all four weeks", "H100-SXM-80GB", nil, store.Day, fx.start, fx.end},
+		{"H100 by week", "H100-SXM-80GB", nil, store.Week, fx.start, fx.end},
+		{"A100 by day, a mid-day range", "A100-SXM-80GB", nil, store.Day, mid.Add(-5*24*time.Hour - 7*time.Hour), mid},
+		{"H100 at two providers by hour, two days", "H100-SXM-80GB", []string{"lambda", "vastai"}, store.Hour, mid.Add(-48 * time.Hour), mid},
+		{"RTX 4090 by day", "RTX-4090-24GB", nil, store.Day, fx.start.AddDate(0, 0, 3), fx.end.AddDate(0, 0, -3)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, stdout, stderr := fx.env()
+			args := []string{"--gpu", strings.ToLower(tt.model), "--interval", string(tt.interval), "--output", "json",
+				"--since", tt.from.Format(time.RFC3339), "--until", tt.to.Format(time.RFC3339)}
+			if len(tt.providers) > 0 {
+				args = append(args, "--provider", strings.Join(tt.providers, ","))
+			}
+			if code := runHistory(context.Background(), e, args); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var got []store.HistoryPoint
+			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+				t.Fatalf("decoding the JSON output: %v\n%s", err, stdout)
+			}
+			historyMatches(t, fx.handHistory(tt.model, tt.providers, tt.interval, tt.from, tt.to), got)
+		})
+	}
+}
+
+func TestHistoryCLIFormatsAndCharts(t *testing.T) {
+	fx := newAnFixture(t)
+	dir := t.TempDir()
+	since, until := fx.start.Format(time.RFC3339), fx.end.Format(time.RFC3339)
+	hand := fx.handHistory("H100-SXM-80GB", nil, store.Day, fx.start, fx.end)
+
+	e, stdout, stderr := fx.env()
+	if code := runHistory(context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--output", "csv"}); code != exitOK {
+		t.Fatalf("csv: exit %d: %s", code, stderr)
+	}
+	rows, err := csv.NewReader(stdout).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(historyHeader, rows[0]); diff != "" {
+		t.Errorf("CSV header (-want +got):\n%s", diff)
+	}
+	if len(rows)-1 != len(hand) {
+		t.Fatalf("CSV has %d rows, want %d", len(rows)-1, len(hand))
+	}
+	for i, h := range hand {
+		r := rows[i+1]
+		if r[0] != h.Bucket.Format(time.RFC3339) || r[1] != h.Provider || r[3] != string(h.PriceType) || r[4] != h.Min.StringFixed(6) || r[7] != h.Max.StringFixed(6) || r[5] != h.Avg.StringFixed(6) {
+			t.Errorf("CSV row %d = %v, want %s %s %s min %s avg %s max %s", i+1, r, h.Bucket.Format(time.RFC3339), h.Provider, h.PriceType, h.Min.StringFixed(6), h.Avg.StringFixed(6), h.Max.StringFixed(6))
+		}
+	}
+
+	e, stdout, stderr = fx.env()
+	png1, svg1 := filepath.Join(dir, "h100.png"), filepath.Join(dir, "h100.svg")
+	if code := runHistory(context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--chart", png1}); code != exitOK {
+		t.Fatalf("table + png: exit %d: %s", code, stderr)
+	}
+	first := hand[0]
+	wantLine := strings.Join([]string{first.Bucket.Format("2006-01-02"), first.Provider, string(first.PriceType), first.Min.StringFixed(4)}, " ")
+	if got := strings.Join(strings.Fields(strings.SplitN(stdout.String(), "\n", 3)[1]), " "); !strings.HasPrefix(got, wantLine) {
+		t.Errorf("first table row = %q, want it to start with %q", got, wantLine)
+	}
+	f, err := os.Open(png1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil || cfg.Width < 500 || cfg.Height < 300 {
+		t.Errorf("PNG chart: %+v, %v; want a decodable image of at least 500×300", cfg, err)
+	}
+	e, _, stderr = fx.env()
+	if code := runHistory(context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--chart", svg1}); code != exitOK {
+		t.Fatalf("svg: exit %d: %s", code, stderr)
+	}
+	svg, err := os.ReadFile(svg1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "lambda on_demand", "runpod spot", "vastai on_demand", "H100-SXM-80GB: cheapest $/GPU-hour per day"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG chart lacks %q", want)
+		}
+	}
+}
+
+func TestHistoryCLIBadFlags(t *testing.T) {
+	// None of these may reach the store: the environment names no server that answers.
+	e := func() (env, *bytes.Buffer) {
+		var stdout, stderr bytes.Buffer
+		return env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string {
+			if k == "GPUCOST_CLICKHOUSE_DSN" {
+				return "clickhouse://default@127.0.0.1:1/nothing?dial_timeout=200ms"
+			}
+			return ""
+		}}, &stderr
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"no GPU", []string{}, "a GPU model is required"},
+		{"unknown GPU", []string{"--gpu", "H1000"}, `unknown GPU model "H1000"`},
+		{"SQL as a GPU", []string{"--gpu", "H100-SXM-80GB' OR 1=1 --"}, `unknown GPU model "H100-SXM-80GB' OR 1=1 --"`},
+		{"SQL as a provider", []string{"--gpu", "H100-SXM-80GB", "--provider", "vastai') OR ('1'='1"}, "invalid provider"},
+		{"unknown price type", []string{"--gpu", "H100-SXM-80GB", "--price-type", "cheap"}, `unknown price type "cheap"`},
+		{"inverted range", []string{"--gpu", "H100-SXM-80GB", "--since", "2026-02-01", "--until", "2026-01-01"}, "empty or inverted"},
+		{"unreadable since", []string{"--gpu", "H100-SXM-80GB", "--since", "last tuesday"}, `since: cannot read "last tuesday"`},
+		{"too many hours", []string{"--gpu", "H100-SXM-80GB", "--interval", "hour", "--since", "90d"}, "longer than the 46 days hour buckets allow"},
+		{"too many days", []string{"--gpu", "H100-SXM-80GB", "--since", "2000-01-01"}, "longer than the 1098 days day buckets allow"},
+		{"bad interval", []string{"--gpu", "H100-SXM-80GB", "--interval", "month"}, `unknown interval "month"`},
+		{"bad output", []string{"--gpu", "H100-SXM-80GB", "--output", "xml"}, `--output "xml"`},
+		{"bad chart", []string{"--gpu", "H100-SXM-80GB", "--chart", "out.jpg"}, "must end in .png or .svg"},
+		{"an argument", []string{"--gpu", "H100-SXM-80GB", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, stderr := e()
+			if code := runHistory(context.Background(), env, tt.args); code != exitUsage {
+				t.Errorf("exit %d, want %d (usage)", code, exitUsage)
+			}
+			if !strings.Contains(stderr.String(), tt.wantErr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 5, 17, 10, 30, 0, 0, time.UTC)
+	tests := []struct {
+		in      string
+		want    time.Time
+		wantErr string
+	}{
+		{"now", now, ""},
+		{"7d", now.AddDate(0, 0, -7), ""},
+		{"2w", now.AddDate(0, 0, -14), ""},
+		{"36h", now.Add(-36 * time.Hour), ""},
+		{"90m", now.Add(-90 * time.Minute), ""},
+		{"1h30m", now.Add(-90 * time.Minute), ""},
+		{"2026-01-31", time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC), ""},
+		{"2026-01-31 12:00", time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC), ""},
+		{"2026-01-31T12:00:00+02:00", time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC), ""},
+		{"", time.Time{}, "a time is required"},
+		{"-5h", time.Time{}, "must be positive"},
+		{"999999w", time.Time{}, "more than 100 years"},
+		{"1900-01-01", time.Time{}, "out of range"},
+		{"yesterday", time.Time{}, "cannot read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseWhen(tt.in, now)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseWhen(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !got.Equal(tt.want) {
+				t.Fatalf("parseWhen(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
+	fx := newAnFixture(t)
+	newestFirst := func(keep func(store.PriceChange) bool) []store.PriceChange {
+		var out []store.PriceChange
+		for _, m := range fx.moves {
+			if keep(m) {
+				out = append(out, m)
+			}
+		}
+		sortNewestFirst(out)
+		return out
+	}
+	mid := fx.start.Add(fx.end.Sub(fx.start) / 2)
+	tests := []struct {
+		name string
+		args []string
+		want []store.PriceChange
+	}{
+		{"all four weeks", []string{"--since", fx.start.AddDate(0, 0, -1).Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)},
+			newestFirst(func(store.PriceChange) bool { return true })},
+		{"the second half only, which needs the price before it", []string{"--since", mid.Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)},
+			newestFirst(func(c store.PriceChange) bool { return !c.ChangedAt.Before(mid) })},
+		{"big moves of A100 and H100", []string{"--since", "60d", "--gpu", "A100-SXM-80GB,h100-sxm-80gb", "--min-pct", "15"},
+			newestFirst(func(c store.PriceChange) bool {
+				return c.GPUModel != "RTX-4090-24GB" && c.ChangePct.Abs().GreaterThanOrEqual(decimal.NewFromInt(15))
+			})},
+		{"lambda", []string{"--since", "60d", "--provider", "lambda"},
+			newestFirst(func(c store.PriceChange) bool { return c.Provider == "lambda" })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, stdout, stderr := fx.env()
+			if code := runChanges(context.Background(), e, append(tt.args, "--output", "json", "--limit", "0")); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var got []store.PriceChange
+			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(tt.want) == 0 {
+				t.Fatal("no moves selected: the test is wrong")
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
+				t.Errorf("changes (-generated +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("table", func(t *testing.T) {
+		e, stdout, stderr := fx.env()
+		if code := runChanges(context.Background(), e, []string{"--since", "60d", "--provider", "lambda"}); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		flat := strings.Join(strings.Fields(stdout.String()), " ")
+		for _, want := range []string{"lambda A100-SXM-80GB 8 on_demand 1.7900 1.2900 -27.9% gpu_8x_a100_80gb_sxm4", "lambda H100-SXM-80GB 8 on_demand 2.9900 2.4900 -16.7% gpu_8x_h100_sxm5"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("table lacks %q:\n%s", want, stdout)
+			}
+		}
+	})
+}

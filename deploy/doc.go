@@ -1,0 +1,20 @@
+// Package deploy holds no code. Its folder holds gpucost's deployment files, and its tests
+// check them offline, without a cluster, a Docker daemon or a running systemd:
+//
+//   - Dockerfile: the build stage's `go build` is the command of `make docker-binary`; that
+//     binary is static, trimmed and stamped with its version; the final image runs as non-root
+//     with a config whose paths exist in the image.
+//   - kubernetes/: every manifest decodes strictly (unknown fields are errors) into the
+//     Kubernetes API types; both kustomize variants (cronjobs/, serve/) are complete and
+//     consistent: cron schedules, concurrencyPolicy Forbid, secret keys that the example Secret
+//     has, resources and a restricted security context on every container, real gpucost
+//     subcommands, and a ConfigMap that gpucost's own config loader accepts.
+//   - systemd/: units parse, pass `systemd-analyze verify` and `security`, and their timers fire
+//     when gpucost serve's schedules do.
+//   - prometheus/: the alerting rules name gpucost's real metrics and pass their promtool unit
+//     tests.
+//   - docker-compose.yml: the gpucost services build from the Dockerfile and reach ClickHouse.
+//
+// Checks that need a tool (systemd-analyze, promtool) skip when it is missing, unless
+// GPUCOST_INTEGRATION=1, where a missing tool is a failure.
+package deploy

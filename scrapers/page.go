@@ -1,0 +1,148 @@
+package scrapers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// pageFetch fetches one HTML page through colly for a source (STYLE.md §35–37, §7): a fresh
+// collector per run bound to the run's context, AllowedDomains derived from the page URL, one
+// request at a time with a delay, the shared client's transport (retries, body limit, record and
+// replay; redirects are left to colly, so AllowedDomains applies to them), colly's own body cap
+// off (the client fails an oversized body instead of truncating it), and COLLY_* environment
+// variables ignored.
+type pageFetch struct {
+	source    string
+	url       string
+	domains   []string
+	userAgent string
+	timeout   time.Duration
+	delay     time.Duration
+}
+
+func newPageFetch(source, rawURL, defaultURL, userAgent string, timeout, delay time.Duration) (pageFetch, error) {
+	if rawURL == "" {
+		rawURL = defaultURL
+	}
+	p := pageFetch{source: source, url: rawURL, userAgent: userAgent, timeout: timeout, delay: delay}
+	if p.userAgent == "" {
+		p.userAgent = BrowserUserAgent
+	}
+	if p.timeout <= 0 {
+		p.timeout = 2 * time.Minute
+	}
+	switch {
+	case p.delay == 0:
+		p.delay = time.Second
+	case p.delay < 0:
+		p.delay = 0
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return p, fmt.Errorf("page URL %q is not an absolute http(s) URL", redactor{}.URL(rawURL))
+	}
+	p.domains = pageDomains(u.Hostname())
+	return p, nil
+}
+
+// pageDomains allows the page's host and its www/bare twin (lambda.ai ↔ www.lambda.ai), the
+// redirect sites commonly add; every other host is refused, redirects included.
+func pageDomains(host string) []string {
+	host = strings.ToLower(host)
+	if bare, ok := strings.CutPrefix(host, "www."); ok {
+		return []string{host, bare}
+	}
+	if net.ParseIP(host) != nil || !strings.Contains(host, ".") {
+		return []string{host}
+	}
+	return []string{host, "www." + host}
+}
+
+// fetch gets the page under ctx and returns its body and the run's bookkeeping (payloads of every
+// response, attempts). A non-2xx answer is a *StatusError, a forbidden redirect wraps
+// colly.ErrForbiddenDomain, an oversized body ErrBodyTooLarge; ctx's deadline bounds it all.
+func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, Result, error) {
+	var res Result
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	ctx, attempts := WithAttemptCounter(ctx)
+
+	// Not colly.NewCollector: it applies COLLY_* environment variables after the options, which
+	// would let the environment lift AllowedDomains, the body cap or redirect rules.
+	c := &colly.Collector{}
+	c.Init()
+	for _, opt := range []colly.CollectorOption{
+		colly.StdlibContext(ctx),
+		colly.AllowedDomains(p.domains...),
+		colly.UserAgent(p.userAgent),
+		colly.MaxBodySize(0),
+	} {
+		opt(c)
+	}
+	c.SetRequestTimeout(p.timeout)
+	c.WithTransport(client.Transport(p.source))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: p.delay}); err != nil {
+		return nil, res, fmt.Errorf("colly limit rule: %w", err)
+	}
+
+	var (
+		body    []byte
+		got     bool
+		failure error
+	)
+	payload := func(r *colly.Response) {
+		if r == nil || r.StatusCode == 0 {
+			return
+		}
+		u := p.url
+		if r.Request != nil && r.Request.URL != nil {
+			u = r.Request.URL.String()
+		}
+		res.Payloads = append(res.Payloads, schema.RawPayload{
+			RunID: run.ID, Provider: p.source, URL: client.RedactURL(u),
+			Status: uint16(r.StatusCode), FetchedAt: time.Now().UTC(), Body: r.Body,
+		})
+	}
+	c.OnResponse(func(r *colly.Response) {
+		payload(r)
+		body, got = r.Body, true
+	})
+	c.OnError(func(r *colly.Response, err error) {
+		if failure != nil {
+			return
+		}
+		if r != nil && r.StatusCode >= 300 {
+			payload(r)
+			failure = &StatusError{URL: client.RedactURL(p.url), StatusCode: r.StatusCode,
+				Attempts: attempts.Count(), Snippet: client.Redact(snippet(r.Body))}
+			return
+		}
+		failure = err
+	})
+	visitErr := c.Visit(p.url)
+	c.Wait()
+	res.Attempts = attempts.Count()
+	redURL := client.RedactURL(p.url)
+	switch {
+	case failure != nil:
+		var se *StatusError
+		if errors.As(failure, &se) {
+			return nil, res, failure
+		}
+		return nil, res, fmt.Errorf("fetching %s after %d attempt(s): %w", redURL, res.Attempts, failure)
+	case visitErr != nil:
+		return nil, res, fmt.Errorf("fetching %s after %d attempt(s): %w", redURL, res.Attempts, visitErr)
+	case !got:
+		return nil, res, fmt.Errorf("fetching %s: no response", redURL)
+	}
+	return body, res, nil
+}
