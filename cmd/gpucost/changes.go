@@ -24,7 +24,7 @@ price_changes view for SQL (docs/analysts.md).`
 
 func runChanges(ctx context.Context, e env, args []string) int {
 	fs := newFlags("changes", "[flags]", changesHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	gpu := fs.String("gpu", "", "comma-separated canonical GPU models (default all)")
 	provider := fs.String("provider", "", "comma-separated providers (default all)")
 	priceType := fs.String("price-type", "", "comma-separated price types (default all)")
@@ -44,7 +44,7 @@ func runChanges(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "gpucost changes: %v\n", err)
 		return exitUsage
 	}
-	s, code := openStore(ctx, e, "changes", *configPath)
+	s, code := openStore(ctx, e, fs)
 	if code >= 0 {
 		return code
 	}

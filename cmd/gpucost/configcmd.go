@@ -14,7 +14,7 @@ each provider the output says whether an API key was found, never the key.`
 
 func runConfig(_ context.Context, e env, args []string) int {
 	fs := newFlags("config", "print [--config FILE]", configHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	if len(args) == 0 || (args[0] != "print" && args[0] != "-h" && args[0] != "--help" && args[0] != "-help") {
 		fmt.Fprintln(e.stderr, "gpucost config: want the subcommand print (gpucost config print [--config FILE])")
 		return exitUsage
@@ -25,10 +25,9 @@ func runConfig(_ context.Context, e env, args []string) int {
 	if code := fs.parse(e, args); code >= 0 {
 		return code
 	}
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost config: %v\n", err)
-		return exitUsage
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	cfg.ClickHouse.DSN = maskDSN(cfg.ClickHouse.DSN)
 	out, err := yaml.Marshal(cfg)

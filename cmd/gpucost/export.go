@@ -45,7 +45,7 @@ func runExport(ctx context.Context, e env, args []string) int {
 		what, args = args[0], args[1:]
 	}
 	fs := newFlags("export", "offers|history [flags]", exportHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	gpu := fs.String("gpu", "", "canonical GPU model(s), comma-separated for offers; one, required, for history")
 	provider := fs.String("provider", "", "comma-separated providers (default all)")
 	priceType := fs.String("price-type", "", "comma-separated price types (default all)")
@@ -117,7 +117,7 @@ func runExport(ctx context.Context, e env, args []string) int {
 			return n, ow.close()
 		}
 	}
-	s, code := openStore(ctx, e, "export", *configPath)
+	s, code := openStore(ctx, e, fs)
 	if code >= 0 {
 		return code
 	}

@@ -31,7 +31,7 @@ per bucket.`
 
 func runHistory(ctx context.Context, e env, args []string) int {
 	fs := newFlags("history", "--gpu MODEL [flags]", historyHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	gpu := fs.String("gpu", "", "canonical GPU model, e.g. H100-SXM-80GB (required)")
 	provider := fs.String("provider", "", "comma-separated providers (default all)")
 	priceType := fs.String("price-type", "", "comma-separated price types: on_demand, spot, reserved, term_1y, term_3y (default all)")
@@ -55,7 +55,7 @@ func runHistory(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "gpucost history: %v\n", err)
 		return exitUsage
 	}
-	s, code := openStore(ctx, e, "history", *configPath)
+	s, code := openStore(ctx, e, fs)
 	if code >= 0 {
 		return code
 	}
@@ -271,15 +271,14 @@ func checkChartPath(path string) error {
 
 // openStore opens the store of the config; code is -1 on success, else the exit code (the
 // error has been printed).
-func openStore(ctx context.Context, e env, cmd, configPath string) (s *store.Store, code int) {
-	cfg, err := loadConfig(configFile(e, configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost %s: %v\n", cmd, err)
-		return nil, exitUsage
+func openStore(ctx context.Context, e env, fs *flags) (s *store.Store, code int) {
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return nil, code
 	}
-	s, err = store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: newLogger(e)})
+	s, err := storeFromConfig(ctx, cfg.ClickHouse, newLogger(e))
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost %s: %v\n", cmd, err)
+		fmt.Fprintf(e.stderr, "gpucost %s: %v\n", fs.Name(), err)
 		return nil, exitFailed
 	}
 	return s, -1

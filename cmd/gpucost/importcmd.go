@@ -52,7 +52,7 @@ const maxImportBytes = 64 << 20
 
 func runImport(ctx context.Context, e env, args []string) int {
 	fs := newFlags("import", "[flags] FILE.csv", importHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	dryRun := fs.Bool("dry-run", false, "check the file and say what would be loaded; load nothing")
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -68,10 +68,9 @@ func runImport(ctx context.Context, e env, args []string) int {
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost import: %v\n", err)
-		return exitUsage
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	data, err := readImportFile(path)
 	if err != nil {

@@ -95,6 +95,28 @@ func usage(w io.Writer) {
 type flags struct {
 	*flag.FlagSet
 	synopsis, help string
+	configPath     *string // --config, for commands that read the configuration
+}
+
+// withConfig adds the --config flag of every command that reads the configuration.
+func (f *flags) withConfig() {
+	f.configPath = f.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+}
+
+// config loads the configuration: the embedded defaults, the file of --config or
+// GPUCOST_CONFIG, then GPUCOST_* variables. On error it prints it and returns the exit code
+// (bad configuration is a usage error); otherwise the code is -1.
+func (f *flags) config(e env) (Config, int) {
+	path := *f.configPath
+	if path == "" {
+		path = e.getenv("GPUCOST_CONFIG")
+	}
+	cfg, err := loadConfig(path, e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost %s: %v\n", f.Name(), err)
+		return cfg, exitUsage
+	}
+	return cfg, -1
 }
 
 func newFlags(name, synopsis, help string) *flags {

@@ -19,16 +19,15 @@ replicated local tables (TABLE_local, Replicated*MergeTree) and Distributed tabl
 usual names, which every gpucost command then reads and writes. The servers need the cluster in
 remote_servers, {shard} and {replica} macros, and ZooKeeper or ClickHouse Keeper
 (deploy/clickhouse-cluster has a 2 × 2 example).`)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	dsn := fs.String("dsn", "", "ClickHouse DSN, clickhouse://user:password@host:9000/database (default clickhouse.dsn)")
 	cluster := fs.String("cluster", "", "create the schema on this ClickHouse cluster (default clickhouse.cluster)")
 	if code := fs.parse(e, args); code >= 0 {
 		return code
 	}
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost migrate: %v\n", err)
-		return exitUsage
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	if *dsn != "" {
 		cfg.ClickHouse.DSN = *dsn

@@ -20,7 +20,7 @@ const offersHelp = `List the current market from the store: the newest observati
 
 func runOffers(ctx context.Context, e env, args []string) int {
 	fs := newFlags("offers", "[flags]", offersHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	gpu := fs.String("gpu", "", "comma-separated canonical GPU models, e.g. H100-SXM-80GB (see the GPU catalog)")
 	minVRAM := fs.Float64("min-vram", 0, "minimum VRAM per GPU, GB")
 	provider := fs.String("provider", "", "comma-separated providers")
@@ -54,10 +54,9 @@ func runOffers(ctx context.Context, e env, args []string) int {
 			return exitUsage
 		}
 	}
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
-		return exitUsage
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	s, err := storeFromConfig(ctx, cfg.ClickHouse, newLogger(e))
 	if err != nil {

@@ -31,7 +31,7 @@ reported. A workload nothing fits is reported with the reason, not an error.`
 
 func runOptimize(ctx context.Context, e env, args []string) int {
 	fs := newFlags("optimize", "[flags]", optimizeHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
 	output := fs.String("output", "table", "table, json, csv or markdown")
 	noStore := fs.Bool("no-store", false, "print the plan without storing it")
@@ -44,10 +44,9 @@ func runOptimize(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "gpucost optimize: --output %q: want table, json, csv or markdown\n", *output)
 		return exitUsage
 	}
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost optimize: %v\n", err)
-		return exitUsage
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	if *workloads != "" {
 		cfg.Optimize.Workloads = *workloads

@@ -51,7 +51,7 @@ failed, or the report could not be made; 2 bad flags, config or workloads file.`
 
 func runReport(ctx context.Context, e env, args []string) int {
 	fs := newFlags("report", "[flags]", reportHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
 	teams := fs.String("team", "", "comma-separated teams (default all)")
 	weekFlag := fs.String("week", "", "the report week, as 2025-W48 or a date in it (default this week)")
@@ -85,9 +85,9 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if !*email && *out == "" && len(fmts) > 1 {
 		return usageErr("--format: several formats need --out DIR")
 	}
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		return usageErr("%v", err)
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	if err := cfg.Report.check(); err != nil {
 		return usageErr("%v", err)

@@ -38,7 +38,7 @@ Progress goes to stderr: one line per provider on a terminal, structured logs ot
 
 func runScrape(ctx context.Context, e env, args []string) int {
 	fs := newFlags("scrape", "[flags]", scrapeHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	providers := fs.String("providers", "", "comma-separated providers to scrape (default scrape.providers)")
 	replay := fs.String("replay", "", "serve every request from a recorded folder instead of the network")
 	record := fs.String("record", "", "save every response of this run to a folder (replayable with --replay)")
@@ -46,10 +46,9 @@ func runScrape(ctx context.Context, e env, args []string) int {
 	if code := fs.parse(e, args); code >= 0 {
 		return code
 	}
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
-		return exitUsage
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	if *replay != "" && *record != "" {
 		fmt.Fprintln(e.stderr, "gpucost scrape: --replay and --record exclude each other")
@@ -98,7 +97,7 @@ func runScrape(ctx context.Context, e env, args []string) int {
 		printDryRun(e.stdout, rep)
 	}
 	printSummary(e.stdout, rep)
-	code := exitCode(rep.Status)
+	code = exitCode(rep.Status)
 	for _, p := range rep.Providers {
 		if p.Spooled && code == exitOK {
 			// The data is safe in the spool, but the operator should know the store was down.
@@ -153,14 +152,6 @@ func pipelineConfig(cfg Config) pipeline.Config {
 		SpoolDir:           cfg.Scrape.SpoolDir,
 		LockWait:           cfg.Scrape.LockWait.Std(),
 	}
-}
-
-// configFile is the --config flag, else GPUCOST_CONFIG, else none (embedded defaults).
-func configFile(e env, flagValue string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	return e.getenv("GPUCOST_CONFIG")
 }
 
 func splitList(s string) []string {

@@ -35,14 +35,13 @@ spools its batches (within serve.shutdown_grace), and the process exits 0.`
 
 func runServe(ctx context.Context, e env, args []string) int {
 	fs := newFlags("serve", "[flags]", serveHelp)
-	configPath := fs.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	fs.withConfig()
 	if code := fs.parse(e, args); code >= 0 {
 		return code
 	}
-	cfg, err := loadConfig(configFile(e, *configPath), e.getenv)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost serve: %v\n", err)
-		return exitUsage
+	cfg, code := fs.config(e)
+	if code >= 0 {
+		return code
 	}
 	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv, err := newServer(cfg, e, logger)
