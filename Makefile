@@ -81,7 +81,7 @@ measure-growth: clickhouse
 
 ## bench: the Go benchmarks (inserts need the local ClickHouse)
 bench: clickhouse
-	GPUCOST_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	GPUCOST_INTEGRATION=1 $(GO) test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
 
 ## fuzz: each parser's fuzz target briefly (FUZZTIME=10m for a longer hunt)
 FUZZTIME ?= 10s

@@ -100,17 +100,7 @@ func (s *Store) changesQuery(q ChangesQuery) (string, []any, error) {
 	if q.Limit < 0 {
 		return "", nil, fmt.Errorf("price changes: the limit %d is negative", q.Limit)
 	}
-	var filters []string
-	var fargs []any
-	if len(q.GPUModels) > 0 {
-		filters, fargs = in(filters, fargs, "gpu_model", q.GPUModels)
-	}
-	if len(q.Providers) > 0 {
-		filters, fargs = in(filters, fargs, "provider", q.Providers)
-	}
-	if len(q.PriceTypes) > 0 {
-		filters, fargs = in(filters, fargs, "price_type", q.PriceTypes)
-	}
+	filters, fargs := selection(nil, nil, q.GPUModels, q.Providers, q.PriceTypes)
 	extra := ""
 	if len(filters) > 0 {
 		extra = " AND " + strings.Join(filters, " AND ")

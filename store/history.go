@@ -120,14 +120,7 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 	}
 	from := q.Interval.Truncate(q.From)
 	var query string
-	args := []any{q.GPUModel}
-	var filters []string
-	if len(q.Providers) > 0 {
-		filters, args = in(filters, args, "provider", q.Providers)
-	}
-	if len(q.PriceTypes) > 0 {
-		filters, args = in(filters, args, "price_type", q.PriceTypes)
-	}
+	filters, args := selection(nil, []any{q.GPUModel}, nil, q.Providers, q.PriceTypes)
 	extra := ""
 	if len(filters) > 0 {
 		extra = " AND " + strings.Join(filters, " AND ")

@@ -64,15 +64,7 @@ func (s *Store) observationsQuery(f ObservationFilter) (string, []any, error) {
 	}
 	where := []string{"observed_at >= ?", "observed_at < ?"}
 	args := []any{ceilSecond(f.From), ceilSecond(f.To)}
-	if len(f.GPUModels) > 0 {
-		where, args = in(where, args, "gpu_model", f.GPUModels)
-	}
-	if len(f.Providers) > 0 {
-		where, args = in(where, args, "provider", f.Providers)
-	}
-	if len(f.PriceTypes) > 0 {
-		where, args = in(where, args, "price_type", f.PriceTypes)
-	}
+	where, args = selection(where, args, f.GPUModels, f.Providers, f.PriceTypes)
 	q := "SELECT " + offerColumns + " FROM " + s.table("offers") +
 		" WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY observed_at, provider, price_type, offer_id"

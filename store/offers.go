@@ -128,20 +128,10 @@ func (s *Store) LatestOffers(ctx context.Context, f OfferFilter) ([]schema.Offer
 }
 
 func (s *Store) latestOffersQuery(f OfferFilter) (string, []any) {
-	var where []string
-	var args []any
-	if len(f.GPUModels) > 0 {
-		where, args = in(where, args, "gpu_model", f.GPUModels)
-	}
+	where, args := selection(nil, nil, f.GPUModels, f.Providers, f.PriceTypes)
 	if f.MinVRAMGB > 0 {
 		where = append(where, "vram_gb >= ?")
 		args = append(args, f.MinVRAMGB)
-	}
-	if len(f.Providers) > 0 {
-		where, args = in(where, args, "provider", f.Providers)
-	}
-	if len(f.PriceTypes) > 0 {
-		where, args = in(where, args, "price_type", f.PriceTypes)
 	}
 	if f.MaxAge > 0 {
 		where = append(where, "observed_at >= ?")
@@ -185,9 +175,21 @@ func queryID(table, runID string) string {
 	return fmt.Sprintf("gpucost-%s-%s-%d", table, runID, time.Now().UnixNano())
 }
 
-// in adds the condition "column IN (?, ?, …)" with one bound value per placeholder: a bound
-// slice becomes an array literal, which 18.16 does not accept on the right of IN.
+// selection adds the conditions on GPU models, providers and price types, for the lists that
+// are not empty.
+func selection(where []string, args []any, gpuModels, providers []string, priceTypes []schema.PriceType) ([]string, []any) {
+	where, args = in(where, args, "gpu_model", gpuModels)
+	where, args = in(where, args, "provider", providers)
+	return in(where, args, "price_type", priceTypes)
+}
+
+// in adds the condition "column IN (?, ?, …)", with one bound value per placeholder, when
+// values is not empty: a bound slice becomes an array literal, which 18.16 does not accept on
+// the right of IN.
 func in[T ~string](where []string, args []any, column string, values []T) ([]string, []any) {
+	if len(values) == 0 {
+		return where, args
+	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(values)), ", ")
 	for _, v := range values {
 		args = append(args, string(v))
