@@ -230,9 +230,16 @@ func (r *Runner) Run(ctx context.Context) (Report, error) {
 		rep.Providers = append(rep.Providers, pr)
 	}
 	if !r.opts.DryRun {
+		// Batches are independent: load them side by side, as many at once as sources fetch.
+		var g errgroup.Group
+		g.SetLimit(r.cfg.Parallelism)
 		for i := range rep.Batches {
-			rep.Providers[i].Spooled = r.load(ctx, sp, rep.Batches[i])
+			g.Go(func() error {
+				rep.Providers[i].Spooled = r.load(ctx, sp, rep.Batches[i])
+				return nil
+			})
 		}
+		_ = g.Wait() // load reports failures by spooling
 	}
 	for _, pr := range rep.Providers {
 		r.opts.Metrics.observe(pr, run.ObservedAt)
