@@ -168,6 +168,25 @@ type offersResponse struct {
 
 // offers serves the current market: the newest observation of every offer seen within max_age,
 // cheapest $/GPU-hour first.
+// selectionParams reads the gpu, provider and price_type parameters (comma-separated lists),
+// each checked against the catalog or the known values.
+func selectionParams(v url.Values) (models, providers []string, priceTypes []schema.PriceType, err error) {
+	for _, g := range splitList(v.Get("gpu")) {
+		model, err := lookupGPU(g)
+		if err != nil {
+			return nil, nil, nil, badRequest{"gpu", err.Error()}
+		}
+		models = append(models, model)
+	}
+	if providers, err = parseProviders(v.Get("provider")); err != nil {
+		return nil, nil, nil, asBadRequest("provider", err)
+	}
+	if priceTypes, err = parsePriceTypes(v.Get("price_type")); err != nil {
+		return nil, nil, nil, asBadRequest("price_type", err)
+	}
+	return models, providers, priceTypes, nil
+}
+
 func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 	v, err := params(r, "gpu", "provider", "price_type", "min_vram", "max_age", "limit")
 	if err != nil {
@@ -175,20 +194,8 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var f store.OfferFilter
-	for _, g := range splitList(v.Get("gpu")) {
-		model, err := lookupGPU(g)
-		if err != nil {
-			a.fail(w, r, badRequest{"gpu", err.Error()})
-			return
-		}
-		f.GPUModels = append(f.GPUModels, model)
-	}
-	if f.Providers, err = parseProviders(v.Get("provider")); err != nil {
-		a.fail(w, r, asBadRequest("provider", err))
-		return
-	}
-	if f.PriceTypes, err = parsePriceTypes(v.Get("price_type")); err != nil {
-		a.fail(w, r, asBadRequest("price_type", err))
+	if f.GPUModels, f.Providers, f.PriceTypes, err = selectionParams(v); err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	if f.MinVRAMGB, err = floatParam(v, "min_vram", 0, 10000); err != nil {
@@ -312,20 +319,8 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var q store.ChangesQuery
-	for _, g := range splitList(v.Get("gpu")) {
-		model, err := lookupGPU(g)
-		if err != nil {
-			a.fail(w, r, badRequest{"gpu", err.Error()})
-			return
-		}
-		q.GPUModels = append(q.GPUModels, model)
-	}
-	if q.Providers, err = parseProviders(v.Get("provider")); err != nil {
-		a.fail(w, r, asBadRequest("provider", err))
-		return
-	}
-	if q.PriceTypes, err = parsePriceTypes(v.Get("price_type")); err != nil {
-		a.fail(w, r, asBadRequest("price_type", err))
+	if q.GPUModels, q.Providers, q.PriceTypes, err = selectionParams(v); err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	if q.From, q.To, err = a.rangeParams(v, "7d", a.now()); err != nil {
