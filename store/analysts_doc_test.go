@@ -117,29 +117,7 @@ func storeAnalystHistory(tb testing.TB, s *store.Store) {
 // TestAnalystQueriesRun runs every example query of docs/analysts.md on the local ClickHouse,
 // on a generated history, and checks that each finds something.
 func TestAnalystQueriesRun(t *testing.T) {
-	s := storetest.Open(t)
-	storeAnalystHistory(t, s)
-	conn := rawConn(t, s)
-	names, queries := analystQueries(t)
-	for i, q := range queries {
-		t.Run(names[i], func(t *testing.T) {
-			rows, err := conn.Query(context.Background(), q)
-			if err != nil {
-				t.Fatalf("fails on ClickHouse %s: %v\n%s", s.ServerVersion(), err, q)
-			}
-			defer rows.Close()
-			n := 0
-			for rows.Next() {
-				n++
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				t.Errorf("found nothing on the generated history:\n%s", q)
-			}
-		})
-	}
+	runOnHistory(t, analystQueries)
 }
 
 // grafanaQueries returns every SQL query of the provisioned Grafana dashboard (panel targets and
@@ -215,10 +193,16 @@ func grafanaQueries(tb testing.TB) (names, queries []string) {
 // TestGrafanaDashboardQueriesRun runs every query of the provisioned Grafana dashboard on the
 // local ClickHouse, on the same generated history as the analysts' examples.
 func TestGrafanaDashboardQueriesRun(t *testing.T) {
+	runOnHistory(t, grafanaQueries)
+}
+
+// runOnHistory runs each query of a set on a store filled by storeAnalystHistory and checks that
+// each finds something.
+func runOnHistory(t *testing.T, set func(testing.TB) (names, queries []string)) {
+	names, queries := set(t)
 	s := storetest.Open(t)
 	storeAnalystHistory(t, s)
 	conn := rawConn(t, s)
-	names, queries := grafanaQueries(t)
 	for i, q := range queries {
 		t.Run(names[i], func(t *testing.T) {
 			rows, err := conn.Query(context.Background(), q)

@@ -19,6 +19,14 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
+// queryCheck is one store query, its bound arguments and what its result must satisfy.
+type queryCheck struct {
+	name string
+	sql  string
+	args []any
+	want func(out string) error
+}
+
 // modern runs statements on one chDB session.
 type modern struct {
 	t *testing.T
@@ -96,12 +104,7 @@ func TestModernClickHouse(t *testing.T) {
 		fmt.Sprintf("(toDate('2026-11-16'), '2026-W47', 'search', 'search@example.com', 'sent', %s, '<id@x>', 1, '', 0)", literal(modernNow)))
 
 	// Reads: every query builder, with bound values rendered the way the driver binds them.
-	checks := []struct {
-		name string
-		sql  string
-		args []any
-		want func(out string) error
-	}{
+	checks := []queryCheck{
 		{"has run", s.hasRunQuery(), []any{"r1"}, equals("1")}, {"has no run", s.hasRunQuery(), []any{"r9"}, equals("0")},
 		{"last runs", s.lastRunsQuery(false), nil, contains("r2\tvastai")},
 		{"last good runs", s.lastRunsQuery(true), nil, contains("r1\tvastai")},
@@ -120,12 +123,7 @@ func TestModernClickHouse(t *testing.T) {
 		{GPUModels: []string{"H100-SXM-80GB"}, MinVRAMGB: 40, Providers: []string{"vastai", "runpod"}, PriceTypes: []schema.PriceType{schema.OnDemand, schema.Spot}, MaxAge: 24 * time.Hour, Limit: 10},
 	} {
 		q, args := s.latestOffersQuery(f)
-		checks = append(checks, struct {
-			name string
-			sql  string
-			args []any
-			want func(out string) error
-		}{fmt.Sprintf("latest offers %+v", f), q, args, lines(3 - boolInt(len(f.Providers) > 0))})
+		checks = append(checks, queryCheck{fmt.Sprintf("latest offers %+v", f), q, args, lines(3 - boolInt(len(f.Providers) > 0))})
 	}
 	for _, iv := range []Interval{Hour, Day, Week} {
 		hq := HistoryQuery{GPUModel: "H100-SXM-80GB", Providers: []string{"vastai"}, PriceTypes: []schema.PriceType{schema.OnDemand},
@@ -134,12 +132,7 @@ func TestModernClickHouse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checks = append(checks, struct {
-			name string
-			sql  string
-			args []any
-			want func(out string) error
-		}{"history by " + string(iv), q, args, contains("vastai\tH100-SXM-80GB\ton_demand")})
+		checks = append(checks, queryCheck{"history by " + string(iv), q, args, contains("vastai\tH100-SXM-80GB\ton_demand")})
 	}
 	for _, cq := range []ChangesQuery{
 		{From: modernNow.AddDate(0, 0, -30), To: modernNow.Add(time.Hour)},
@@ -150,42 +143,17 @@ func TestModernClickHouse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checks = append(checks, struct {
-			name string
-			sql  string
-			args []any
-			want func(out string) error
-		}{fmt.Sprintf("changes %+v", cq), q, args, contains("vastai\ton_demand\task-1\tH100-SXM-80GB\t8")})
+		checks = append(checks, queryCheck{fmt.Sprintf("changes %+v", cq), q, args, contains("vastai\ton_demand\task-1\tH100-SXM-80GB\t8")})
 	}
 	oq, oargs, err := s.observationsQuery(ObservationFilter{From: modernNow.AddDate(0, 0, -2), To: modernNow.Add(time.Hour),
 		GPUModels: []string{"H100-SXM-80GB"}, Providers: []string{"runpod"}, PriceTypes: []schema.PriceType{schema.Spot}, Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks = append(checks, struct {
-		name string
-		sql  string
-		args []any
-		want func(out string) error
-	}{"observations", oq, oargs, lines(5)},
-		struct {
-			name string
-			sql  string
-			args []any
-			want func(out string) error
-		}{"imported counts", s.importedCountsQuery(), []any{"run", "r1"}, equals("120\t1")},
-		struct {
-			name string
-			sql  string
-			args []any
-			want func(out string) error
-		}{"price_changes view", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"runpod"}, equals("0")},
-		struct {
-			name string
-			sql  string
-			args []any
-			want func(out string) error
-		}{"price_changes view moves", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"vastai"}, equals("9")})
+	checks = append(checks, queryCheck{"observations", oq, oargs, lines(5)},
+		queryCheck{"imported counts", s.importedCountsQuery(), []any{"run", "r1"}, equals("120\t1")},
+		queryCheck{"price_changes view", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"runpod"}, equals("0")},
+		queryCheck{"price_changes view moves", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"vastai"}, equals("9")})
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			sql, err := render(c.sql, c.args)
