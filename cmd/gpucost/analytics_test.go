@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"sort"
 	"testing"
 	"time"
@@ -144,6 +146,22 @@ func newAnFixture(t *testing.T) *anFixture {
 }
 
 // env returns a command environment whose config points at the fixture's database.
+// handler returns gpucost serve's own HTTP handler on the fixture's store.
+func (fx *anFixture) handler(t *testing.T) http.Handler {
+	t.Helper()
+	e, _, _ := fx.env()
+	cfg, err := loadConfig("", e.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newServer(cfg, e, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.close)
+	return srv.handler()
+}
+
 func (fx *anFixture) env() (env, *bytes.Buffer, *bytes.Buffer) {
 	var stdout, stderr bytes.Buffer
 	return env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string {

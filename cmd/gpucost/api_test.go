@@ -135,17 +135,7 @@ func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
 // generated history.
 func TestAPIMatchesHandComputation(t *testing.T) {
 	fx := newAnFixture(t)
-	e, _, _ := fx.env()
-	cfg, err := loadConfig("", e.getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := newServer(cfg, e, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.close()
-	ts := httptest.NewServer(srv.handler())
+	ts := httptest.NewServer(fx.handler(t))
 	defer ts.Close()
 	get := func(t *testing.T, path string, v any) {
 		t.Helper()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"image/png"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -124,17 +123,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
 		// The real thing: gpucost serve's handler on the generated history in ClickHouse.
 		fx = newAnFixture(t)
-		e, _, _ := fx.env()
-		cfg, err := loadConfig("", e.getenv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := newServer(cfg, e, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.close()
-		h = srv.handler()
+		h = fx.handler(t)
 	} else {
 		fx = genAnFixture(time.Now())
 		h = testAnalytics(func(context.Context) (analyticsStore, error) { return memStore{fx: fx}, nil })
