@@ -14,8 +14,10 @@
 //     doubles rows.
 //   - Two runs never overlap: a lock file in the spool folder makes the second wait
 //     (Config.LockWait) or fail with ErrBusy naming the holder.
-//   - When the run's context is cancelled (SIGTERM) after extraction, the batches are still
-//     loaded under a fresh deadline, or spooled.
+//   - When the run's context is cancelled (SIGTERM), a load already in flight finishes under its
+//     own LoadTimeout, and every batch not yet loading is spooled.
+//   - A batch that can be neither loaded nor spooled (spool disk full) fails its provider, so
+//     the run never reports lost offers as safe.
 //
 // The package knows nothing of provider formats or of ClickHouse: it declares the Source, Sink
 // and History interfaces it consumes, and cmd/gpucost wires the scrapers and the store in.

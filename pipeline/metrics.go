@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpucost/gpucost/schema"
 )
 
 // Metrics are the pipeline's Prometheus metrics, registered on the registerer given to
@@ -54,7 +56,7 @@ func (m *Metrics) observe(p ProviderReport, at time.Time) {
 	}
 	m.attempts.WithLabelValues(p.Provider).Add(float64(p.Attempts))
 	m.duration.WithLabelValues(p.Provider).Observe(p.Duration.Seconds())
-	if p.Status != "failed" {
+	if p.Status != schema.RunFailed {
 		m.lastSuccess.WithLabelValues(p.Provider).Set(float64(at.Unix()))
 	}
 }

@@ -59,7 +59,9 @@ type History interface {
 	LatestPrices(ctx context.Context, provider string) (map[schema.Key]decimal.Decimal, error)
 }
 
-// Config tunes a Runner. The zero value of a field means its default (see DefaultConfig).
+// Config tunes a Runner. A zero Parallelism, SourceTimeout, LoadTimeout or MaxPricePerGPUHour
+// takes the default of withDefaults; a zero MinOfferRatio, OutlierFactor or LockWait turns its
+// check or wait off. gpucost's own defaults for all of them are in cmd/gpucost/gpucost.yaml.
 type Config struct {
 	// Parallelism is how many sources are fetched at once.
 	Parallelism int
@@ -81,32 +83,19 @@ type Config struct {
 	LockWait time.Duration
 }
 
-// DefaultConfig returns the defaults every zero field of a Config falls back to.
-func DefaultConfig() Config {
-	return Config{
-		Parallelism:        4,
-		SourceTimeout:      3 * time.Minute,
-		LoadTimeout:        2 * time.Minute,
-		MinOfferRatio:      0.5,
-		MaxPricePerGPUHour: decimal.NewFromInt(200),
-		OutlierFactor:      3,
-		LockWait:           0,
-	}
-}
-
+// withDefaults fills the fields that cannot be zero.
 func (c Config) withDefaults() Config {
-	d := DefaultConfig()
 	if c.Parallelism <= 0 {
-		c.Parallelism = d.Parallelism
+		c.Parallelism = 4
 	}
 	if c.SourceTimeout <= 0 {
-		c.SourceTimeout = d.SourceTimeout
+		c.SourceTimeout = 3 * time.Minute
 	}
 	if c.LoadTimeout <= 0 {
-		c.LoadTimeout = d.LoadTimeout
+		c.LoadTimeout = 2 * time.Minute
 	}
 	if c.MaxPricePerGPUHour.IsZero() {
-		c.MaxPricePerGPUHour = d.MaxPricePerGPUHour
+		c.MaxPricePerGPUHour = decimal.NewFromInt(200)
 	}
 	return c
 }
@@ -235,11 +224,16 @@ func (r *Runner) Run(ctx context.Context) (Report, error) {
 		g.SetLimit(r.cfg.Parallelism)
 		for i := range rep.Batches {
 			g.Go(func() error {
-				rep.Providers[i].Spooled = r.load(ctx, sp, rep.Batches[i])
+				spooled, err := r.load(ctx, sp, rep.Batches[i])
+				rep.Providers[i].Spooled = spooled
+				if err != nil {
+					rep.Providers[i].Status, rep.Providers[i].Error = schema.RunFailed, err.Error()
+				}
 				return nil
 			})
 		}
-		_ = g.Wait() // load reports failures by spooling
+		_ = g.Wait() // load reports its failures in the provider reports
+		r.opts.Metrics.spoolSize(sp)
 	}
 	for _, pr := range rep.Providers {
 		r.opts.Metrics.observe(pr, run.ObservedAt)
@@ -350,11 +344,11 @@ func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev 
 	default:
 		v := validator{maxPrice: r.cfg.MaxPricePerGPUHour, outlierFactor: r.cfg.OutlierFactor, prev: prev}
 		offers := v.apply(run, ex.name, ex.Offers, pr.Rejected, pr.Flagged)
-		min := int(float64(lastGood.OffersLoaded) * r.cfg.MinOfferRatio)
+		floor := int(float64(lastGood.OffersLoaded) * r.cfg.MinOfferRatio)
 		switch {
 		case len(offers) == 0:
 			pr.Status, pr.Error = schema.RunFailed, fmt.Sprintf("%s: all %d parsed offers were rejected (%s)", ex.name, pr.Parsed, reasons(pr.Rejected))
-		case r.cfg.MinOfferRatio > 0 && len(offers) < min:
+		case r.cfg.MinOfferRatio > 0 && len(offers) < floor:
 			pr.Status = schema.RunFailed
 			pr.Error = fmt.Sprintf("%s: %d valid offers, fewer than %.0f%% of the %d loaded by its last good run %s; not loaded (a broken source is likelier than an emptied market)",
 				ex.name, len(offers), r.cfg.MinOfferRatio*100, lastGood.OffersLoaded, lastGood.RunID)
@@ -377,24 +371,25 @@ func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev 
 }
 
 // load writes one batch, or spools it when the sink fails or the run is being stopped. It
-// reports whether the batch was spooled.
-func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch) (spooled bool) {
+// reports whether the batch was spooled, and an error when it was neither loaded nor spooled.
+func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch) (spooled bool, err error) {
 	if ctx.Err() == nil {
 		// A fresh deadline, not cancelled by a shutdown signal: a load in flight finishes.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.LoadTimeout)
 		_, err := r.sink.LoadBatch(lctx, b)
 		cancel()
 		if err == nil {
-			return false
+			return false, nil
 		}
 		r.logger.Error("Loading a batch failed; spooling it for the next run", "run", b.Run.RunID, "provider", b.Run.Provider, "err", err)
 	}
 	if err := sp.put(b); err != nil {
 		// Nothing else can keep the batch: say so loudly. The next run scrapes afresh.
 		r.logger.Error("Spooling a batch failed; its offers are lost", "run", b.Run.RunID, "provider", b.Run.Provider, "err", err)
+		return false, fmt.Errorf("%s: neither loaded nor spooled: %w", b.Run.Provider, err)
 	}
 	r.opts.Metrics.spooled(b.Run.Provider)
-	return true
+	return true, nil
 }
 
 // replay loads the batches earlier runs spooled, oldest first. A batch that loads (or is
@@ -432,7 +427,6 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 		out = append(out, rr)
 		r.logger.Info("Loaded a spooled batch", "file", f, "run", b.Run.RunID, "provider", b.Run.Provider, "already_stored", skipped)
 	}
-	r.opts.Metrics.spoolSize(sp)
 	return out
 }
 

@@ -42,7 +42,8 @@ func (s *spool) lock(ctx context.Context, wait time.Duration, runID string, now 
 	if err != nil {
 		return nil, fmt.Errorf("opening the run lock %s: %w", path, err)
 	}
-	deadline := now().Add(wait)
+	// The wait is real time, whatever clock the run uses for its timestamps.
+	deadline := time.Now().Add(wait)
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
@@ -52,15 +53,21 @@ func (s *spool) lock(ctx context.Context, wait time.Duration, runID string, now 
 			f.Close()
 			return nil, fmt.Errorf("taking the run lock %s: %w", path, err)
 		}
-		if !now().Before(deadline) || ctx.Err() != nil {
+		if err := ctx.Err(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("waiting for the run lock %s: %w", path, err)
+		}
+		if !time.Now().Before(deadline) {
 			holder, _ := os.ReadFile(path)
 			f.Close()
 			return nil, fmt.Errorf("%w (%s; lock %s)", ErrBusy, strings.TrimSpace(string(holder)), path)
 		}
+		t := time.NewTimer(200 * time.Millisecond)
 		select {
 		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
+		case <-t.C:
 		}
+		t.Stop()
 	}
 	if err := f.Truncate(0); err == nil {
 		fmt.Fprintf(f, "run %s, pid %d, started %s\n", runID, os.Getpid(), now().UTC().Format(time.RFC3339))

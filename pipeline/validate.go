@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -97,7 +98,7 @@ func (v validator) reject(o schema.Offer) string {
 	switch {
 	case o.OfferID == "":
 		return RejectNoOfferID
-	case !validPriceType(o.PriceType):
+	case !slices.Contains(schema.PriceTypes, o.PriceType):
 		return RejectBadPriceType
 	case o.GPUCount == 0:
 		return RejectZeroGPUs
@@ -123,13 +124,4 @@ func (v validator) outlier(o schema.Offer) bool {
 	}
 	ratio := o.PriceUSDPerGPUHour.Div(prev).InexactFloat64()
 	return ratio > v.outlierFactor || ratio < 1/v.outlierFactor
-}
-
-func validPriceType(p schema.PriceType) bool {
-	for _, t := range schema.PriceTypes {
-		if p == t {
-			return true
-		}
-	}
-	return false
 }
