@@ -5,7 +5,10 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 CHDB_PKG := @chdb/lib-linux-x64-gnu@26.7.3-stable.1
 CHDB_DIR := .data/chdb
-export GPUCOST_CLICKHOUSE_DSN ?= clickhouse://default@127.0.0.1:19000/gpucost?dial_timeout=5s
+# The local server's port (deploy/clickhouse/local.sh reads the same variable); the tests and
+# the demo connect to it.
+CH_PORT := $(or $(GPUCOST_CH_TCP_PORT),19000)
+export GPUCOST_TEST_CLICKHOUSE_DSN ?= clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost?dial_timeout=5s
 
 .PHONY: measure-growth cluster cluster-stop test-cluster demo all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
 
@@ -13,7 +16,7 @@ all: build
 
 ## demo: a fresh demo database loaded from the shipped snapshot, the cheapest offer per GPU
 ## model, and the sample teams' plan
-DEMO_DSN := clickhouse://default@127.0.0.1:19000/gpucost_demo?dial_timeout=5s
+DEMO_DSN := clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost_demo?dial_timeout=5s
 demo: clickhouse build
 	@curl -fsS "http://127.0.0.1:$${GPUCOST_CH_HTTP_PORT:-18123}/" --data-binary "DROP DATABASE IF EXISTS gpucost_demo" >/dev/null
 	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost migrate
@@ -34,7 +37,7 @@ DOCKER_BINARY ?= bin/gpucost-static
 docker-binary:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(DOCKER_BINARY) ./cmd/gpucost
 
-## clickhouse: start the local ClickHouse (installed when missing) on 127.0.0.1:19000
+## clickhouse: start the local ClickHouse (installed when missing) on 127.0.0.1:$(CH_PORT)
 clickhouse:
 	@deploy/clickhouse/local.sh start
 
@@ -42,9 +45,9 @@ clickhouse:
 clickhouse-stop:
 	@deploy/clickhouse/local.sh stop
 
-## migrate: create or upgrade the schema on $GPUCOST_CLICKHOUSE_DSN
+## migrate: create or upgrade the schema on $GPUCOST_CLICKHOUSE_DSN (default the local server)
 migrate: clickhouse build
-	bin/gpucost migrate
+	bin/gpucost migrate --dsn "$${GPUCOST_CLICKHOUSE_DSN:-clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost}"
 
 vet:
 	$(GO) vet ./...

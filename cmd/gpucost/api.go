@@ -171,12 +171,8 @@ type offersResponse struct {
 // selectionParams reads the gpu, provider and price_type parameters (comma-separated lists),
 // each checked against the catalog or the known values.
 func selectionParams(v url.Values) (models, providers []string, priceTypes []schema.PriceType, err error) {
-	for _, g := range splitList(v.Get("gpu")) {
-		model, err := lookupGPU(g)
-		if err != nil {
-			return nil, nil, nil, badRequest{"gpu", err.Error()}
-		}
-		models = append(models, model)
+	if models, err = parseGPUs(v.Get("gpu")); err != nil {
+		return nil, nil, nil, badRequest{"gpu", err.Error()}
 	}
 	if providers, err = parseProviders(v.Get("provider")); err != nil {
 		return nil, nil, nil, asBadRequest("provider", err)

@@ -68,12 +68,8 @@ func runChanges(ctx context.Context, e env, args []string) int {
 func changesQueryFromFlags(gpu, providers, priceTypes, since, until string, minPct float64, limit int, now time.Time) (store.ChangesQuery, error) {
 	var q store.ChangesQuery
 	var err error
-	for _, g := range splitList(gpu) {
-		model, err := lookupGPU(g)
-		if err != nil {
-			return q, err
-		}
-		q.GPUModels = append(q.GPUModels, model)
+	if q.GPUModels, err = parseGPUs(gpu); err != nil {
+		return q, err
 	}
 	if q.Providers, err = parseProviders(providers); err != nil {
 		return q, err

@@ -254,6 +254,7 @@ func (c Config) validate() error {
 	if c.HTTP.RetryWaitMax < c.HTTP.RetryWaitMin {
 		errs = append(errs, errors.New("http.retry_wait_max: must not be below http.retry_wait_min"))
 	}
+	errs = append(errs, c.Report.check())
 	return errors.Join(errs...)
 }
 

@@ -200,9 +200,12 @@ func (x *e2e) writeConfig(providers string) string {
 	return path
 }
 
-func runCLI(args ...string) (int, string) {
+func runCLI(args ...string) (int, string) { return runCLIEnv(nil, args...) }
+
+// runCLIEnv is runCLI with an environment.
+func runCLIEnv(vars map[string]string, args ...string) (int, string) {
 	var stdout, stderr bytes.Buffer
-	e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	e := env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return vars[k] }}
 	code := run(context.Background(), e, args)
 	return code, stdout.String() + "\n--- stderr\n" + stderr.String()
 }

@@ -144,6 +144,19 @@ func lookupGPU(name string) (string, error) {
 	return "", fmt.Errorf("%s", msg)
 }
 
+// parseGPUs splits a comma-separated list of GPU models and looks each up in the catalog.
+func parseGPUs(list string) ([]string, error) {
+	var out []string
+	for _, g := range splitList(list) {
+		model, err := lookupGPU(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, model)
+	}
+	return out, nil
+}
+
 func similarGPUs(name string) []string {
 	key := strings.ToUpper(strings.NewReplacer(" ", "", "-", "", "_", "").Replace(name))
 	if len(key) < 2 || len(key) > 64 {

@@ -96,7 +96,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stdout, "dry run: %s is valid: %d observations (%s) as run %s; nothing loaded\n", path, len(imp.Offers), summary, imp.RunID)
 		return exitOK
 	}
-	s, err := store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: newLogger(e)})
+	s, err := storeFromConfig(ctx, cfg.ClickHouse, newLogger(e))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gpucost import: %v\n", err)
 		return exitFailed

@@ -33,35 +33,33 @@ func runOffers(ctx context.Context, e env, args []string) int {
 	if code := fs.parse(e, args); code >= 0 {
 		return code
 	}
-	if *output != "table" && *output != "json" && *output != "csv" {
-		fmt.Fprintf(e.stderr, "gpucost offers: --output %q: want table, json or csv\n", *output)
+	f := store.OfferFilter{MinVRAMGB: *minVRAM, MaxAge: *maxAge}
+	usage := func(err error) int {
+		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
 		return exitUsage
 	}
-	f := store.OfferFilter{GPUModels: splitList(*gpu), MinVRAMGB: *minVRAM, Providers: splitList(*provider), MaxAge: *maxAge}
-	for _, p := range splitList(*priceType) {
-		pt, err := schema.ParsePriceType(p)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "gpucost offers: --price-type: %v\n", err)
-			return exitUsage
-		}
-		f.PriceTypes = append(f.PriceTypes, pt)
+	var err error
+	if err = checkOutput(*output); err != nil {
+		return usage(err)
+	}
+	if f.GPUModels, err = parseGPUs(*gpu); err != nil {
+		return usage(err)
+	}
+	if f.Providers, err = parseProviders(*provider); err != nil {
+		return usage(err)
+	}
+	if f.PriceTypes, err = parsePriceTypes(*priceType); err != nil {
+		return usage(err)
 	}
 	var minIntra schema.IntraNode
 	if *interconnect != "" {
-		var err error
 		if minIntra, err = schema.ParseIntraNode(*interconnect); err != nil || minIntra == schema.IntraUnknown {
-			fmt.Fprintf(e.stderr, "gpucost offers: --interconnect %q: want nvswitch, nvlink or pcie\n", *interconnect)
-			return exitUsage
+			return usage(fmt.Errorf("--interconnect %s: want nvswitch, nvlink or pcie", quoteShort(*interconnect)))
 		}
 	}
-	cfg, code := fs.config(e)
+	s, code := openStore(ctx, e, fs)
 	if code >= 0 {
 		return code
-	}
-	s, err := storeFromConfig(ctx, cfg.ClickHouse, newLogger(e))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
-		return exitFailed
 	}
 	defer s.Close()
 	offers, err := s.LatestOffers(ctx, f)

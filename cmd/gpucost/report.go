@@ -89,9 +89,6 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if err := cfg.Report.check(); err != nil {
-		return usageErr("%v", err)
-	}
 	if *workloads != "" {
 		cfg.Optimize.Workloads = *workloads
 	}
@@ -100,7 +97,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	job := newReportJob(cfg, e, logger)
-	s, err := store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: logger})
+	s, err := storeFromConfig(ctx, cfg.ClickHouse, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gpucost report: %v\n", err)
 		return exitFailed
@@ -164,11 +161,8 @@ func runReport(ctx context.Context, e env, args []string) int {
 // twice (a restart, a retry) emails each team once. status is ok (every team sent or already
 // sent), partial (some teams failed: the rest were sent) or failed.
 func sendWeekly(ctx context.Context, cfg Config, e env, logger *slog.Logger) (status string, err error) {
-	if err := cfg.Report.check(); err != nil {
-		return "failed", err
-	}
 	job := newReportJob(cfg, e, logger)
-	s, err := store.Open(ctx, cfg.ClickHouse.DSN, store.Options{Logger: logger})
+	s, err := storeFromConfig(ctx, cfg.ClickHouse, logger)
 	if err != nil {
 		return "failed", err
 	}
@@ -579,7 +573,8 @@ func (j *reportJob) smtpClient(password string) (*gomail.Client, error) {
 	return client, nil
 }
 
-// check validates the report section; loadConfig's validate does not know it.
+// check validates the report section, as part of Config.validate: a bad SMTP setting stops
+// every command at start, not the weekly job on Monday.
 func (r ReportConfig) check() error {
 	var errs []error
 	if r.HistoryWeeks < 1 || r.HistoryWeeks > 104 {

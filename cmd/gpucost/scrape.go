@@ -30,9 +30,10 @@ and load them into ClickHouse with the raw responses and one run-log row per pro
 that cannot be loaded (ClickHouse down) go to the spool folder and are loaded first by the next
 run, never twice.
 
-Exit codes: 0 every provider ok; 3 partial (some providers failed or lost part of their data:
-the run log says why); 1 failed (no provider succeeded, or the run could not start);
-2 bad flags; 4 another scrape holds the lock (scrape.lock_wait sets how long to wait).
+Exit codes: 0 every provider ok; 3 partial (some providers failed or lost part of their data,
+or ClickHouse was down and the batches are spooled: the run log says why); 1 failed (no
+provider succeeded, or the run could not start); 2 bad flags or configuration; 4 another scrape
+holds the lock (scrape.lock_wait sets how long to wait).
 
 Progress goes to stderr: one line per provider on a terminal, structured logs otherwise.`
 
