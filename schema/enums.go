@@ -111,11 +111,6 @@ func ParseIntraNode(s string) (IntraNode, error) {
 	return parseEnum("intra-node interconnect", s, IntraNodes)
 }
 
-// ParseInterNode returns the InterNode named s.
-func ParseInterNode(s string) (InterNode, error) {
-	return parseEnum("inter-node interconnect", s, InterNodes)
-}
-
 func parseEnum[T ~string](what, s string, valid []T) (T, error) {
 	for _, v := range valid {
 		if string(v) == s {

@@ -27,9 +27,6 @@ type ScrapeRun struct {
 	HTTPAttempts   uint32    `json:"http_attempts"`
 }
 
-// Duration is how long the provider took in this run.
-func (r ScrapeRun) Duration() time.Duration { return r.FinishedAt.Sub(r.StartedAt) }
-
 // RawPayload is one raw response body of a run, kept so that a parser fix can re-derive history.
 type RawPayload struct {
 	RunID     string    `json:"run_id"`

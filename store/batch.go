@@ -33,7 +33,7 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, erro
 		return res, fmt.Errorf("loading a batch: run id and provider are required")
 	}
 	loaded, err := s.loadedCounts(ctx, b)
-	if err != nil {
+	if err != nil || loaded.runs > 0 {
 		return res, err
 	}
 	if loaded.payloads == 0 && len(b.Payloads) > 0 {
@@ -48,12 +48,10 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, erro
 		}
 		res.OffersWritten = true
 	}
-	if loaded.runs == 0 {
-		if err := s.RecordRun(ctx, b.Run); err != nil {
-			return res, err
-		}
-		res.RunWritten = true
+	if err := s.RecordRun(ctx, b.Run); err != nil {
+		return res, err
 	}
+	res.RunWritten = true
 	return res, nil
 }
 
@@ -73,8 +71,7 @@ func (s *Store) loadedCounts(ctx context.Context, b schema.Batch) (loadedCounts,
 		return c, s.queryError(fmt.Sprintf("checking what is stored of run %s/%s", runID, provider), err)
 	}
 	if c.runs > 0 {
-		c.offers, c.payloads = uint64(len(b.Offers)), uint64(len(b.Payloads))
-		return c, nil
+		return c, nil // the whole batch is stored: LoadBatch skips it
 	}
 	oFrom, oTo := timeRange(len(b.Offers), func(i int) time.Time { return b.Offers[i].ObservedAt })
 	pFrom, pTo := timeRange(len(b.Payloads), func(i int) time.Time { return b.Payloads[i].FetchedAt })

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -35,12 +34,7 @@ const (
 func BenchmarkHistoryOneYear20M(b *testing.B) {
 	storetest.Enabled(b)
 	ctx := context.Background()
-	u, err := url.Parse(storetest.ServerDSN())
-	if err != nil {
-		b.Fatal(err)
-	}
-	u.Path = "/" + benchDB
-	s, err := store.Open(ctx, u.String(), store.Options{})
+	s, err := store.Open(ctx, storetest.DatabaseDSN(b, benchDB), store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,17 +43,15 @@ func BenchmarkHistoryOneYear20M(b *testing.B) {
 		// Built by an older schema: build it again.
 		b.Logf("rebuilding %s: %v", benchDB, err)
 		s.Close()
-		if err := dropDatabase(ctx, u, benchDB); err != nil {
-			b.Fatal(err)
-		}
-		if s, err = store.Open(ctx, u.String(), store.Options{}); err != nil {
+		storetest.DropDatabase(b, benchDB)
+		if s, err = store.Open(ctx, storetest.DatabaseDSN(b, benchDB), store.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := s.Migrate(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
-	opts, err := clickhouse.ParseDSN(u.String())
+	opts, err := clickhouse.ParseDSN(storetest.DatabaseDSN(b, benchDB))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -221,19 +213,4 @@ func rollupSelect() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no offers_daily_mv in the migrations")
-}
-
-// dropDatabase drops db on the server of u.
-func dropDatabase(ctx context.Context, u *url.URL, db string) error {
-	opts, err := clickhouse.ParseDSN(u.String())
-	if err != nil {
-		return err
-	}
-	opts.Auth.Database = "default"
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Exec(ctx, "DROP DATABASE IF EXISTS `"+db+"`")
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gpucost/gpucost/schema"
 )
@@ -49,7 +50,8 @@ func (s *Store) LoadImport(ctx context.Context, imp Import) (ImportResult, error
 		}
 	}
 	var offers, payloads uint64
-	if err := s.conn.QueryRow(s.ctx(ctx), s.importedCountsQuery(), imp.RunID, imp.RunID).Scan(&offers, &payloads); err != nil {
+	from, to := timeRange(len(imp.Offers), func(i int) time.Time { return imp.Offers[i].ObservedAt })
+	if err := s.conn.QueryRow(s.ctx(ctx), s.importedCountsQuery(), imp.RunID, from, to, imp.Payload.Provider, imp.RunID).Scan(&offers, &payloads); err != nil {
 		return res, s.queryError("checking what is stored of import "+imp.RunID, err)
 	}
 	if offers != 0 && offers != uint64(len(imp.Offers)) {
@@ -73,8 +75,12 @@ func (s *Store) LoadImport(ctx context.Context, imp Import) (ImportResult, error
 	return res, nil
 }
 
+// importedCountsQuery counts what is stored of an import. As in LoadBatch, run_id is not in the
+// sort keys: the offers are counted within the import's own time range (its rows' observation
+// times come from the file, so they are the same on a re-import), the payload within its
+// provider (the sort key's first column; its fetch time is the import's, not the file's).
 func (s *Store) importedCountsQuery() string {
 	return `SELECT
-		(SELECT count() FROM ` + s.table("offers") + ` WHERE run_id = ?),
-		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE run_id = ?)`
+		(SELECT count() FROM ` + s.table("offers") + ` WHERE run_id = ? AND observed_at >= ? AND observed_at < ?),
+		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE provider = ? AND run_id = ?)`
 }

@@ -16,7 +16,9 @@ type MigrateResult struct {
 }
 
 // Migrate creates the database if needed and applies the embedded migrations not yet recorded in
-// its schema_migrations table, in version order. It is safe to run again, and two processes
+// its schema_migrations table, in version order. Call it before any other method of the Store,
+// not concurrently with them: when it creates the database it replaces the connection pool. It
+// is safe to run again, and two processes
 // running it at once (two cron jobs starting together) both succeed: every statement is
 // idempotent, and a migration recorded twice is read once. A migration that fails half-way
 // returns an error naming the file and statement; running Migrate again completes it.
@@ -40,7 +42,7 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 	if s.missing {
 		// The pool points at the server's default database; the migrations' unqualified names
 		// must land in ours.
-		conn, err := s.connect(ctx, s.chOpts)
+		conn, err := s.connect(ctx)
 		if err != nil {
 			return MigrateResult{}, err
 		}

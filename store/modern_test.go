@@ -151,7 +151,7 @@ func TestModernClickHouse(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks = append(checks, queryCheck{"observations", oq, oargs, lines(5)},
-		queryCheck{"imported counts", s.importedCountsQuery(), []any{"run", "r1"}, equals("120\t1")},
+		queryCheck{"imported counts", s.importedCountsQuery(), []any{"run", modernNow.AddDate(0, 0, -30), modernNow.Add(time.Hour), "vastai", "r1"}, equals("120\t1")},
 		queryCheck{"price_changes view", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"runpod"}, equals("0")},
 		queryCheck{"price_changes view moves", "SELECT count() FROM " + s.table("price_changes") + " WHERE provider = ?", []any{"vastai"}, equals("9")})
 	for _, c := range checks {

@@ -38,8 +38,8 @@ func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 	return nil
 }
 
-// HasRun reports whether the run log holds any row of the run runID: a replayed batch whose run
-// is already recorded must not be loaded again.
+// HasRun reports whether the run log holds any row of the run runID, for any provider.
+// (LoadBatch checks one provider's part of a run itself.)
 func (s *Store) HasRun(ctx context.Context, runID string) (bool, error) {
 	var n uint64
 	if err := s.conn.QueryRow(s.ctx(ctx), s.hasRunQuery(), runID).Scan(&n); err != nil {

@@ -24,6 +24,7 @@ const DefaultDSN = "clickhouse://default@127.0.0.1:19000/gpucost?dial_timeout=5s
 
 // ClickHouse error codes the store turns into clear messages.
 const (
+	codeUnknownTable         = 60
 	codeUnknownDatabase      = 81
 	codeWrongPassword        = 193
 	codeUnknownUser          = 192
@@ -93,7 +94,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	conn, err := s.connect(ctx, chOpts)
+	conn, err := s.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +119,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // connect opens a connection pool to the store's database and checks that it answers. When the
 // database does not exist yet, it connects to the server's default database instead and marks
 // the store as missing its database, which Migrate then creates.
-func (s *Store) connect(ctx context.Context, chOpts *clickhouse.Options) (driver.Conn, error) {
-	opts := *chOpts
+func (s *Store) connect(ctx context.Context) (driver.Conn, error) {
+	opts := *s.chOpts
 	opts.Auth.Database = s.database
 	conn, err := clickhouse.Open(&opts)
 	if err == nil {
@@ -192,10 +193,10 @@ func (s *Store) connectError(err error) error {
 	return fmt.Errorf("connecting to ClickHouse at %s: %w", s.addr, err)
 }
 
-// readError adds the hint that matters most to an error from a query on our tables.
+// queryError adds the hint that matters most to an error from a query on our tables.
 func (s *Store) queryError(what string, err error) error {
 	var ex *clickhouse.Exception
-	if errors.As(err, &ex) && (ex.Code == codeUnknownDatabase || ex.Code == 60 /* UNKNOWN_TABLE */) {
+	if errors.As(err, &ex) && (ex.Code == codeUnknownDatabase || ex.Code == codeUnknownTable) {
 		return fmt.Errorf("%s in database %s at %s: %w (run `gpucost migrate`)", what, s.database, s.addr, err)
 	}
 	return fmt.Errorf("%s in database %s at %s: %w", what, s.database, s.addr, err)

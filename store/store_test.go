@@ -222,7 +222,7 @@ func TestInsertAndReadBackEveryField(t *testing.T) {
 func TestLatestOffersNewestPerKeyAndFilters(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	s := storetest.Open(t)
-	s2, err := store.Open(context.Background(), storetestDSN(t, s), store.Options{Now: func() time.Time { return now }})
+	s2, err := store.Open(context.Background(), storetest.DatabaseDSN(t, s.Database()), store.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,12 +281,6 @@ func TestLatestOffersNewestPerKeyAndFilters(t *testing.T) {
 			}
 		})
 	}
-}
-
-// storetestDSN reopens the same database as s with other options.
-func storetestDSN(t *testing.T, s *store.Store) string {
-	t.Helper()
-	return strings.Replace(storetest.ServerDSN(), "/gpucost", "/"+s.Database(), 1)
 }
 
 func TestRunsAndHasRun(t *testing.T) {

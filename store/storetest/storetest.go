@@ -21,7 +21,7 @@ import (
 	"github.com/gpucost/gpucost/store"
 )
 
-// Enabled reports whether integration tests must run, and skips tb when they must not.
+// Enabled skips tb unless integration tests are switched on (GPUCOST_INTEGRATION=1).
 func Enabled(tb testing.TB) {
 	tb.Helper()
 	switch os.Getenv("GPUCOST_INTEGRATION") {
@@ -41,22 +41,28 @@ func ServerDSN() string {
 	return store.DefaultDSN
 }
 
-// DSN returns a DSN for a new, empty database on the test server, dropped when tb ends.
-func DSN(tb testing.TB) string {
+// DatabaseDSN is the DSN of the named database on the test server.
+func DatabaseDSN(tb testing.TB, database string) string {
 	tb.Helper()
-	Enabled(tb)
 	u, err := url.Parse(ServerDSN())
 	if err != nil {
 		tb.Fatalf("parsing GPUCOST_TEST_CLICKHOUSE_DSN: %v", err)
 	}
+	u.Path = "/" + database
+	return u.String()
+}
+
+// DSN returns a DSN for a new, empty database on the test server, dropped when tb ends.
+func DSN(tb testing.TB) string {
+	tb.Helper()
+	Enabled(tb)
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		tb.Fatal(err)
 	}
 	db := "gpucost_test_" + hex.EncodeToString(b[:])
-	u.Path = "/" + db
-	dsn := u.String()
-	tb.Cleanup(func() { drop(tb, dsn, db) })
+	dsn := DatabaseDSN(tb, db)
+	tb.Cleanup(func() { DropDatabase(tb, db) })
 	return dsn
 }
 
@@ -81,8 +87,9 @@ func OpenEmpty(tb testing.TB) *store.Store {
 	return s
 }
 
-func drop(tb testing.TB, dsn, db string) {
-	opts, err := clickhouse.ParseDSN(dsn)
+// DropDatabase drops a database of the test server, reporting a failure on tb.
+func DropDatabase(tb testing.TB, db string) {
+	opts, err := clickhouse.ParseDSN(DatabaseDSN(tb, db))
 	if err != nil {
 		tb.Errorf("dropping test database %s: %v", db, err)
 		return
