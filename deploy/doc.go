@@ -13,7 +13,7 @@
 //     when gpucost serve's schedules do.
 //   - prometheus/: the alerting rules name gpucost's real metrics and pass their promtool unit
 //     tests.
-//   - docker-compose.yml: the gpucost services build from the Dockerfile and reach ClickHouse.
+//   - docker-compose.yml (at the repo root): the gpucost services build from the Dockerfile and reach ClickHouse.
 //
 // Checks that need a tool (systemd-analyze, promtool) skip when it is missing, unless
 // GPUCOST_INTEGRATION=1, where a missing tool is a failure.

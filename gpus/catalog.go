@@ -143,5 +143,8 @@ func Models() []Model {
 	return ms
 }
 
+// GiB is one gibibyte in decimal gigabytes, the unit of VRAM throughout gpucost.
+const GiB = 1 << 30 / 1e9 // 1.073741824 GB
+
 // MiBToGB converts mebibytes to decimal gigabytes (1 MiB = 1.048576 MB).
 func MiBToGB(mib float64) float64 { return mib * 1.048576 / 1000 }

@@ -21,9 +21,6 @@ type Match struct {
 // 79.6 GiB; a 24 GB card reports 24576 MiB, which is 25.8 GB).
 const SnapTolerance = 0.07
 
-// gibPerGB converts a GiB figure to decimal GB.
-const gibPerGB = 1.073741824
-
 // Resolve maps a provider's raw GPU name plus the reported per-GPU VRAM in decimal GB (0 = not
 // reported) to a catalog model.
 //
@@ -88,7 +85,7 @@ func Resolve(provider, rawName string, vramGB float64) Match {
 // fits reports whether a reported VRAM (decimal GB, or GiB labelled GB) is within SnapTolerance
 // of the catalog value.
 func fits(reported, catalogGB float64) bool {
-	d := math.Min(math.Abs(reported-catalogGB), math.Abs(reported/gibPerGB-catalogGB))
+	d := math.Min(math.Abs(reported-catalogGB), math.Abs(reported/GiB-catalogGB))
 	return d <= SnapTolerance*catalogGB
 }
 

@@ -32,7 +32,7 @@
 //
 // 2. Filter. Offers are indexed once per plan by class (GPU model, VRAM, GPUs per offer,
 // interconnect, price type) and provider, cheapest first. Per workload and class the checks
-// run in order: memory (in one offer, or in several offers' nodes for training when they have
+// run in order: precision (fp8 needs FP8 hardware), memory (in one offer, or in several offers' nodes for training when they have
 // RDMA), interconnect, multi-node, price type (spot only for interruptible workloads;
 // reserved and term prices only with Options.AllowCommitments), throughput (an optional decode
 // speed target), deadline; then per offer: provider, region, availability. A provider whose
@@ -59,7 +59,7 @@
 //
 // # Workloads file
 //
-// See testdata/workloads.sample.yaml. Keys:
+// See deploy/workloads.sample.yaml. Keys:
 //
 //	teams:
 //	  - name, email, workloads:

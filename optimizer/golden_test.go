@@ -1,7 +1,6 @@
 package optimizer_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -21,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata")
 // be checked by hand against the offers.
 func TestGoldenSamplePlan(t *testing.T) {
 	plan := MustOptimize(t, optimizer.Input{
-		Workloads:      MustReadFile(t, "workloads.sample.yaml"),
+		Workloads:      MustReadSample(t),
 		Offers:         MustOffers(t),
 		LastGoodScrape: fixtureScrapes(),
 	}, optimizer.DefaultOptions())
@@ -42,20 +41,5 @@ func TestGoldenSamplePlan(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("plan differs from %s (-want +got), rerun with -update if intended:\n%s", golden, diff)
-	}
-}
-
-// TestSampleShipped checks that the sample shipped in deploy/ is the one the tests plan.
-func TestSampleShipped(t *testing.T) {
-	a, err := os.ReadFile(filepath.Join("testdata", "workloads.sample.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join("..", "deploy", "workloads.sample.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a, b) {
-		t.Error("deploy/workloads.sample.yaml differs from optimizer/testdata/workloads.sample.yaml; copy one over the other")
 	}
 }

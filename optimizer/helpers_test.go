@@ -39,10 +39,11 @@ func MustParse(tb testing.TB, name, doc string) *optimizer.File {
 	return f
 }
 
-// MustReadFile parses a workloads file from testdata.
-func MustReadFile(tb testing.TB, name string) *optimizer.File {
+// MustReadSample parses the sample workloads file the repo ships (deploy/workloads.sample.yaml).
+func MustReadSample(tb testing.TB) *optimizer.File {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
+	const name = "workloads.sample.yaml"
+	data, err := os.ReadFile(filepath.Join("..", "deploy", name))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -480,7 +480,7 @@ func TestSavings(t *testing.T) {
 
 // TestDeterministic: the same inputs in any order give the same plan.
 func TestDeterministic(t *testing.T) {
-	in := optimizer.Input{Workloads: MustReadFile(t, "workloads.sample.yaml"), Offers: MustOffers(t), LastGoodScrape: fixtureScrapes()}
+	in := optimizer.Input{Workloads: MustReadSample(t), Offers: MustOffers(t), LastGoodScrape: fixtureScrapes()}
 	first, _ := json.Marshal(MustOptimize(t, in, optimizer.DefaultOptions()))
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 5; i++ {
@@ -497,7 +497,7 @@ func TestDeterministic(t *testing.T) {
 
 // TestOptimizeInputErrors: unusable input is an error, not a plan.
 func TestOptimizeInputErrors(t *testing.T) {
-	good := MustReadFile(t, "workloads.sample.yaml")
+	good := MustReadSample(t)
 	bad := optimizer.DefaultOptions()
 	bad.HoursPerMonth = 0
 	tests := []struct {

@@ -220,7 +220,7 @@ func DefaultOptions() Options {
 	}
 }
 
-// Validate reports the first out-of-range option, naming it.
+// Validate reports every out-of-range option, each naming its field.
 func (o Options) Validate() error {
 	var errs []error
 	frac := func(name string, v float64) {

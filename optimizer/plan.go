@@ -181,8 +181,8 @@ type Placement struct {
 type Rejection struct {
 	GPUModel string `json:"gpu_model"`
 	GPUCount int    `json:"gpu_count"` // the configuration the reason is about
-	// Stage is the check that failed: memory, interconnect, multi_node, price_type, deadline,
-	// throughput, provider, region or availability.
+	// Stage is the check that failed: precision, memory, interconnect, multi_node, price_type,
+	// throughput, deadline, provider, region or availability.
 	Stage  string `json:"stage"`
 	Reason string `json:"reason"` // e.g. "RTX-4090-24GB ×1: 24 GB < 41.3 GB needed"
 }

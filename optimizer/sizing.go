@@ -8,9 +8,6 @@ import (
 	"github.com/gpucost/gpucost/gpus"
 )
 
-// gib is one GiB in decimal GB, the unit of VRAM throughout.
-const gib = 1.073741824
-
 // maxGPUCount bounds GPU counts so that absurd inputs cannot overflow.
 const maxGPUCount = 1 << 20
 
@@ -26,7 +23,7 @@ type variant struct {
 
 // size estimates a workload's memory and compute at each acceptable precision (gpus.md §1).
 func (o *Options) size(w *Workload) []variant {
-	overhead := o.OverheadGiBPerGPU * gib
+	overhead := o.OverheadGiBPerGPU * gpus.GiB
 	switch {
 	case w.Kind == Inference:
 		vs := make([]variant, 0, len(w.Precisions))
@@ -181,7 +178,7 @@ func (o *Options) neededGB(w *Workload, v *variant, n int) float64 {
 	return (v.sharded + float64(n)*v.perGPU) / o.Utilization
 }
 
-// linked reports whether GPUs of model m can be joined by a GPU-to-GPU fabric at all.
+// linkable reports whether GPUs of model m can be joined by a GPU-to-GPU fabric at all.
 func linkable(m gpus.Model) bool { return m.NVLink || m.FormFactor == gpus.OAM }
 
 // Size estimates w's memory and compute, one Sizing per acceptable precision (Fits empty).

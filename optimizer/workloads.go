@@ -3,7 +3,6 @@ package optimizer
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/mail"
 	"slices"
@@ -99,8 +98,8 @@ type Team struct {
 }
 
 // Workload is one job or service of a team. Which fields apply depends on Kind; ParseWorkloads
-// rejects fields that do not apply and fills defaults. A Workload built in code is checked by
-// Validate.
+// rejects fields that do not apply and fills defaults. Optimize checks a File built in code
+// the same way before planning it.
 type Workload struct {
 	Name string `json:"name"`
 	Kind Kind   `json:"kind"`
@@ -221,15 +220,6 @@ func (e *InputError) Error() string {
 	}
 	b.WriteString(e.Msg)
 	return b.String()
-}
-
-// ReadWorkloads reads all of r and parses it as ParseWorkloads does.
-func ReadWorkloads(filename string, r io.Reader) (*File, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", filename, err)
-	}
-	return ParseWorkloads(filename, data)
 }
 
 // ParseWorkloads parses a workloads file strictly: unknown keys, wrong types, duplicate keys,
@@ -866,8 +856,8 @@ func (c *converter) money(p string, v *string) *decimal.Decimal {
 const maxHoursPerMonth = 744
 
 // parseHours parses a deadline: "36h", "21d", "2w" or a bare number of hours.
-func parseHours(s string) (float64, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
+func parseHours(input string) (float64, error) {
+	s := strings.ToLower(strings.TrimSpace(input))
 	unit := 1.0
 	switch {
 	case strings.HasSuffix(s, "h"):
@@ -879,7 +869,7 @@ func parseHours(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("deadline %q: want a positive duration such as 36h, 21d or 2w", s)
+		return 0, fmt.Errorf("deadline %q: want a positive duration such as 36h, 21d or 2w", input)
 	}
 	return v * unit, nil
 }

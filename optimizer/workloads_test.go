@@ -14,7 +14,7 @@ import (
 
 // TestParseSample parses the shipped sample and checks that it covers every kind.
 func TestParseSample(t *testing.T) {
-	f := MustReadFile(t, "workloads.sample.yaml")
+	f := MustReadSample(t)
 	kinds := map[optimizer.Kind]bool{}
 	for _, tm := range f.Teams {
 		for _, w := range tm.Workloads {

@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/gpucost/gpucost/schema"
 )
 
 // Chart sizes: 7.5 × 3.4 inches, drawn at 144 dpi for PNG (1080 × 490 pixels, shown at half
@@ -117,7 +119,7 @@ func drawChart(dc draw.Canvas, c Chart) error {
 		col := plotutil.Color(i)
 		line.Color = col
 		line.Width = vg.Points(1.5)
-		if s.PriceType != "on_demand" {
+		if s.PriceType != schema.OnDemand {
 			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		points.Color = col

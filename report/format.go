@@ -103,17 +103,6 @@ func optPrice(d *decimal.Decimal) string {
 	return price(*d)
 }
 
-// signedPrice formats a price change with its sign: +$0.10, -$0.05.
-func signedPrice(d *decimal.Decimal) string {
-	if d == nil {
-		return "–"
-	}
-	if d.IsPositive() {
-		return "+" + price(*d)
-	}
-	return price(*d)
-}
-
 // pct formats an optional percentage: 85.6%; "–" when absent.
 func pct(d *decimal.Decimal) string {
 	if d == nil {

@@ -50,7 +50,7 @@ func fixtureRuns() (last, good []schema.ScrapeRun) {
 // MustOffers loads the fixed offer set (a copy of the optimizer's).
 func MustOffers(tb testing.TB) []schema.Offer {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "offers.json"))
+	data, err := os.ReadFile(filepath.Join("..", "optimizer", "testdata", "offers.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -36,7 +36,7 @@ type marketData struct {
 	fromOffers bool
 }
 
-// marketPriceTypes are the price types the market section and charts show: commitments are
+// marketPriceType reports whether pt is one of the price types the market section and charts show: commitments are
 // not comparable week to week.
 func marketPriceType(pt schema.PriceType) bool { return pt == schema.OnDemand || pt == schema.Spot }
 

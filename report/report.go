@@ -163,16 +163,8 @@ type TeamTotals struct {
 }
 
 // Totals add up monthly costs over the workloads where both the current and the recommended
-// placements are priced (Compared).
-type Totals struct {
-	Workloads              int              `json:"workloads"`
-	NoFit                  int              `json:"no_fit"`
-	Compared               int              `json:"compared"`
-	CurrentUSDPerMonth     decimal.Decimal  `json:"current_usd_per_month"`
-	RecommendedUSDPerMonth decimal.Decimal  `json:"recommended_usd_per_month"`
-	SavingsUSDPerMonth     decimal.Decimal  `json:"savings_usd_per_month"`
-	SavingsPercent         *decimal.Decimal `json:"savings_percent"` // nil when nothing is compared
-}
+// placements are priced (Compared): the plan's own totals.
+type Totals = optimizer.Totals
 
 // Team is one team's report.
 type Team struct {
@@ -225,11 +217,8 @@ type Placement struct {
 // Priced reports whether the placement has a price.
 func (p *Placement) Priced() bool { return p != nil && p.PriceSource != optimizer.PriceNone }
 
-// Savings compares the current placement with the recommended one.
-type Savings struct {
-	USDPerMonth decimal.Decimal  `json:"usd_per_month"` // negative if the recommendation is dearer
-	Percent     *decimal.Decimal `json:"percent"`       // of the current cost; nil when that is zero
-}
+// Savings compares the current placement with the recommended one: the plan's own figures.
+type Savings = optimizer.Savings
 
 // Market is the market this week for the GPU models a team runs or is advised to run.
 type Market struct {
@@ -362,7 +351,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		PlanGeneratedAt: plan.GeneratedAt.UTC(),
 		AsOf:            asOf,
 		HoursPerMonth:   decimal.NewFromFloat(plan.Options.HoursPerMonth),
-		Org:             Org{Totals: totals(plan.Totals), Teams: []TeamTotals{}},
+		Org:             Org{Totals: plan.Totals, Teams: []TeamTotals{}},
 		Teams:           make([]Team, 0, len(plan.Teams)),
 	}
 	r.Providers = providers(in, plan)
@@ -373,7 +362,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		t := Team{
 			Name:      clean(tp.Name, maxName),
 			Email:     clean(tp.Email, maxName),
-			Totals:    totals(tp.Totals),
+			Totals:    tp.Totals,
 			Workloads: make([]Workload, 0, len(tp.Workloads)),
 			Caveats:   []Caveat{},
 			Charts:    []Chart{},
@@ -413,14 +402,6 @@ func (r *Report) TeamNames() []string {
 	return out
 }
 
-func totals(t optimizer.Totals) Totals {
-	return Totals{
-		Workloads: t.Workloads, NoFit: t.NoFit, Compared: t.Compared,
-		CurrentUSDPerMonth: t.CurrentUSDPerMonth, RecommendedUSDPerMonth: t.RecommendedUSDPerMonth,
-		SavingsUSDPerMonth: t.SavingsUSDPerMonth, SavingsPercent: t.SavingsPercent,
-	}
-}
-
 func workload(w *optimizer.WorkloadPlan) Workload {
 	out := Workload{
 		Name:        clean(w.Name, maxName),
@@ -431,7 +412,8 @@ func workload(w *optimizer.WorkloadPlan) Workload {
 		Why:         why(w),
 	}
 	if s := w.Savings; s != nil {
-		out.Savings = &Savings{USDPerMonth: s.USDPerMonth, Percent: s.Percent}
+		savings := *s
+		out.Savings = &savings
 	}
 	return out
 }

@@ -277,7 +277,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 		GPUNameRaw: name,
 		GPUCount:   uint16(count),
 		VCPUs:      optNumber(specs["vcpus"], 1),
-		RAMGB:      optNumber(specs["system ram"], gibToGB),
+		RAMGB:      optNumber(specs["system ram"], gpus.GiB),
 		DiskGB:     optNumber(specs["local storage (tb)"], tibToGB),
 		Stock:      schema.StockUnknown,
 		DQFlags:    []schema.DQFlag{},

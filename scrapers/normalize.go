@@ -133,11 +133,8 @@ func sortOffers(os []schema.Offer) {
 	})
 }
 
-// Binary units to decimal GB.
-const (
-	gibToGB = 1 << 30 / 1e9 // 1.073741824
-	tibToGB = 1 << 40 / 1e9 // 1099.511627776
-)
+// tibToGB converts TiB to decimal GB (gpus.GiB does the same for GiB).
+const tibToGB = 1 << 40 / 1e9 // 1099.511627776
 
 // normalizeSpace trims s and collapses runs of white space (non-breaking spaces included) to one
 // space.
@@ -196,7 +193,7 @@ func parseUSD(s string) (d decimal.Decimal, offered bool, err error) {
 		return decimal.Zero, false, fmt.Errorf("price %q: %w", clip(s, 40), err)
 	}
 	if !d.IsPositive() {
-		return decimal.Zero, false, fmt.Errorf("price %q is not positive", s)
+		return decimal.Zero, false, fmt.Errorf("price %q is not positive", clip(s, 40))
 	}
 	if d.GreaterThanOrEqual(maxPrice) {
 		return decimal.Zero, false, fmt.Errorf("price %q is implausibly high", clip(s, 40))
@@ -231,7 +228,7 @@ func parseSize(s string) (gb float64, ok bool, err error) {
 	}
 	switch strings.ToUpper(m[3]) {
 	case "GIB":
-		v *= gibToGB
+		v *= gpus.GiB
 	case "TB":
 		v *= 1000
 	case "TIB":
@@ -240,7 +237,7 @@ func parseSize(s string) (gb float64, ok bool, err error) {
 	return v, true, nil
 }
 
-// optNumber is parseNumber times scale (1, or a unit conversion such as gibToGB) as a pointer
+// optNumber is parseNumber times scale (1, or a unit conversion such as gpus.GiB) as a pointer
 // rounded to two decimals; nil when empty or malformed.
 func optNumber(s string, scale float64) *float64 {
 	v, err := parseNumber(s)
