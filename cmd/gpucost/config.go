@@ -260,15 +260,21 @@ func (c Config) validate() error {
 
 // apiKey reads a provider's key from its file or environment variable; "" when neither is set.
 func (p ProviderConfig) apiKey(getenv func(string) string) (string, error) {
-	if p.APIKeyFile != "" {
-		b, err := os.ReadFile(p.APIKeyFile)
+	return readSecret("the API key", p.APIKeyFile, p.APIKeyEnv, getenv)
+}
+
+// readSecret reads a secret from file when one is named, else from the environment variable
+// env; "" when neither is set. Surrounding white space (a file's final newline) is dropped.
+func readSecret(what, file, env string, getenv func(string) string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", fmt.Errorf("reading the API key file: %w", err)
+			return "", fmt.Errorf("reading %s file: %w", what, err)
 		}
 		return strings.TrimSpace(string(b)), nil
 	}
-	if p.APIKeyEnv != "" {
-		return strings.TrimSpace(getenv(p.APIKeyEnv)), nil
+	if env != "" {
+		return strings.TrimSpace(getenv(env)), nil
 	}
 	return "", nil
 }

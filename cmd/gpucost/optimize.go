@@ -67,11 +67,7 @@ func runOptimize(ctx context.Context, e env, args []string) int {
 // optimizeOnce reads the workloads and today's offers, plans, and stores the plan when store is
 // set. On error it also returns the exit code that fits (bad input or failure).
 func optimizeOnce(ctx context.Context, cfg Config, logger *slog.Logger, storePlan bool) (*optimizer.Plan, int, error) {
-	data, err := os.ReadFile(cfg.Optimize.Workloads)
-	if err != nil {
-		return nil, exitUsage, fmt.Errorf("reading workloads: %w", err)
-	}
-	wl, err := optimizer.ParseWorkloads(cfg.Optimize.Workloads, data)
+	wl, err := readWorkloads(cfg)
 	if err != nil {
 		return nil, exitUsage, err
 	}
@@ -80,16 +76,8 @@ func optimizeOnce(ctx context.Context, cfg Config, logger *slog.Logger, storePla
 		return nil, exitFailed, err
 	}
 	defer s.Close()
-	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: cfg.Optimize.OfferMaxAge.Std()})
-	if err != nil {
-		return nil, exitFailed, err
-	}
-	runs, err := s.LastGoodRuns(ctx)
-	if err != nil {
-		return nil, exitFailed, err
-	}
 	now := time.Now().UTC().Truncate(time.Second)
-	plan, err := optimizer.Optimize(optimizer.Input{Now: now, Workloads: wl, Offers: offers, LastGoodScrape: optimizer.LastGoodScrapes(runs)}, optimizer.DefaultOptions())
+	plan, _, _, err := planToday(ctx, s, cfg, wl, now)
 	if err != nil {
 		return nil, exitFailed, err
 	}
@@ -100,6 +88,34 @@ func optimizeOnce(ctx context.Context, cfg Config, logger *slog.Logger, storePla
 		}
 	}
 	return plan, exitOK, nil
+}
+
+// readWorkloads reads and parses the workloads file of optimize.workloads.
+func readWorkloads(cfg Config) (*optimizer.File, error) {
+	data, err := os.ReadFile(cfg.Optimize.Workloads)
+	if err != nil {
+		return nil, fmt.Errorf("reading workloads: %w", err)
+	}
+	return optimizer.ParseWorkloads(cfg.Optimize.Workloads, data)
+}
+
+// planToday plans wl on the store's latest offers (seen within optimize.offer_max_age), with
+// each provider's freshness from the run log, and returns the offers and good runs it used.
+func planToday(ctx context.Context, s *store.Store, cfg Config, wl *optimizer.File, now time.Time) (*optimizer.Plan, []schema.Offer, []schema.ScrapeRun, error) {
+	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: cfg.Optimize.OfferMaxAge.Std()})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	good, err := s.LastGoodRuns(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in := optimizer.Input{Now: now, Workloads: wl, Offers: offers, LastGoodScrape: optimizer.LastGoodScrapes(good)}
+	plan, err := optimizer.Optimize(in, optimizer.DefaultOptions())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("planning %s: %w", cfg.Optimize.Workloads, err)
+	}
+	return plan, offers, good, nil
 }
 
 func writePlan(w io.Writer, plan *optimizer.Plan, format string) error {

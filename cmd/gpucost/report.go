@@ -222,16 +222,7 @@ func (j *reportJob) weekly(ctx context.Context, s *store.Store) (string, error) 
 // build makes the report of week (zero: this week): it plans the workloads on the latest
 // offers, and reads the run log and the price history of every GPU model in the plan.
 func (j *reportJob) build(ctx context.Context, s *store.Store, week report.Week) (*report.Report, error) {
-	path := j.cfg.Optimize.Workloads
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading workloads: %w", err)
-	}
-	wl, err := optimizer.ParseWorkloads(path, data)
-	if err != nil {
-		return nil, err
-	}
-	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: j.cfg.Optimize.OfferMaxAge.Std()})
+	wl, err := readWorkloads(j.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -239,14 +230,10 @@ func (j *reportJob) build(ctx context.Context, s *store.Store, week report.Week)
 	if err != nil {
 		return nil, err
 	}
-	good, err := s.LastGoodRuns(ctx)
+	now := j.now().UTC().Truncate(time.Second)
+	plan, offers, good, err := planToday(ctx, s, j.cfg, wl, now)
 	if err != nil {
 		return nil, err
-	}
-	now := j.now().UTC().Truncate(time.Second)
-	plan, err := optimizer.Optimize(optimizer.Input{Now: now, Workloads: wl, Offers: offers, LastGoodScrape: optimizer.LastGoodScrapes(good)}, optimizer.DefaultOptions())
-	if err != nil {
-		return nil, fmt.Errorf("planning %s: %w", path, err)
 	}
 	if week.ID == "" {
 		week = report.WeekOf(now)
@@ -608,17 +595,7 @@ func (r ReportConfig) check() error {
 // password reads the SMTP password from PasswordFile or the PasswordEnv variable; "" when
 // neither is set. The value is never logged or put in an error.
 func (s SMTPConfig) password(getenv func(string) string) (string, error) {
-	if s.PasswordFile != "" {
-		b, err := os.ReadFile(s.PasswordFile)
-		if err != nil {
-			return "", fmt.Errorf("reading report.smtp.password_file: %w", err)
-		}
-		return strings.TrimSpace(string(b)), nil
-	}
-	if s.PasswordEnv != "" {
-		return getenv(s.PasswordEnv), nil
-	}
-	return "", nil
+	return readSecret("the report.smtp.password", s.PasswordFile, s.PasswordEnv, getenv)
 }
 
 // writeEML writes a message as DIR/WEEK/TEAM.eml.

@@ -226,7 +226,7 @@ var reportFixtureNow = time.Date(2025, 11, 29, 13, 0, 0, 0, time.UTC)
 // without ClickHouse.
 func fixtureReport(t *testing.T) *report.Report {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "report", "testdata", "offers.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "optimizer", "testdata", "offers.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,7 +717,7 @@ func loadReportStore(t *testing.T) string {
 	if _, err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "report", "testdata", "offers.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "optimizer", "testdata", "offers.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
