@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -99,9 +98,7 @@ func writeChanges(w io.Writer, output string, changes []store.PriceChange) error
 		if changes == nil {
 			changes = []store.PriceChange{}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(changes)
+		return writeIndentedJSON(w, changes)
 	case "csv":
 		cw := csv.NewWriter(w)
 		if err := cw.Write(changesHeader); err != nil {

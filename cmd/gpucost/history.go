@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -314,9 +313,7 @@ func writeHistory(w io.Writer, output string, interval store.Interval, points []
 		if points == nil {
 			points = []store.HistoryPoint{}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(points)
+		return writeIndentedJSON(w, points)
 	case "csv":
 		cw := csv.NewWriter(w)
 		if err := cw.Write(historyHeader); err != nil {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -151,4 +152,11 @@ func (f *flags) parse(e env, args []string) int {
 		return exitUsage
 	}
 	return -1
+}
+
+// writeIndentedJSON writes v as indented JSON, the form of every JSON gpucost prints or serves.
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -78,12 +77,10 @@ func runOffers(ctx context.Context, e env, args []string) int {
 	}
 	switch *output {
 	case "json":
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
 		if offers == nil {
 			offers = []schema.Offer{}
 		}
-		err = enc.Encode(offers)
+		err = writeIndentedJSON(e.stdout, offers)
 	case "csv":
 		err = writeOffersCSV(e.stdout, offers)
 	default:

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -121,9 +120,7 @@ func planToday(ctx context.Context, s *store.Store, cfg Config, wl *optimizer.Fi
 func writePlan(w io.Writer, plan *optimizer.Plan, format string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(plan)
+		return writeIndentedJSON(w, plan)
 	case "csv":
 		return writePlanCSV(w, plan.Rows(""))
 	case "markdown":

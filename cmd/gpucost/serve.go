@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -302,9 +301,7 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	if h.Status != "ok" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(h)
+	_ = writeIndentedJSON(w, h)
 }
 
 func (s *server) lastRuns(ctx context.Context) (last, good map[string]schema.ScrapeRun, err error) {
