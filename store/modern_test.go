@@ -56,8 +56,8 @@ func TestModernClickHouse(t *testing.T) {
 	if v.Major < 24 {
 		t.Fatalf("chDB reports ClickHouse %s: not a current engine", v)
 	}
-	if len(v.settings()) != 0 {
-		t.Fatalf("the store would send %v to ClickHouse %s, which rejects unknown settings", v.settings(), v)
+	if len(v.settings(false)) != 0 {
+		t.Fatalf("the store would send %v to ClickHouse %s, which rejects unknown settings", v.settings(false), v)
 	}
 	s := &Store{database: "default", version: v, now: func() time.Time { return modernNow }}
 

@@ -40,7 +40,8 @@ type Options struct {
 	Now func() time.Time
 	// Cluster, when set, names the ClickHouse cluster (remote_servers) the schema lives on:
 	// Migrate creates replicated local tables and Distributed tables ON CLUSTER (see
-	// cluster.go), and inserts through the Distributed tables wait for every shard.
+	// cluster.go); inserts through the Distributed tables wait for every shard, and reads go to
+	// the replica written to (serverVersion.settings).
 	Cluster string
 }
 
@@ -113,7 +114,31 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		conn.Close()
 		return nil, fmt.Errorf("ClickHouse at %s: %w", s.addr, err)
 	}
+	if sv, err := conn.ServerVersion(); err == nil {
+		s.version.Revision = sv.Revision
+	}
+	if s.cluster != "" && !s.version.takesTextSettings() {
+		if err := s.checkProfileLoadBalancing(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// checkProfileLoadBalancing makes sure a server that cannot take load_balancing per query has it
+// from the user's settings profile (see serverVersion.settings).
+func (s *Store) checkProfileLoadBalancing(ctx context.Context) error {
+	var lb string
+	if err := s.conn.QueryRow(ctx, "SELECT value FROM system.settings WHERE name = 'load_balancing'").Scan(&lb); err != nil {
+		return fmt.Errorf("ClickHouse at %s: reading the load_balancing setting: %w", s.addr, err)
+	}
+	if lb != "in_order" {
+		return fmt.Errorf("ClickHouse %s at %s: cluster mode needs load_balancing = in_order (so gpucost reads the replica it wrote to), "+
+			"and this server takes it only from the settings profile of user %q, where it is %q: add <load_balancing>in_order</load_balancing> "+
+			"to that profile (deploy/clickhouse-cluster/README.md)", s.version, s.addr, s.user, lb)
+	}
+	return nil
 }
 
 // connect opens a connection pool to the store's database and checks that it answers. When the
@@ -166,16 +191,7 @@ func (s *Store) table(name string) string {
 
 // ctx adds the settings this server version and mode need to every query.
 func (s *Store) ctx(ctx context.Context, opts ...clickhouse.QueryOption) context.Context {
-	set := s.version.settings()
-	if s.cluster != "" {
-		if set == nil {
-			set = clickhouse.Settings{}
-		}
-		// Inserts into Distributed tables return once every shard holds the rows, so the
-		// run-id check sees them and a failure is reported instead of queued.
-		set["insert_distributed_sync"] = 1
-	}
-	if len(set) > 0 {
+	if set := s.version.settings(s.cluster != ""); set != nil {
 		opts = append(opts, clickhouse.WithSettings(set))
 	}
 	return clickhouse.Context(ctx, opts...)

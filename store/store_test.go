@@ -183,6 +183,31 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// Cluster mode reads from the replica it wrote to (load_balancing = in_order). A current server
+// takes that per query; 18.16 only from the user's profile, so there cluster mode refuses a
+// profile without it, since its reads could miss what it just wrote. The test server's profile
+// keeps the default (random).
+func TestClusterModeNeedsReadsFromTheReplicaWrittenTo(t *testing.T) {
+	single := storetest.OpenEmpty(t)
+	s, err := store.Open(context.Background(), storetest.ServerDSN(), store.Options{Cluster: "gpucost"})
+	if !strings.HasPrefix(single.ServerVersion(), "18.") {
+		if err != nil {
+			t.Fatalf("cluster mode on ClickHouse %s: %v", single.ServerVersion(), err)
+		}
+		s.Close()
+		return
+	}
+	if err == nil {
+		s.Close()
+		t.Fatal("cluster mode opened on a profile with random load balancing")
+	}
+	for _, w := range []string{"load_balancing = in_order", `user "default"`, `where it is "random"`, "deploy/clickhouse-cluster/README.md"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}
+
 func TestQueryBeforeMigrateSaysSo(t *testing.T) {
 	s := storetest.OpenEmpty(t)
 	_, err := s.LatestOffers(context.Background(), store.OfferFilter{})

@@ -145,10 +145,12 @@ func TestClusterReplicasStoppedDuringARunLoseAndDoubleNothing(t *testing.T) {
 	db, section := clusterDB(t)
 	var once sync.Once
 	stopped := false
-	// Node 2 (shard 01) and node 4 (shard 02) go down while the providers are being fetched.
+	// Node 2 (shard 01) and node 3 (shard 02) go down while the providers are being fetched.
+	// Node 3 is the replica gpucost prefers for shard 02 (the first one), so its writes fail over
+	// to node 4; node 1, gpucost's own node, keeps taking shard 01's.
 	stop := func(w http.ResponseWriter, r *http.Request) bool {
 		once.Do(func() {
-			for _, n := range []string{"2", "4"} {
+			for _, n := range []string{"2", "3"} {
 				if out, err := exec.Command(clusterScript, "stop-node", n).CombinedOutput(); err != nil {
 					t.Errorf("stopping node %s: %v\n%s", n, err, out)
 				}
@@ -159,7 +161,7 @@ func TestClusterReplicasStoppedDuringARunLoseAndDoubleNothing(t *testing.T) {
 	}
 	x := newE2E(t, map[string]func(http.ResponseWriter, *http.Request) bool{"coreweave": stop})
 	t.Cleanup(func() {
-		for _, n := range []string{"2", "4"} {
+		for _, n := range []string{"2", "3"} {
 			exec.Command(clusterScript, "start-node", n).Run()
 		}
 	})
@@ -178,7 +180,7 @@ func TestClusterReplicasStoppedDuringARunLoseAndDoubleNothing(t *testing.T) {
 		t.Fatalf("scrape with two replicas down: exit %d (nodes stopped: %v)\n%s", code, stopped, out)
 	}
 	loaded := loadedTotal(t, out)
-	for _, n := range []string{"2", "4"} {
+	for _, n := range []string{"2", "3"} {
 		if out, err := exec.Command(clusterScript, "start-node", n).CombinedOutput(); err != nil {
 			t.Fatalf("starting node %s: %v\n%s", n, err, out)
 		}

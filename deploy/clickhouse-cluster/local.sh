@@ -77,7 +77,9 @@ node_env() { # node number → the environment local.sh runs that node with
     </gpucost>
   </remote_servers>
 XML
-  echo "GPUCOST_LOCAL_DIR=$dir/node$n GPUCOST_CH_TCP_PORT=1910$n GPUCOST_CH_HTTP_PORT=1811$n GPUCOST_CH_EXTRA_XML=$dir/node$n/cluster.xml"
+  # 18.16 takes load_balancing only from a profile (gpucost sends it per query to current servers).
+  echo '      <load_balancing>in_order</load_balancing>' > "$dir/node$n/profile.xml"
+  echo "GPUCOST_LOCAL_DIR=$dir/node$n GPUCOST_CH_TCP_PORT=1910$n GPUCOST_CH_HTTP_PORT=1811$n GPUCOST_CH_EXTRA_XML=$dir/node$n/cluster.xml GPUCOST_CH_PROFILE_XML=$dir/node$n/profile.xml"
 }
 
 node() { # start|stop N

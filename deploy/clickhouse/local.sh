@@ -10,9 +10,10 @@
 # the work tree, git-ignored). It uses whichever server is installed, preferring the official single
 # binary (`clickhouse server`, current versions) over Debian's `clickhouse-server` (18.16).
 # Environment: GPUCOST_CH_TCP_PORT (default 19000), GPUCOST_CH_HTTP_PORT (default 18123),
-# GPUCOST_LOCAL_DIR, and GPUCOST_CH_EXTRA_XML: a file of server settings inserted into the
-# generated config (the local cluster of deploy/clickhouse-cluster/local.sh uses it for
-# remote_servers, zookeeper, macros and the interserver port).
+# GPUCOST_LOCAL_DIR, GPUCOST_CH_EXTRA_XML: a file of server settings inserted into the
+# generated config, and GPUCOST_CH_PROFILE_XML: a file of query settings inserted into the
+# default user's profile (the local cluster of deploy/clickhouse-cluster/local.sh uses them for
+# remote_servers, zookeeper, macros, the interserver port and load_balancing).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -97,6 +98,7 @@ XML
     <default>
       <max_memory_usage>4000000000</max_memory_usage>
 $(if [ "$rootel" = yandex ]; then echo "      <!-- 18.16: LowCardinality is experimental; ON CLUSTER DDL does not carry query settings to the other nodes -->"; echo "      <allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type>"; fi)
+$(if [ -n "${GPUCOST_CH_PROFILE_XML:-}" ]; then cat "$GPUCOST_CH_PROFILE_XML"; fi)
     </default>
   </profiles>
   <users>
