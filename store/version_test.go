@@ -49,19 +49,20 @@ func TestClusterSettings(t *testing.T) {
 	old := serverVersion{Major: 18, Minor: 16, Patch: 1, Revision: 54413}
 	current := serverVersion{Major: 25, Minor: 8, Revision: 54479}
 	tests := []struct {
-		name string
-		v    serverVersion
-		want clickhouse.Settings
+		name    string
+		v       serverVersion
+		cluster bool
+		want    clickhouse.Settings
 	}{
-		{"18.16 single server", old, clickhouse.Settings{"allow_experimental_low_cardinality_type": 1}},
+		{"18.16 single server", old, false, clickhouse.Settings{"allow_experimental_low_cardinality_type": 1}},
 		// load_balancing comes from the user's profile there, checked by Open.
-		{"18.16 cluster", old, clickhouse.Settings{"allow_experimental_low_cardinality_type": 1, "insert_distributed_sync": 1}},
-		{"current single server", current, nil},
-		{"current cluster", current, clickhouse.Settings{"insert_distributed_sync": 1, "load_balancing": "in_order"}},
+		{"18.16 cluster", old, true, clickhouse.Settings{"allow_experimental_low_cardinality_type": 1, "insert_distributed_sync": 1}},
+		{"current single server", current, false, nil},
+		{"current cluster", current, true, clickhouse.Settings{"insert_distributed_sync": 1, "load_balancing": "in_order"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.v.settings(strings.HasSuffix(tt.name, "cluster"))
+			got := tt.v.settings(tt.cluster)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
