@@ -59,16 +59,18 @@ type HistoryQuery struct {
 // HistoryPoint is the $/GPU-hour distribution of one GPU model at one provider and price type
 // within one bucket.
 type HistoryPoint struct {
-	Bucket       time.Time        `json:"bucket"` // start of the bucket, UTC
-	Provider     string           `json:"provider"`
-	GPUModel     string           `json:"gpu_model"`
-	PriceType    schema.PriceType `json:"price_type"`
-	Min          decimal.Decimal  `json:"min"`
-	Avg          decimal.Decimal  `json:"avg"`
-	Max          decimal.Decimal  `json:"max"`
-	Median       decimal.Decimal  `json:"median"` // t-digest estimate, exact for small counts
-	Observations uint64           `json:"observations"`
-	Offers       uint64           `json:"offers"` // distinct offer ids (an estimate above ~10k)
+	Bucket    time.Time        `json:"bucket"` // start of the bucket, UTC
+	Provider  string           `json:"provider"`
+	GPUModel  string           `json:"gpu_model"`
+	PriceType schema.PriceType `json:"price_type"`
+	Min       decimal.Decimal  `json:"min"`
+	Avg       decimal.Decimal  `json:"avg"` // the exact mean, rounded half up to 6 places (see mean)
+	Max       decimal.Decimal  `json:"max"`
+	// Median is a t-digest estimate. For an even count, current ClickHouse versions give the lower
+	// middle value, 18.x the midpoint of the two middle ones.
+	Median       decimal.Decimal `json:"median"`
+	Observations uint64          `json:"observations"`
+	Offers       uint64          `json:"offers"` // distinct offer ids (an estimate above ~10k)
 }
 
 // History returns the price history of one GPU model, ordered by bucket, provider and price
@@ -88,12 +90,15 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]HistoryPoint, er
 		var p HistoryPoint
 		var priceType string
 		var median float64
-		if err := rows.Scan(&p.Bucket, &p.Provider, &p.GPUModel, &priceType, &p.Min, &p.Avg, &p.Max, &median, &p.Observations, &p.Offers); err != nil {
+		var sum, engineAvg decimal.Decimal
+		var summed uint64
+		if err := rows.Scan(&p.Bucket, &p.Provider, &p.GPUModel, &priceType, &p.Min, &p.Max, &median, &p.Observations, &p.Offers,
+			&sum, &summed, &engineAvg); err != nil {
 			return nil, fmt.Errorf("reading the price history of %s: %w", q.GPUModel, err)
 		}
 		p.Bucket = p.Bucket.UTC()
 		p.PriceType = schema.PriceType(priceType)
-		p.Avg = p.Avg.Round(schema.PriceDecimals)
+		p.Avg = mean(sum, summed, p.Observations, engineAvg)
 		p.Median = decimal.NewFromFloat(median).Round(schema.PriceDecimals)
 		out = append(out, p)
 	}
@@ -125,11 +130,14 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 	if len(filters) > 0 {
 		extra = " AND " + strings.Join(filters, " AND ")
 	}
+	// Every bucket's columns: min, max, median, observations, distinct offers, then the exact
+	// sum and the number of observations it covers, and the server's own mean (see mean).
 	switch q.Interval {
 	case Hour:
 		query = `SELECT toStartOfHour(observed_at) AS bucket, provider, gpu_model, price_type,
-			min(price_usd_per_gpu_hour), avg(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
-			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))), count(), uniq(offer_id)
+			min(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
+			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))), count(), uniq(offer_id),
+			sum(price_usd_per_gpu_hour), count(), avg(price_usd_per_gpu_hour)
 		FROM ` + s.table("offers") + `
 		WHERE gpu_model = ?` + extra + ` AND observed_at >= ? AND observed_at < ?
 		GROUP BY bucket, provider, gpu_model, price_type
@@ -142,17 +150,42 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 		}
 		// Bucket bounds are compared as dates: 18.16 cannot compare a Date with a DateTime, and
 		// a bound value must be bound, not formatted, so convert on the server.
-		query = `SELECT toDateTime(` + bucket + `, 'UTC') AS bucket, provider, gpu_model, price_type,
-			minMerge(min_price), avgMerge(avg_price), maxMerge(max_price),
-			toFloat64(quantilesTDigestMerge(0.1, 0.25, 0.5, 0.75, 0.9)(price_quantiles)[3]),
-			countMerge(observations), uniqMerge(distinct_offers)
-		FROM ` + s.table("offers_daily") + `
-		WHERE gpu_model = ?` + extra + ` AND day >= toDate(?) AND day < toDate(?)
-		GROUP BY bucket, provider, gpu_model, price_type
+		where := `WHERE gpu_model = ?` + extra + ` AND day >= toDate(?) AND day < toDate(?)`
+		to := q.Interval.Truncate(q.To.Add(-time.Nanosecond)).Add(bucketWidth(q.Interval))
+		query = `SELECT bucket, provider, gpu_model, price_type, min_usd, max_usd, median_usd, observations, offers,
+			sum_usd, summed, avg_usd
+		FROM (
+			SELECT toDateTime(` + bucket + `, 'UTC') AS bucket, provider, gpu_model, price_type,
+				minMerge(min_price) AS min_usd, maxMerge(max_price) AS max_usd,
+				toFloat64(quantilesTDigestMerge(0.1, 0.25, 0.5, 0.75, 0.9)(price_quantiles)[3]) AS median_usd,
+				countMerge(observations) AS observations, uniqMerge(distinct_offers) AS offers, avgMerge(avg_price) AS avg_usd
+			FROM ` + s.table("offers_daily") + `
+			` + where + `
+			GROUP BY bucket, provider, gpu_model, price_type
+		) AS rollup ANY LEFT JOIN (
+			SELECT toDateTime(` + bucket + `, 'UTC') AS bucket, provider, gpu_model, price_type,
+				sumMerge(sum_price) AS sum_usd, countMerge(observations) AS summed
+			FROM ` + s.table("offers_daily_sums") + `
+			` + where + `
+			GROUP BY bucket, provider, gpu_model, price_type
+		) AS sums USING (bucket, provider, gpu_model, price_type)
 		ORDER BY bucket, provider, price_type`
-		args = append(args, from, q.Interval.Truncate(q.To.Add(-time.Nanosecond)).Add(bucketWidth(q.Interval)))
+		args = append(args, from, to)
+		args = append(args, args...)
 	}
 	return query, args, nil
+}
+
+// mean is a bucket's mean price: the exact sum over the observations, rounded half up to the
+// stored precision, so every ClickHouse version gives the same decimal. ClickHouse's own avg of a
+// Decimal is a Decimal truncated to 6 places on 18.x and a Float64 on current versions; it is
+// used only for a bucket whose sum does not cover all its observations (days rolled up before
+// migration 0009 added offers_daily_sums).
+func mean(sum decimal.Decimal, summed, observations uint64, engineAvg decimal.Decimal) decimal.Decimal {
+	if summed == 0 || summed != observations {
+		return engineAvg.Round(schema.PriceDecimals)
+	}
+	return sum.DivRound(decimal.NewFromUint64(summed), schema.PriceDecimals)
 }
 
 func bucketWidth(i Interval) time.Duration {

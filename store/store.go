@@ -3,8 +3,10 @@
 // current market and the price history back as schema types.
 //
 // Every query binds its values through the driver (never string concatenation) and runs on both
-// ClickHouse 18.16 (Debian's package, used locally and in CI) and current releases; the few
-// differences between them are handled in serverVersion.settings, in one place.
+// current ClickHouse releases (make test) and ClickHouse 18.16, Debian's package (make
+// test-legacy and the cluster tests); the few differences in what the two accept are handled in
+// serverVersion.settings, in one place, and results whose type differs between them (the mean of
+// a decimal) are computed so that both give the same value.
 package store
 
 import (

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
@@ -470,6 +471,112 @@ func TestHistoryMatchesHandComputation(t *testing.T) {
 			t.Errorf("vastai on the first day = %+v, want one bucket with min 2.40", got)
 		}
 	})
+}
+
+// TestHistoryMeanIsTheSameExactDecimalOnEveryServer checks means whose seventh decimal decides
+// the rounding. ClickHouse's own avg of a Decimal differs between versions (18.x truncates it to
+// six places: 1.000001 and 0.166666 here; current versions return a Float64); the store's mean
+// is the exact sum divided and rounded half up, the same on every server and in every interval.
+func TestHistoryMeanIsTheSameExactDecimalOnEveryServer(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 4, 10, 0, 0, 0, time.UTC)
+	means := map[string]struct {
+		prices []string
+		mean   string // by hand
+	}{
+		"vastai": {[]string{"1.000001", "1.000002"}, "1.000002"},                         // 1.0000015
+		"runpod": {[]string{"0.1", "0.2", "0.2"}, "0.166667"},                            // 0.1666…
+		"lambda": {[]string{"2.000003", "2.000004", "2.000004", "2.000004"}, "2.000004"}, // 2.00000375
+	}
+	var batch []schema.Offer
+	for provider, m := range means {
+		for i, p := range m.prices {
+			batch = append(batch, offer(provider, fmt.Sprintf("%s-%d", provider, i), "H100-SXM-80GB", schema.OnDemand, at, p, 1))
+		}
+	}
+	if err := s.InsertOffers(ctx, batch[0].RunID, batch); err != nil {
+		t.Fatal(err)
+	}
+	for _, interval := range []store.Interval{store.Hour, store.Day, store.Week} {
+		t.Run(string(interval), func(t *testing.T) {
+			got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", From: at.AddDate(0, 0, -7), To: at.AddDate(0, 0, 7), Interval: interval})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(means) {
+				t.Fatalf("%d buckets, want one per provider (%d): %+v", len(got), len(means), got)
+			}
+			for _, p := range got {
+				m := means[p.Provider]
+				if p.Avg.String() != m.mean || p.Observations != uint64(len(m.prices)) {
+					t.Errorf("%s: mean %s over %d observations, want %s over %d", p.Provider, p.Avg, p.Observations, m.mean, len(m.prices))
+				}
+			}
+		})
+	}
+}
+
+// TestHistoryMeanOfDaysRolledUpBeforeTheSums upgrades a database that has history from before
+// migration 0009 (offers_daily_sums): its days keep the server's own average, within a millionth
+// of the exact mean, and days after the upgrade get the exact one.
+func TestHistoryMeanOfDaysRolledUpBeforeTheSums(t *testing.T) {
+	s := storetest.OpenEmpty(t)
+	ctx := context.Background()
+	before := fstest.MapFS{}
+	all, err := schema.LoadMigrations(schema.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		if m.Version < 9 {
+			data, err := fs.ReadFile(schema.Migrations, m.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[m.Name] = &fstest.MapFile{Data: data}
+		}
+	}
+	if _, err := s.MigrateFS(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	day1 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC) // a Monday
+	day2 := day1.AddDate(0, 0, 1)
+	insert := func(at time.Time, prices ...string) {
+		t.Helper()
+		var batch []schema.Offer
+		for i, p := range prices {
+			batch = append(batch, offer("runpod", fmt.Sprintf("x-%d", i), "H100-SXM-80GB", schema.OnDemand, at, p, 1))
+		}
+		if err := s.InsertOffers(ctx, batch[0].RunID, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(day1, "0.1", "0.2", "0.2") // exact mean 0.1666…
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert(day2, "1.000001", "1.000002") // exact mean 1.0000015
+	history := func(interval store.Interval) []store.HistoryPoint {
+		t.Helper()
+		got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", From: day1, To: day2.Add(time.Hour), Interval: interval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	near := func(got decimal.Decimal, exact string) bool {
+		return got.Sub(dec(exact)).Abs().LessThanOrEqual(dec("0.000001"))
+	}
+	days := history(store.Day)
+	if len(days) != 2 || !near(days[0].Avg, "0.1666666667") || days[0].Observations != 3 || days[1].Avg.String() != "1.000002" || days[1].Observations != 2 {
+		t.Errorf("days = %+v, want the first near 0.166667 over 3 observations, the second exactly 1.000002 over 2", days)
+	}
+	// The week mixes both: the sums cover two of its five observations, so the server's mean.
+	weeks := history(store.Week)
+	if len(weeks) != 1 || !near(weeks[0].Avg, "0.5000008") || weeks[0].Observations != 5 {
+		t.Errorf("weeks = %+v, want one near 0.500001 over 5 observations", weeks)
+	}
 }
 
 func TestHistoryRejectsBadQueries(t *testing.T) {

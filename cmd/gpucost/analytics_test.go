@@ -207,7 +207,7 @@ func (fx *anFixture) handHistory(model string, providers []string, interval stor
 		}
 		n := len(ps)
 		out = append(out, handPoint{store.HistoryPoint{Bucket: k.bucket, Provider: k.provider, GPUModel: model, PriceType: k.pt,
-			Min: ps[0], Max: ps[n-1], Avg: sum.Div(decimal.NewFromInt(int64(n))).Truncate(6),
+			Min: ps[0], Max: ps[n-1], Avg: sum.DivRound(decimal.NewFromInt(int64(n)), 6), // the mean, rounded half up
 			Median:       ps[(n-1)/2], // the lower middle value
 			Observations: uint64(n), Offers: uint64(len(offers[k]))}, ps[n/2]})
 	}
