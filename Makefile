@@ -3,14 +3,24 @@ SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
-CHDB_PKG := @chdb/lib-linux-x64-gnu@26.7.3-stable.1
-CHDB_DIR := .data/chdb
 # The local server's port (deploy/clickhouse/local.sh reads the same variable); the tests and
 # the demo connect to it.
 CH_PORT := $(or $(GPUCOST_CH_TCP_PORT),19000)
-export GPUCOST_TEST_CLICKHOUSE_DSN ?= clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost?dial_timeout=5s
+# The tests' server: the local one, unless GPUCOST_TEST_CLICKHOUSE_DSN names another.
+ifeq ($(origin GPUCOST_TEST_CLICKHOUSE_DSN),environment)
+TEST_SERVER := @echo "make: the tests use the server of GPUCOST_TEST_CLICKHOUSE_DSN"
+else
+export GPUCOST_TEST_CLICKHOUSE_DSN := clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost?dial_timeout=5s
+TEST_SERVER := @GPUCOST_CH_ENGINE=$${GPUCOST_CH_ENGINE:-current} deploy/clickhouse/local.sh
+endif
+# The legacy leg's server: Debian's ClickHouse 18.16, beside the current one on its own ports and
+# data folder.
+LEGACY_SERVER := GPUCOST_CH_ENGINE=debian GPUCOST_CH_TCP_PORT=19001 GPUCOST_CH_HTTP_PORT=18124 GPUCOST_LOCAL_DIR=$(CURDIR)/.data/clickhouse-legacy
+LEGACY_DSN := clickhouse://default@127.0.0.1:19001/gpucost?dial_timeout=5s
+# Test files built only for their own leg.
+TEST_TAGS := cluster,measure
 
-.PHONY: measure-growth cluster cluster-stop test-cluster demo all build test test-modern bench fuzz clickhouse clickhouse-stop migrate vet clean
+.PHONY: measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
 
 all: build
 
@@ -37,7 +47,9 @@ DOCKER_BINARY ?= bin/gpucost-static
 docker-binary:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(DOCKER_BINARY) ./cmd/gpucost
 
-## clickhouse: start the local ClickHouse (installed when missing) on 127.0.0.1:$(CH_PORT)
+## clickhouse: start the local ClickHouse on 127.0.0.1:$(CH_PORT): the official binary when installed,
+## otherwise today's engine from chDB (fetched once), Debian's 18.16 only as a last resort
+## (GPUCOST_CH_ENGINE picks one; see deploy/clickhouse/local.sh)
 clickhouse:
 	@deploy/clickhouse/local.sh start
 
@@ -50,20 +62,29 @@ migrate: clickhouse build
 	bin/gpucost migrate --dsn "$${GPUCOST_CLICKHOUSE_DSN:-clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost}"
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags $(TEST_TAGS) ./...
 
-## test: vet, then every test with the race detector, ClickHouse integration tests included
-test: clickhouse vet
-	GPUCOST_INTEGRATION=1 $(GO) test -race -count=1 ./...
+## test-tools: what the tests need besides Go and ClickHouse, installed when missing (apt-get, as
+## root on Debian; otherwise the command to run is printed)
+test-tools:
+	@deploy/need.sh "make test" promtool=prometheus chromium=chromium systemd-analyze=systemd \
+	  /usr/share/fonts/truetype/liberation=fonts-liberation gcc=gcc g++=g++ curl=curl
 
-## test-modern: the migrations and store queries on a current ClickHouse engine (chDB)
-test-modern: $(CHDB_DIR)/package/libchdb.so
-	CHDB_LIB_PATH=$(CURDIR)/$(CHDB_DIR)/package/libchdb.so $(GO) test -tags modern -count=1 -run Modern ./store/
+## test: vet, then every test with the race detector, ClickHouse integration tests included, on a
+## current ClickHouse (the local one of make clickhouse, never 18.16); says which server it used
+test: test-tools vet
+	$(TEST_SERVER) start
+	GPUCOST_INTEGRATION=1 $(GO) tool gotestsum --format pkgname --format-hide-empty-pkg -- -race -count=1 ./...
+	$(TEST_SERVER) status
 
-$(CHDB_DIR)/package/libchdb.so:
-	@echo "fetching $(CHDB_PKG) from the npm registry (once, ~570 MB unpacked)"
-	mkdir -p $(CHDB_DIR)
-	cd $(CHDB_DIR) && npm pack --silent $(CHDB_PKG) >/dev/null && tar xzf chdb-lib-linux-x64-gnu-*.tgz && rm -f chdb-lib-linux-x64-gnu-*.tgz
+## test-legacy: the ClickHouse tests once more on Debian's ClickHouse 18.16 (its own server on
+## 127.0.0.1:19001), so the SQL gpucost ships is proven on both
+test-legacy:
+	@$(LEGACY_SERVER) deploy/clickhouse/local.sh start
+	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GO) tool gotestsum --format pkgname -- -count=1 \
+	  $$($(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
+	     awk '/ github.com\/gpucost\/gpucost\/store\/storetest( |$$)/ {print $$1}')
+	@$(LEGACY_SERVER) deploy/clickhouse/local.sh status
 
 ## cluster: a local ClickHouse cluster (2 shards × 2 replicas, ZooKeeper) on loopback ports
 cluster:
@@ -72,15 +93,16 @@ cluster:
 cluster-stop:
 	@deploy/clickhouse-cluster/local.sh stop
 
-## test-cluster: gpucost on the local cluster: migrate --cluster, scrapes, replicas stopped
-## during a run, and the same results as on one server
-test-cluster: clickhouse cluster
-	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLUSTER=1 $(GO) test -count=1 -run Cluster ./cmd/gpucost/ ./store/
+## test-cluster: gpucost on the local cluster (ClickHouse 18.16): migrate --cluster, scrapes,
+## replicas stopped during a run, and the same results as on one server of the same version
+test-cluster: cluster
+	@$(LEGACY_SERVER) deploy/clickhouse/local.sh start
+	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GO) test -tags cluster -count=1 -run Cluster ./cmd/gpucost/ ./store/
 
 ## measure-growth: a week of hourly scrapes into a fresh database; rows and bytes per table
 ## (the growth table of docs/operations.md)
 measure-growth: clickhouse
-	GPUCOST_INTEGRATION=1 GPUCOST_MEASURE_GROWTH=1 $(GO) test -count=1 -timeout 30m -run MeasureGrowth -v ./cmd/gpucost/ | grep '^|\|runs of'
+	GPUCOST_INTEGRATION=1 $(GO) test -tags measure -count=1 -timeout 30m -run MeasureGrowth -v ./cmd/gpucost/ | grep '^|\|runs of'
 
 ## bench: the Go benchmarks (inserts need the local ClickHouse)
 bench: clickhouse

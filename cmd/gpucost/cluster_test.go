@@ -1,3 +1,5 @@
+//go:build cluster
+
 package main
 
 import (
@@ -21,8 +23,8 @@ import (
 )
 
 // The cluster tests run against the local 2 shards × 2 replicas cluster of
-// deploy/clickhouse-cluster/local.sh: `make test-cluster` starts it and sets
-// GPUCOST_TEST_CLUSTER=1. They compare the cluster with a single server on the same data, and
+// deploy/clickhouse-cluster/local.sh, built only with the tag cluster: `make test-cluster` starts
+// the cluster and runs them. They compare the cluster with a single server on the same data, and
 // stop replicas during a scrape.
 
 const clusterScript = "../../deploy/clickhouse-cluster/local.sh"
@@ -34,11 +36,6 @@ var clusterNodes = []string{"127.0.0.1:19101", "127.0.0.1:19102", "127.0.0.1:191
 // and drops the database (on every node) when the test ends.
 func clusterDB(t *testing.T) (db string, clickhouseSection string) {
 	t.Helper()
-	switch os.Getenv("GPUCOST_TEST_CLUSTER") {
-	case "1":
-	default:
-		t.Skip("ClickHouse cluster test: run make test-cluster (starts the local cluster, sets GPUCOST_TEST_CLUSTER=1)")
-	}
 	var b [5]byte
 	rand.Read(b[:])
 	db = "gpucost_cluster_" + hex.EncodeToString(b[:])
@@ -211,13 +208,4 @@ func TestClusterReplicasStoppedDuringARunLoseAndDoubleNothing(t *testing.T) {
 	if runs != 4 {
 		t.Errorf("%d run-log rows, want 4", runs)
 	}
-}
-
-func writeConfigFile(t *testing.T, content string) string {
-	t.Helper()
-	path := t.TempDir() + "/gpucost.yaml"
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -1,9 +1,10 @@
+//go:build measure
+
 package main
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +15,8 @@ import (
 // TestMeasureGrowth loads a week of hourly scrapes (the shipped snapshot, one run per hour of a
 // simulated clock) into a fresh database and prints rows and bytes per table, per run and
 // extrapolated per month: the figures of docs/operations.md. It is a measurement, not a check,
-// so it runs only with GPUCOST_MEASURE_GROWTH=1 (make measure-growth).
+// so it is built only with the tag measure (make measure-growth).
 func TestMeasureGrowth(t *testing.T) {
-	if os.Getenv("GPUCOST_MEASURE_GROWTH") != "1" {
-		t.Skip("a measurement: run make measure-growth")
-	}
 	clock := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	runner, dsn := replayRunner(t, func() time.Time { return clock })
 	const runs = 7 * 24

@@ -240,3 +240,12 @@ func TestImportUsage(t *testing.T) {
 		t.Errorf("dry run: exit %d, stdout %q", code, stdout.String())
 	}
 }
+
+func writeConfigFile(t *testing.T, content string) string {
+	t.Helper()
+	path := t.TempDir() + "/gpucost.yaml"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -9,6 +9,8 @@
 #   deploy/clickhouse-cluster/local.sh stop-node N    stop node N (1..4), e.g. to test a replica outage
 #   deploy/clickhouse-cluster/local.sh start-node N   start it again
 #
+# The nodes are Debian's ClickHouse 18.16 (deploy/clickhouse/local.sh with GPUCOST_CH_ENGINE=debian):
+# replication does not work in the chDB engine that the single local server may run.
 # Node N listens on 127.0.0.1:1910N (native) and 1811N (HTTP), replicates over 1912N; node 1 and
 # 2 are shard 01, nodes 3 and 4 shard 02. ZooKeeper listens on 127.0.0.1:12181. Data and logs
 # live in .data/cluster/ (git-ignored). The cluster is named gpucost.
@@ -23,17 +25,7 @@ zk_answers() { echo srvr | timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$zk_por
 
 start_zk() {
   if zk_answers; then return; fi
-  if [ ! -f /usr/share/java/zookeeper.jar ]; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      say "installing Debian's zookeeper (apt-get) ..."
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper >/dev/null 2>&1 || {
-        apt-get update -q >/dev/null 2>&1
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper >/dev/null
-      }
-    else
-      say "ZooKeeper is missing: sudo apt-get install zookeeper"; exit 1
-    fi
-  fi
+  "$root/deploy/need.sh" cluster /usr/share/java/zookeeper.jar=zookeeper
   mkdir -p "$dir/zookeeper/data"
   cat > "$dir/zookeeper/zoo.cfg" <<CFG
 tickTime=500
@@ -79,7 +71,7 @@ node_env() { # node number → the environment local.sh runs that node with
 XML
   # 18.16 takes load_balancing only from a profile (gpucost sends it per query to current servers).
   echo '      <load_balancing>in_order</load_balancing>' > "$dir/node$n/profile.xml"
-  echo "GPUCOST_LOCAL_DIR=$dir/node$n GPUCOST_CH_TCP_PORT=1910$n GPUCOST_CH_HTTP_PORT=1811$n GPUCOST_CH_EXTRA_XML=$dir/node$n/cluster.xml GPUCOST_CH_PROFILE_XML=$dir/node$n/profile.xml"
+  echo "GPUCOST_CH_ENGINE=debian GPUCOST_LOCAL_DIR=$dir/node$n GPUCOST_CH_TCP_PORT=1910$n GPUCOST_CH_HTTP_PORT=1811$n GPUCOST_CH_EXTRA_XML=$dir/node$n/cluster.xml GPUCOST_CH_PROFILE_XML=$dir/node$n/profile.xml"
 }
 
 node() { # start|stop N
