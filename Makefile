@@ -6,12 +6,13 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # The local server's port (deploy/clickhouse/local.sh reads the same variable); the tests and
 # the demo connect to it.
 CH_PORT := $(or $(GPUCOST_CH_TCP_PORT),19000)
-# The tests' server: the local one, unless GPUCOST_TEST_CLICKHOUSE_DSN names another.
+# The tests' server: the local one on a current engine (official or chdb, never Debian's 18.16),
+# unless GPUCOST_TEST_CLICKHOUSE_DSN names another. $(call test_server,start|status)
 ifeq ($(origin GPUCOST_TEST_CLICKHOUSE_DSN),environment)
-TEST_SERVER := @echo "make: the tests use the server of GPUCOST_TEST_CLICKHOUSE_DSN"
+test_server = echo "make: the tests use the server of GPUCOST_TEST_CLICKHOUSE_DSN"
 else
 export GPUCOST_TEST_CLICKHOUSE_DSN := clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost?dial_timeout=5s
-TEST_SERVER := @GPUCOST_CH_ENGINE=$${GPUCOST_CH_ENGINE:-current} deploy/clickhouse/local.sh
+test_server = GPUCOST_CH_ENGINE=$(or $(filter official chdb,$(GPUCOST_CH_ENGINE)),current) deploy/clickhouse/local.sh $(1)
 endif
 # The legacy leg's server: Debian's ClickHouse 18.16, beside the current one on its own ports and
 # data folder.
@@ -73,9 +74,9 @@ test-tools:
 ## test: vet, then every test with the race detector, ClickHouse integration tests included, on a
 ## current ClickHouse (the local one of make clickhouse, never 18.16); says which server it used
 test: test-tools vet
-	$(TEST_SERVER) start
+	@$(call test_server,start)
 	GPUCOST_INTEGRATION=1 $(GO) tool gotestsum --format pkgname --format-hide-empty-pkg -- -race -count=1 ./...
-	$(TEST_SERVER) status
+	@$(call test_server,status)
 
 ## test-legacy: the ClickHouse tests once more on Debian's ClickHouse 18.16 (its own server on
 ## 127.0.0.1:19001), so the SQL gpucost ships is proven on both

@@ -35,7 +35,12 @@ tcp_port=${GPUCOST_CH_TCP_PORT:-19000}
 http_port=${GPUCOST_CH_HTTP_PORT:-18123}
 wanted=${GPUCOST_CH_ENGINE:-auto}
 pidfile=$dir/clickhouse.pid
-marker=$dir/engine # the engine that made the data folder: "current" or "legacy"
+marker=$dir/engine       # the generation of server that made the data folder: "current" or "legacy"
+started=$dir/engine.name # the HTTP port and the server this script started on it
+case "$wanted" in
+  auto | current | official | chdb | debian) ;;
+  *) echo "clickhouse: GPUCOST_CH_ENGINE=$wanted: want auto, current, official, chdb or debian" >&2; exit 2 ;;
+esac
 
 chdb_package=@chdb/lib-linux-x64-gnu@26.7.3-stable.1
 chdb_dir=${GPUCOST_CHDB_DIR:-$root/.data/chdb}
@@ -102,7 +107,6 @@ choose_engine() {
         say "  or use Docker:        docker compose up -d clickhouse   (then set GPUCOST_CLICKHOUSE_DSN)"
         exit 1
       } ;;
-    *) say "GPUCOST_CH_ENGINE=$wanted: want auto, current, official, chdb or debian"; exit 2 ;;
   esac
 }
 
@@ -115,9 +119,11 @@ version() { curl -fsS --max-time 5 "http://127.0.0.1:$http_port/" --data-binary 
 
 # describe says which server answers: its version, and the engine when this script started it.
 describe() {
-  local v engine=""
+  local v engine="" port name
   v=$(version) || v="(version unknown)"
-  [ -f "$dir/engine.name" ] && running && engine=" ($(cat "$dir/engine.name"))"
+  if running && read -r port name < "$started" 2>/dev/null && [ "$port" = "$http_port" ]; then
+    engine=" ($name)"
+  fi
   echo "ClickHouse $v$engine on 127.0.0.1:$tcp_port (http $http_port)"
 }
 
@@ -219,12 +225,14 @@ start() {
   check_data_folder
   write_config
   echo "$generation" > "$marker"
+  local name
   case "${cmd[0]}" in
-    "$launcher") echo "chDB engine $chdb_package, served by deploy/clickhouse/chdb-server" ;;
-    clickhouse) echo "official binary $(command -v clickhouse)" ;;
-    *) echo "Debian's clickhouse-server" ;;
-  esac > "$dir/engine.name"
-  say "starting $(cat "$dir/engine.name") on 127.0.0.1:$tcp_port, data in $dir"
+    "$launcher") name="chDB engine $chdb_package, served by deploy/clickhouse/chdb-server" ;;
+    clickhouse) name="official binary $(command -v clickhouse)" ;;
+    *) name="Debian's clickhouse-server" ;;
+  esac
+  echo "$http_port $name" > "$started"
+  say "starting $name on 127.0.0.1:$tcp_port, data in $dir"
   # setsid detaches it from make's process group so it outlives the make invocation.
   setsid "${cmd[@]}" --config-file="$dir/config.xml" >>"$dir/log/stdout.log" 2>&1 < /dev/null &
   echo $! > "$pidfile"
@@ -253,8 +261,10 @@ stop() {
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.5
     done
-    # Still there after 30 s: kill its whole process group (setsid made it the leader).
-    kill -9 -- "-$pid" 2>/dev/null || true
+    if kill -0 "$pid" 2>/dev/null; then
+      say "still running after 30 s: killing it"
+      kill -9 -- "-$pid" 2>/dev/null || true # its whole process group: setsid made it the leader
+    fi
     say "stopped"
   else
     say "not running (from $dir)"
