@@ -8,11 +8,15 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 CH_PORT := $(or $(GPUCOST_CH_TCP_PORT),19000)
 # The tests' server: the local one on a current engine (official or chdb, never Debian's 18.16),
 # unless GPUCOST_TEST_CLICKHOUSE_DSN names another. $(call test_server,start|status)
-ifeq ($(origin GPUCOST_TEST_CLICKHOUSE_DSN),environment)
+TEST_ENGINE := $(or $(GPUCOST_CH_ENGINE),current)
+ifneq ($(filter environment command line,$(origin GPUCOST_TEST_CLICKHOUSE_DSN)),)
+export GPUCOST_TEST_CLICKHOUSE_DSN
 test_server = echo "make: the tests use the server of GPUCOST_TEST_CLICKHOUSE_DSN"
+else ifeq ($(filter auto current official chdb,$(TEST_ENGINE)),)
+test_server = echo "make: the tests run on a current ClickHouse: GPUCOST_CH_ENGINE=$(TEST_ENGINE) is not one (make test-legacy runs them on 18.16)"; exit 2
 else
 export GPUCOST_TEST_CLICKHOUSE_DSN := clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost?dial_timeout=5s
-test_server = GPUCOST_CH_ENGINE=$(or $(filter official chdb,$(GPUCOST_CH_ENGINE)),current) deploy/clickhouse/local.sh $(1)
+test_server = GPUCOST_CH_ENGINE=$(patsubst auto,current,$(TEST_ENGINE)) deploy/clickhouse/local.sh $(1)
 endif
 # The legacy leg's server: Debian's ClickHouse 18.16, beside the current one on its own ports and
 # data folder.
@@ -79,12 +83,13 @@ test: test-tools vet
 	@$(call test_server,status)
 
 ## test-legacy: the ClickHouse tests once more on Debian's ClickHouse 18.16 (its own server on
-## 127.0.0.1:19001), so the SQL gpucost ships is proven on both
-test-legacy:
+## 127.0.0.1:19001), so the SQL gpucost ships is proven on both: the tests of every package that
+## uses store/storetest, but the chDB launcher's (deploy/clickhouse), which never meet 18.16
+test-legacy: test-tools
 	@$(LEGACY_SERVER) deploy/clickhouse/local.sh start
 	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GO) tool gotestsum --format pkgname -- -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
-	     awk '/ github.com\/gpucost\/gpucost\/store\/storetest( |$$)/ {print $$1}')
+	     awk '/ github.com\/gpucost\/gpucost\/store\/storetest( |$$)/ && $$1 !~ /deploy\/clickhouse$$/ {print $$1}')
 	@$(LEGACY_SERVER) deploy/clickhouse/local.sh status
 
 ## cluster: a local ClickHouse cluster (2 shards × 2 replicas, ZooKeeper) on loopback ports

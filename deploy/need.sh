@@ -27,10 +27,12 @@ done
 say() { printf '%s: %s\n' "$who" "$*" >&2; }
 if [ -r /etc/debian_version ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   say "installing ${missing[*]} (apt-get) ..."
-  install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; }
+  # Another apt-get (a second make target, say) holds the lock for a while: wait for it.
+  apt() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 "$@"; }
+  install() { apt install -y -q --no-install-recommends "${missing[@]}"; }
   # A package's postinst may try to start a service; with no init system (CI) that is harmless.
   if ! install >/dev/null 2>&1; then
-    apt-get update -q >/dev/null
+    apt update -q >/dev/null
     install >/dev/null
   fi
   exit 0

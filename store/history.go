@@ -64,7 +64,7 @@ type HistoryPoint struct {
 	GPUModel  string           `json:"gpu_model"`
 	PriceType schema.PriceType `json:"price_type"`
 	Min       decimal.Decimal  `json:"min"`
-	Avg       decimal.Decimal  `json:"avg"` // the exact mean, rounded half up to 6 places (see mean)
+	Avg       decimal.Decimal  `json:"avg"` // the mean, rounded half up to 6 places (see mean)
 	Max       decimal.Decimal  `json:"max"`
 	// Median is a t-digest estimate. For an even count, current ClickHouse versions give the lower
 	// middle value, 18.x the midpoint of the two middle ones.
@@ -131,13 +131,14 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 		extra = " AND " + strings.Join(filters, " AND ")
 	}
 	// Every bucket's columns: min, max, median, observations, distinct offers, then the exact
-	// sum and the number of observations it covers, and the server's own mean (see mean).
+	// sum and the number of observations it covers, and the server's own mean (see mean; an hour
+	// bucket's sum covers all its observations, so it needs none).
 	switch q.Interval {
 	case Hour:
 		query = `SELECT toStartOfHour(observed_at) AS bucket, provider, gpu_model, price_type,
 			min(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
 			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))), count(), uniq(offer_id),
-			sum(price_usd_per_gpu_hour), count(), avg(price_usd_per_gpu_hour)
+			sum(price_usd_per_gpu_hour), count(), toFloat64(0)
 		FROM ` + s.table("offers") + `
 		WHERE gpu_model = ?` + extra + ` AND observed_at >= ? AND observed_at < ?
 		GROUP BY bucket, provider, gpu_model, price_type
@@ -152,13 +153,15 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 		// a bound value must be bound, not formatted, so convert on the server.
 		where := `WHERE gpu_model = ?` + extra + ` AND day >= toDate(?) AND day < toDate(?)`
 		to := q.Interval.Truncate(q.To.Add(-time.Nanosecond)).Add(bucketWidth(q.Interval))
-		query = `SELECT bucket, provider, gpu_model, price_type, min_usd, max_usd, median_usd, observations, offers,
-			sum_usd, summed, avg_usd
+		// A bucket without sums gets 0 for them from the join, or NULL where the server's profile
+		// sets join_use_nulls: ifNull makes that 0 too.
+		query = `SELECT bucket, provider, gpu_model, price_type, min_usd, max_usd, median_usd, observed, offers,
+			ifNull(sum_usd, toDecimal128(0, 6)), ifNull(summed, toUInt64(0)), avg_usd
 		FROM (
 			SELECT toDateTime(` + bucket + `, 'UTC') AS bucket, provider, gpu_model, price_type,
 				minMerge(min_price) AS min_usd, maxMerge(max_price) AS max_usd,
 				toFloat64(quantilesTDigestMerge(0.1, 0.25, 0.5, 0.75, 0.9)(price_quantiles)[3]) AS median_usd,
-				countMerge(observations) AS observations, uniqMerge(distinct_offers) AS offers, avgMerge(avg_price) AS avg_usd
+				countMerge(observations) AS observed, uniqMerge(distinct_offers) AS offers, avgMerge(avg_price) AS avg_usd
 			FROM ` + s.table("offers_daily") + `
 			` + where + `
 			GROUP BY bucket, provider, gpu_model, price_type
@@ -182,7 +185,7 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 // used only for a bucket whose sum does not cover all its observations (days rolled up before
 // migration 0009 added offers_daily_sums).
 func mean(sum decimal.Decimal, summed, observations uint64, engineAvg decimal.Decimal) decimal.Decimal {
-	if summed == 0 || summed != observations {
+	if summed != observations {
 		return engineAvg.Round(schema.PriceDecimals)
 	}
 	return sum.DivRound(decimal.NewFromUint64(summed), schema.PriceDecimals)

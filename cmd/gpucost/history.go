@@ -19,8 +19,9 @@ import (
 
 const historyHelp = `Print the price history of one GPU model: per bucket (hour, day or week, UTC; weeks start on
 Monday), per provider and price type, the min, average, median and max $/GPU-hour, the number of
-observations and of distinct offers. Day and week buckets come from the daily rollup
-(offers_daily), hour buckets from the raw offers table. The median is a t-digest estimate.
+observations and of distinct offers. Day and week buckets come from the daily rollups
+(offers_daily, offers_daily_sums), hour buckets from the raw offers table. The average is the
+mean rounded half up to 6 decimals; the median is a t-digest estimate.
 
 --since and --until take a date (2026-01-31), a time (2026-01-31T12:00:00Z, UTC when no zone is
 given), "now", or an age such as 90m, 36h, 7d or 2w (before now). The range is [since, until).

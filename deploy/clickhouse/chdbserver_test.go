@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,13 +18,18 @@ import (
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
-// chdb returns the launcher and the engine library, as local.sh builds and fetches them.
-func chdb(t *testing.T) (launcher, lib string) {
+// engine returns the launcher and chDB's engine library, as local.sh builds and fetches them
+// (a 180 MB download the first time): an integration test's server.
+func engine(t *testing.T) (launcher, lib string) {
 	t.Helper()
 	storetest.Enabled(t)
 	out, err := exec.Command("./local.sh", "chdb").Output()
 	if err != nil {
-		t.Fatalf("local.sh chdb: %v\n%s", err, stderrOf(err))
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("local.sh chdb: %v\n%s", err, exit.Stderr)
+		}
+		t.Fatalf("local.sh chdb: %v", err)
 	}
 	launcher, lib, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
 	if !ok {
@@ -34,20 +38,13 @@ func chdb(t *testing.T) (launcher, lib string) {
 	return launcher, lib
 }
 
-func stderrOf(err error) string {
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return string(exit.Stderr)
-	}
-	return ""
-}
-
 // server is one chdb-server process on its own ports and data folder.
 type server struct {
 	cmd       *exec.Cmd
 	tcp, http int
 	log       *strings.Builder
-	exited    chan error
+	exited    chan error // the exit, once
+	stopped   bool
 }
 
 // freePort returns a loopback port that nothing listens on now.
@@ -61,7 +58,8 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// start runs the launcher on the engine with data in dir, and waits until it answers.
+// start runs the launcher on the engine with data in dir, and waits until it answers. The server
+// is stopped when the test ends, before its data folder is removed.
 func start(t *testing.T, launcher, lib, dir string) *server {
 	t.Helper()
 	s := &server{tcp: freePort(t), http: freePort(t), log: &strings.Builder{}, exited: make(chan error, 1)}
@@ -73,9 +71,10 @@ func start(t *testing.T, launcher, lib, dir string) *server {
 	}
 	go func() { s.exited <- s.cmd.Wait() }()
 	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.cmd.Process.Kill()
-			<-s.exited
+		if !s.stopped {
+			if err := s.stop(); err != nil {
+				t.Errorf("stopping chdb-server at the end of the test: %v\n%s", err, s.log)
+			}
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -85,12 +84,30 @@ func start(t *testing.T, launcher, lib, dir string) *server {
 		}
 		select {
 		case err := <-s.exited:
+			s.stopped = true
 			t.Fatalf("chdb-server exited while starting (%v):\n%s", err, s.log)
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("chdb-server did not answer within 30 s:\n%s", s.log)
 		}
+	}
+}
+
+// stop sends SIGTERM and returns the launcher's exit error (nil for status 0). A server still
+// running 30 s later is killed and reported.
+func (s *server) stop() error {
+	s.stopped = true
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case err := <-s.exited:
+		return err
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill() // a second signal kills the engine too
+		<-s.exited
+		return errors.New("still running 30 s after SIGTERM")
 	}
 }
 
@@ -126,23 +143,8 @@ func (s *server) version() (string, error) {
 	return v, conn.QueryRow(context.Background(), "SELECT version()").Scan(&v)
 }
 
-// stop sends SIGTERM and returns the exit error, or fails the test if the server lingers.
-func (s *server) stop(t *testing.T) error {
-	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-s.exited:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("chdb-server still runs 30 s after SIGTERM:\n%s", s.log)
-		return nil
-	}
-}
-
 func TestServerOutlivesAFailedLoginAndAnUnknownDatabase(t *testing.T) {
-	launcher, lib := chdb(t)
+	launcher, lib := engine(t)
 	s := start(t, launcher, lib, t.TempDir())
 	var ex *clickhouse.Exception
 	if _, err := s.open("default", "", "no_such_database"); !errors.As(err, &ex) || ex.Code != 81 {
@@ -153,6 +155,7 @@ func TestServerOutlivesAFailedLoginAndAnUnknownDatabase(t *testing.T) {
 	}
 	select {
 	case err := <-s.exited:
+		s.stopped = true
 		t.Fatalf("chdb-server exited (%v) after the failed connections:\n%s", err, s.log)
 	case <-time.After(500 * time.Millisecond):
 	}
@@ -166,7 +169,7 @@ func TestServerOutlivesAFailedLoginAndAnUnknownDatabase(t *testing.T) {
 }
 
 func TestSIGTERMStopsTheServerCleanlyAndKeepsItsData(t *testing.T) {
-	launcher, lib := chdb(t)
+	launcher, lib := engine(t)
 	dir := t.TempDir()
 	s := start(t, launcher, lib, dir)
 	conn, err := s.open("default", "", "default")
@@ -183,7 +186,7 @@ func TestSIGTERMStopsTheServerCleanlyAndKeepsItsData(t *testing.T) {
 		}
 	}
 	conn.Close()
-	if err := s.stop(t); err != nil {
+	if err := s.stop(); err != nil {
 		t.Fatalf("after SIGTERM chdb-server exited with %v, want status 0:\n%s", err, s.log)
 	}
 	again := start(t, launcher, lib, dir)
@@ -191,29 +194,31 @@ func TestSIGTERMStopsTheServerCleanlyAndKeepsItsData(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the database is gone after a restart on the same folder: %v", err)
 	}
+	defer kept.Close()
 	var sum string
 	if err := kept.QueryRow(context.Background(), "SELECT toString(sum(usd)) FROM prices").Scan(&sum); err != nil || sum != "3.78" {
 		t.Errorf("after a restart on the same folder the sum of the prices is %q (%v), want 3.78", sum, err)
 	}
-	kept.Close()
-	if err := again.stop(t); err != nil {
-		t.Errorf("the second stop: exit %v:\n%s", err, again.log)
-	}
 }
 
-// fakeEngine builds testdata/fake_engine.cc with the given defines into a shared library.
-func fakeEngine(t *testing.T, defines ...string) string {
+// build compiles a C or C++ source with the given arguments into dir/name, skipping the test when
+// the compiler is missing (a failure with GPUCOST_INTEGRATION=1, where make test installs it).
+func build(t *testing.T, compiler, name string, args ...string) string {
 	t.Helper()
-	lib := filepath.Join(t.TempDir(), "libfake.so")
-	args := append([]string{"-O2", "-shared", "-fPIC", "-o", lib}, defines...)
-	if out, err := exec.Command("g++", append(args, "testdata/fake_engine.cc")...).CombinedOutput(); err != nil {
-		t.Fatalf("building the stand-in engine: %v\n%s", err, out)
+	if _, err := exec.LookPath(compiler); err != nil {
+		storetest.Enabled(t)
+		t.Fatalf("%s is not installed (Debian: apt-get install %s)", compiler, compiler)
 	}
-	return lib
+	out := filepath.Join(t.TempDir(), name)
+	if msg, err := exec.Command(compiler, append([]string{"-o", out}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", compiler, strings.Join(args, " "), err, msg)
+	}
+	return out
 }
 
 func TestLauncherRepairsTheErrorHandlerOrRefusesTheLibrary(t *testing.T) {
-	launcher, _ := chdb(t)
+	// The launcher from its source, as local.sh builds it; the engine is a stand-in.
+	launcher := build(t, "gcc", "chdb-server", "-O2", "-Wall", "-Wextra", "-Werror", "chdb-server/chdb-server.c", "-ldl")
 	tests := []struct {
 		name    string
 		defines []string
@@ -227,7 +232,7 @@ func TestLauncherRepairsTheErrorHandlerOrRefusesTheLibrary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lib := fakeEngine(t, tt.defines...)
+			lib := build(t, "g++", "libfake.so", append([]string{"-O2", "-shared", "-fPIC", "testdata/fake_engine.cc"}, tt.defines...)...)
 			cmd := exec.Command(launcher, lib)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
@@ -247,13 +252,4 @@ func TestLauncherRepairsTheErrorHandlerOrRefusesTheLibrary(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestMain(m *testing.M) {
-	// The tests run local.sh and the stand-in's source by relative path.
-	if _, err := os.Stat("local.sh"); err != nil {
-		fmt.Fprintln(os.Stderr, "run these tests from deploy/clickhouse (go test ./deploy/clickhouse/)")
-		os.Exit(2)
-	}
-	os.Exit(m.Run())
 }

@@ -8,9 +8,9 @@
 //   - chdb-server/chdb-server.c is the launcher that serves chDB's engine over the native
 //     protocol and HTTP (its comment says how, and what it repairs in the library first).
 //
-// The tests build the launcher and run it: on the real engine (a failed login and an unknown
-// database leave the server up; SIGTERM stops it cleanly with its data kept), and on stand-in
-// libraries built from testdata/fake_engine.cc (the repair works; a library of another layout is
-// refused with a message that says what differs). They need GPUCOST_INTEGRATION=1, gcc and g++;
-// local.sh fetches the engine.
+// The tests run the launcher on the real engine (a failed login and an unknown database leave
+// the server up; SIGTERM stops it cleanly with its data kept), which needs GPUCOST_INTEGRATION=1
+// and npm (local.sh fetches the engine), and on stand-in libraries built from
+// testdata/fake_engine.cc (the repair works; a library of another layout is refused with a
+// message that says what differs), which need gcc and g++.
 package localclickhouse

@@ -61,23 +61,27 @@ get_official() {
 
 get_chdb() {
   need chdb npm=npm gcc=gcc /usr/include/stdio.h=libc6-dev || return 1
+  mkdir -p "$chdb_dir" || return 1
   if [ ! -f "$chdb_lib" ]; then
-    say "fetching $chdb_package from the npm registry (once, 180 MB) ..."
+    say "fetching $chdb_package from the npm registry (once: 180 MB, 570 MB unpacked) ..."
     local tmp
-    mkdir -p "$chdb_dir"
-    tmp=$(mktemp -d "$chdb_dir/fetch.XXXXXX")
-    if ! (cd "$tmp" && npm pack --silent "$chdb_package" >/dev/null && tar xzf ./*.tgz); then
+    tmp=$(mktemp -d "$chdb_dir/fetch.XXXXXX") || return 1
+    if ! (cd "$tmp" && npm pack --silent "$chdb_package" >/dev/null && tar xzf ./*.tgz) ||
+      ! mkdir -p "$(dirname "$chdb_lib")" || ! mv "$tmp/package/libchdb.so" "$chdb_lib"; then
       rm -rf "$tmp"
-      say "could not fetch $chdb_package (npm pack failed)"
+      say "could not fetch $chdb_package"
       return 1
     fi
-    mkdir -p "$(dirname "$chdb_lib")"
-    mv "$tmp/package/libchdb.so" "$chdb_lib"
     rm -rf "$tmp"
   fi
   if [ ! -x "$launcher" ] || [ "$launcher_src" -nt "$launcher" ]; then
-    mkdir -p "$chdb_dir"
-    gcc -O2 -Wall -Wextra -Werror -o "$launcher.new" "$launcher_src" -ldl && mv "$launcher.new" "$launcher" || return 1
+    local built
+    built=$(mktemp "$launcher.XXXXXX") || return 1
+    if ! gcc -O2 -Wall -Wextra -Werror -o "$built" "$launcher_src" -ldl || ! mv "$built" "$launcher"; then
+      rm -f "$built"
+      say "could not build $launcher_src"
+      return 1
+    fi
   fi
   # clickhouse-local takes the log level from its command line, not from the config.
   cmd=("$launcher" "$chdb_lib" --log-level=warning) rootel=clickhouse generation=current
@@ -154,8 +158,10 @@ check_data_folder() {
   local made=""
   if [ -f "$marker" ]; then
     made=$(cat "$marker")
+  elif [ -d "$dir/data/store" ]; then
+    made=current # made before this script recorded it: only current servers keep a store/ folder
   elif [ -d "$dir/data/metadata" ]; then
-    made=legacy # made before this script recorded it, when 18.16 was the only server it ran
+    made=legacy
   fi
   if [ -n "$made" ] && [ "$made" != "$generation" ]; then
     say "$dir holds data of a $made ClickHouse; this start would run a $generation one (${cmd[*]})."

@@ -1,10 +1,11 @@
 -- offers_daily_sums: the exact sum of $/GPU-hour and the number of observations per day x
 -- provider x GPU model x price type, kept by a materialized view on every insert into offers,
--- so that a daily or weekly mean is the same exact decimal on every ClickHouse version:
+-- so that a daily or weekly mean is the same decimal on every ClickHouse version:
 --   SELECT day, sumMerge(sum_price) / countMerge(observations)
 --   FROM offers_daily_sums WHERE gpu_model = 'H100-SXM-80GB' GROUP BY day ORDER BY day
--- offers_daily's avgMerge(avg_price) is not: ClickHouse 18.x returns the mean as a Decimal
--- truncated to 6 places, current versions as a Float64.
+-- (cut to 6 places; gpucost history rounds the exact quotient half up). offers_daily's
+-- avgMerge(avg_price) is not: ClickHouse 18.x returns the mean as a Decimal cut to 6 places,
+-- current versions as a Float64.
 --
 -- The sums start with this migration (days before it are not back-filled): where a day's
 -- observations here differ from offers_daily's, the day began before it, and gpucost history

@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -145,7 +146,7 @@ static uintptr_t find_string(const struct library *lib, const char *s) {
 static int find_words(const struct library *lib, uintptr_t value, intptr_t before, const uintptr_t **at) {
 	int count = 0;
 	const uintptr_t *w = (const uintptr_t *)((lib->relro.start + sizeof(uintptr_t) - 1) & ~(sizeof(uintptr_t) - 1));
-	const uintptr_t *end = (const uintptr_t *)lib->relro.end;
+	const uintptr_t *end = (const uintptr_t *)(lib->relro.end & ~(sizeof(uintptr_t) - 1));
 	for (w++; w < end; w++) {
 		if (*w == value && (before == -1 || w[-1] == (uintptr_t)before)) {
 			if (count++ == 0) *at = w;
@@ -197,12 +198,16 @@ static void disarm_killing_error_handler(struct library *lib) {
 		if (slots[i] != base_slots[i])
 			fail(1, "%s: %s overrides slot %d, which it should inherit: not the engine layout this launcher knows", lib->path, handler_type, i);
 
-	long page = sysconf(_SC_PAGESIZE);
+	// The dynamic loader made the whole pages of RELRO read-only (a last partial page stays
+	// writable): open the slots' pages for the write, then close again those it had closed.
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t from = (uintptr_t)&slots[first_exception_slot] & ~(page - 1);
-	size_t len = (uintptr_t)&slots[last_exception_slot + 1] - from;
-	if (mprotect((void *)from, len, PROT_READ | PROT_WRITE) != 0) fail(1, "making the vtable of %s writable: %s", handler_type, strerror(errno));
+	uintptr_t to = ((uintptr_t)&slots[last_exception_slot + 1] + page - 1) & ~(page - 1);
+	uintptr_t read_only_end = lib->relro.end & ~(page - 1);
+	if (mprotect((void *)from, to - from, PROT_READ | PROT_WRITE) != 0) fail(1, "making the vtable of %s writable: %s", handler_type, strerror(errno));
 	for (int i = first_exception_slot; i <= last_exception_slot; i++) slots[i] = base_slots[i];
-	if (mprotect((void *)from, len, PROT_READ) != 0) fail(1, "making the vtable of %s read-only again: %s", handler_type, strerror(errno));
+	if (read_only_end > from && mprotect((void *)from, (read_only_end < to ? read_only_end : to) - from, PROT_READ) != 0)
+		fail(1, "making the vtable of %s read-only again: %s", handler_type, strerror(errno));
 }
 
 // engine loads the library, repairs it and serves until standard input closes. It does not return.
@@ -216,12 +221,14 @@ static void engine(const char *path, int argc, char **argv) {
 	if (lib.nrodata == 0 || lib.ncode == 0 || lib.relro.end == 0)
 		fail(1, "%s: no read-only data, code or RELRO segment: not the engine layout this launcher knows", path);
 
-	struct local_result_v2 *(*query)(int, char **) = (struct local_result_v2 * (*)(int, char **)) dlsym(handle, "query_stable_v2");
+	struct local_result_v2 *(*query)(int, char **);
+	*(void **)&query = dlsym(handle, "query_stable_v2"); // POSIX's way to take a function from dlsym
 	if (!query) fail(1, "%s has no query_stable_v2: not a chDB engine library", path);
 	disarm_killing_error_handler(&lib);
 
-	// clickhouse-local's command line: the program name, the caller's options, the query.
-	char **args = calloc(argc + 4, sizeof(char *));
+	// clickhouse-local's command line: the program name, the caller's options, the query, NULL.
+	char **args = calloc(argc + 5, sizeof(char *));
+	if (!args) fail(1, "out of memory");
 	int n = 0;
 	args[n++] = "clickhouse";
 	for (int i = 0; i < argc; i++) args[n++] = argv[i];
@@ -240,9 +247,14 @@ int main(int argc, char **argv) {
 		                "  e.g. chdb-server libchdb.so --config-file=config.xml\n");
 		return 2;
 	}
+	// Standard input, output and error must be open, so that the pipe below is none of them.
+	for (int fd = 0; fd <= STDERR_FILENO; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd) return 1;
 	int input[2];
 	if (pipe(input) != 0) fail(1, "pipe: %s", strerror(errno));
 
+	// The engine's exit arrives as SIGCHLD, even if whoever started this one ignored it.
+	signal(SIGCHLD, SIG_DFL);
 	sigset_t signals, previous;
 	sigemptyset(&signals);
 	sigaddset(&signals, SIGTERM);
@@ -273,6 +285,7 @@ int main(int argc, char **argv) {
 		}
 		int status;
 		pid_t done = waitpid(child, &status, WNOHANG);
+		if (done < 0) fail(1, "waiting for the engine: %s", strerror(errno));
 		if (done != child) continue;
 		if (WIFEXITED(status)) return WEXITSTATUS(status);
 		fprintf(stderr, "chdb-server: the engine died of signal %d (%s)\n", WTERMSIG(status), strsignal(WTERMSIG(status)));
