@@ -58,9 +58,10 @@ docker-binary:
 clickhouse:
 	@deploy/clickhouse/local.sh start
 
-## clickhouse-stop: stop it
+## clickhouse-stop: stop it, and the 18.16 server of make test-legacy if that runs
 clickhouse-stop:
 	@deploy/clickhouse/local.sh stop
+	@if $(LEGACY_SERVER) deploy/clickhouse/local.sh status 2>/dev/null; then $(LEGACY_SERVER) deploy/clickhouse/local.sh stop; fi
 
 ## migrate: create or upgrade the schema on $GPUCOST_CLICKHOUSE_DSN (default the local server)
 migrate: clickhouse build

@@ -99,7 +99,7 @@ choose_engine() {
     chdb) get_chdb || exit 1 ;;
     debian) get_debian || exit 1 ;;
     current | auto)
-      get_official || get_chdb && return
+      if get_official || get_chdb; then return; fi
       if [ "$wanted" = current ]; then
         say "no current ClickHouse here: install the official binary (curl https://clickhouse.com/ | sh) or let this script fetch the chDB engine (needs npm and gcc)"
         exit 1

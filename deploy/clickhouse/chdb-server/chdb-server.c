@@ -15,8 +15,9 @@
 // The process is two: a supervisor, which holds the write end of the engine's standard input, and
 // the engine in a child process. SIGTERM, SIGINT or SIGHUP to the supervisor closes that input:
 // the query ends, the engine shuts down cleanly (tables closed, data kept) and the supervisor
-// exits with the engine's status. If the supervisor dies, the input closes too, so the engine
-// never outlives it. A second signal kills the engine at once.
+// exits with the engine's status. The engine itself ignores those signals, so one sent to the
+// whole process group (a Ctrl-C) stops it the same way. If the supervisor dies, the input closes
+// too, so the engine never outlives it. A second signal kills the engine at once.
 //
 // One repair is made to the engine before it serves. Local mode installs a Poco error handler,
 // KillingErrorHandler, that calls std::terminate for any exception escaping a connection thread,
@@ -266,6 +267,11 @@ int main(int argc, char **argv) {
 	pid_t child = fork();
 	if (child < 0) fail(1, "fork: %s", strerror(errno));
 	if (child == 0) {
+		// The engine stops the one clean way, when its input closes: a signal to the whole process
+		// group (a Ctrl-C) reaches the supervisor too, which closes it.
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
 		sigprocmask(SIG_SETMASK, &previous, NULL);
 		dup2(input[0], STDIN_FILENO);
 		close(input[0]);
