@@ -1,20 +1,24 @@
-// Package gpus is gpucost's catalog of GPU models: canonical names, the specs the optimizer
-// normalizes throughput with (VRAM, dense BF16/FP16 tensor TFLOPS, memory bandwidth, FP8), form
-// factor and NVLink capability, and Resolve, which maps every provider spelling of a GPU to one
+// Package gpus is gpucost's catalog of GPU models: canonical names; what decides how much real
+// work a GPU does (dense tensor throughput per precision, memory and bandwidth, compute
+// capability and software stack, the GPU-to-GPU fabric it supports, host CPU, power); the
+// software rules that say which precisions and serving engines run on it, with the reason when
+// one does not (software.go); and Resolve, which maps every provider spelling of a GPU to one
 // catalog model.
 //
 // Canonical names are upper case, dash separated, and carry the form factor where the family
 // has more than one (H100-SXM-80GB, H100-PCIE-80GB, H100-NVL-94GB: different products with
 // different prices and interconnects), then the marketing VRAM per GPU.
 //
-// Specs come from ../shared/reference/gpus.md (section 2) unless a comment on the row says
-// "unverified": those figures are vendor datasheet numbers quoted from memory, not re-checked
-// against a source, and should be confirmed before anyone relies on them to the percent.
+// Every figure is the vendor's datasheet or whitepaper number, dense (without 2:4 sparsity,
+// which datasheets headline: halve those), or derived from the chip's units and clocks where
+// the vendor publishes no tensor figure. Each row names its source and how well it is sourced
+// (Grade); docs/gpus.md lists them all, and a test keeps that table equal to this one.
 //
 // gpus imports nothing of gpucost. The catalog is read-only: every function returns copies.
 package gpus
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -31,90 +35,255 @@ const (
 	Consumer FormFactor = "consumer" // GeForce / TITAN cards
 )
 
-// Model is one catalog GPU.
-type Model struct {
-	Name             string     `json:"name"`   // canonical, e.g. H100-SXM-80GB
-	Family           string     `json:"family"` // e.g. H100, A100, RTX 4090
-	VRAMGB           float64    `json:"vram_gb"`
-	FormFactor       FormFactor `json:"form_factor"`
-	NVLink           bool       `json:"nvlink"`             // can be NVLinked at all (bridge or switch)
-	DenseTFLOPS      float64    `json:"dense_tflops"`       // dense BF16/FP16 tensor TFLOPS; FP32-accumulate rate for GeForce
-	MemBandwidthGBps float64    `json:"mem_bandwidth_gbps"` // GB/s
-	FP8              bool       `json:"fp8"`                // hardware FP8 tensor support
+// Vendor makes the GPU and decides its software stack.
+type Vendor string
+
+// Vendors.
+const (
+	NVIDIA Vendor = "nvidia" // CUDA
+	AMD    Vendor = "amd"    // ROCm
+)
+
+// Stack is the vendor's compute software the engines build on.
+func (v Vendor) Stack() string {
+	if v == AMD {
+		return "rocm"
+	}
+	return "cuda"
 }
 
+// Topology is the GPU-to-GPU fabric a GPU model supports.
+type Topology string
+
+// Topologies.
+const (
+	TopologyNone Topology = "none" // no GPU-to-GPU link: PCIe only
+	// TopologyBridge: NVLink bridges join cards, Model.NVLinkDomain at a time (pairs; four
+	// for H200 NVL). A cloud offer rarely says whether the bridges are fitted.
+	TopologyBridge Topology = "bridge"
+	// TopologyHybridCubeMesh: the 8 SXM2 modules of a DGX-1 board; some pairs have two links,
+	// some one, some none (not all-to-all), so all-reduce is slower than on NVSwitch.
+	TopologyHybridCubeMesh Topology = "hybrid_cube_mesh"
+	// TopologyNVSwitch: all-to-all NVLink through NVSwitch chips, Model.NVLinkDomain GPUs
+	// (8 on an HGX board, 72 in an NVL72 rack, up to 256 with the NVLink Switch System).
+	TopologyNVSwitch Topology = "nvswitch"
+	// TopologyInfinityFabric: AMD's 8-GPU fully connected mesh of OAM modules.
+	TopologyInfinityFabric Topology = "infinity_fabric"
+)
+
+// CPUArch is the instruction set of a GPU's host CPU, where the product fixes it.
+type CPUArch string
+
+// Host CPU architectures.
+const (
+	AnyHost CPUArch = ""        // a PCIe card or board in any server: x86_64 in every cloud offer seen
+	ARM64   CPUArch = "aarch64" // Grace (GH200, GB200, GB300): x86-only containers and wheels fail
+)
+
+// Grade says how well a row's figures are sourced.
+type Grade string
+
+// Grades.
+const (
+	Confirmed Grade = "confirmed" // two or more independent copies of the vendor's figures agree
+	OneSource Grade = "one source"
+	Derived   Grade = "derived"  // units × boost clock × per-unit rate, checked against one vendor figure
+	Recalled  Grade = "recalled" // the datasheet value as remembered; no copy of the datasheet was found
+	Disputed  Grade = "disputed" // sources disagree; the row takes the vendor's datasheet figure
+)
+
+// Capability is an NVIDIA compute capability (sm_XY): zero for other vendors.
+type Capability struct{ Major, Minor int }
+
+// String is "8.9", or "" for zero.
+func (c Capability) String() string {
+	if c == (Capability{}) {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d", c.Major, c.Minor)
+}
+
+// MarshalText writes String, so JSON and YAML show "8.9".
+func (c Capability) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// AtLeast reports whether c is major.minor or newer.
+func (c Capability) AtLeast(major, minor int) bool {
+	return c.Major > major || (c.Major == major && c.Minor >= minor)
+}
+
+// ParseCapability reads "8.0" or "sm_80".
+func ParseCapability(s string) (Capability, error) {
+	t := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "sm_")
+	var c Capability
+	if n, err := fmt.Sscanf(t, "%d.%d", &c.Major, &c.Minor); err == nil && n == 2 && c.Major > 0 && c.Minor >= 0 && c.Minor < 10 {
+		return c, nil
+	}
+	if len(t) == 2 || len(t) == 3 {
+		if n, err := fmt.Sscanf(t, "%d", &c.Major); err == nil && n == 1 && c.Major >= 10 {
+			return Capability{c.Major / 10, c.Major % 10}, nil
+		}
+	}
+	return Capability{}, fmt.Errorf("compute capability %q: want major.minor such as 8.0 (or sm_80)", s)
+}
+
+// Throughput is dense tensor (matrix) throughput per precision, in TFLOPS (TOPS for INT8); 0
+// means the GPU has no hardware path for it. FP32 is the vector (CUDA core) rate. For GeForce
+// cards FP16 is the rate with FP32 accumulate, as training and BF16 (which always accumulates
+// in FP32) get it; inference kernels that accumulate in FP16 run twice as fast.
+type Throughput struct {
+	FP32 float64 `json:"fp32"`
+	TF32 float64 `json:"tf32"`
+	FP16 float64 `json:"fp16"`
+	BF16 float64 `json:"bf16"`
+	FP8  float64 `json:"fp8"`
+	INT8 float64 `json:"int8"`
+	FP4  float64 `json:"fp4"`
+}
+
+// Model is one catalog GPU.
+type Model struct {
+	Name   string `json:"name"`   // canonical, e.g. H100-SXM-80GB
+	Family string `json:"family"` // e.g. H100, A100, RTX 4090
+	Vendor Vendor `json:"vendor"`
+	Arch   string `json:"arch"` // e.g. Hopper, Ada, CDNA3
+	// Capability is the NVIDIA compute capability; GFX the AMD target (gfx942). One is set.
+	Capability       Capability `json:"compute_capability"`
+	GFX              string     `json:"gfx,omitempty"`
+	VRAMGB           float64    `json:"vram_gb"`
+	MemBandwidthGBps float64    `json:"mem_bandwidth_gbps"`
+	FormFactor       FormFactor `json:"form_factor"`
+	TFLOPS           Throughput `json:"dense_tflops"`
+	Topology         Topology   `json:"topology"`
+	// NVLinkDomain is the most GPUs one NVLink (or Infinity Fabric) domain of this model
+	// joins: 1 without a fabric, 2 for bridged pairs, 8 on an HGX board, 72 in an NVL72 rack.
+	NVLinkDomain int `json:"nvlink_domain"`
+	// BoardFabric says the fabric comes with the product: several of these GPUs in one node
+	// are always joined by it (SXM modules live on NVLink boards, OAM modules on Infinity
+	// Fabric, NVL cards are sold with their bridges), so a source that names the form names
+	// the fabric. Other bridgeable cards (the bridges may not be fitted), and Grace superchips
+	// (linked only through an external NVLink Switch System), are not.
+	BoardFabric bool `json:"board_fabric"`
+	// PeerToPeer is PCIe peer-to-peer between cards under the stock driver; GeForce RTX 40
+	// and 50 have none, so multi-GPU traffic without a fabric goes through host memory.
+	PeerToPeer bool    `json:"pcie_peer_to_peer"`
+	HostCPU    CPUArch `json:"host_cpu,omitempty"`
+	TDPWatts   int     `json:"tdp_watts"`
+	Source     string  `json:"source"`
+	Grade      Grade   `json:"grade"`
+}
+
+// CapabilityString is the compute capability ("8.9") or the AMD target ("gfx942").
+func (m Model) CapabilityString() string {
+	if m.GFX != "" {
+		return m.GFX
+	}
+	return m.Capability.String()
+}
+
+// Linkable reports whether GPUs of this model can be joined by a GPU-to-GPU fabric at all.
+func (m Model) Linkable() bool { return m.Topology != TopologyNone }
+
+// Sources of the catalog rows, by short name. docs/gpus.md says where each is found.
+const (
+	srcB  = "NVIDIA Blackwell datasheets; Blackwell per-GPU tables (verda, glennklockwood); MLPerf v6.0/v6.1 system descriptions"
+	srcBU = "NVIDIA Blackwell Ultra per-GPU tables (verda, glennklockwood); GB300 NVL72 rack figures"
+	srcH  = "NVIDIA H100/H200 datasheets; AnandTech SC23 table; MLPerf v4.1 H200 system description"
+	srcHN = "NVIDIA H100 NVL / H200 NVL product briefs (one copy each)"
+	srcGH = "NVIDIA GH200 product page; compute as H100 SXM"
+	srcA  = "NVIDIA A100, A30, A40, A10 datasheets (astroC86, WZ gpu-specs, GPUInfo copies)"
+	srcAD = "NVIDIA Ada whitepaper v2.1 and Ada ProViz whitepaper; L40S/L4 datasheets"
+	srcGA = "NVIDIA GA102 whitepaper (Appendix A); RTX A-series datasheets"
+	srcTU = "NVIDIA Turing whitepaper; T4 datasheet"
+	srcV  = "NVIDIA Volta whitepaper; V100 datasheet"
+	srcP  = "NVIDIA Tesla P40 datasheet"
+	srcGB = "NVIDIA Blackwell RTX specs: 3,352 / 4,000 AI TOPS (FP4 sparse) ÷ 8 with 170 / 188 SMs"
+	srcMI = "AMD Instinct MI300X datasheet; MI325X tables with the same compute"
+)
+
 // catalog returns the catalog rows. Kept as a function so nothing outside can mutate the table.
+// Figures per row: VRAM (marketing GB), memory bandwidth (GB/s), dense TFLOPS FP32 / TF32 /
+// FP16 / BF16 / FP8 / INT8 / FP4, fabric and its domain, TDP.
 func catalog() []Model {
+	nv := func(arch string, major, minor int) Model {
+		return Model{Vendor: NVIDIA, Arch: arch, Capability: Capability{major, minor}, PeerToPeer: true, Topology: TopologyNone, NVLinkDomain: 1}
+	}
+	row := func(base Model, name, family string, vram, bw float64, ff FormFactor, t Throughput, tdp int, src string, g Grade) Model {
+		base.Name, base.Family, base.VRAMGB, base.MemBandwidthGBps, base.FormFactor, base.TFLOPS, base.TDPWatts, base.Source, base.Grade =
+			name, family, vram, bw, ff, t, tdp, src, g
+		return base
+	}
+	fabric := func(m Model, t Topology, domain int, board bool) Model {
+		m.Topology, m.NVLinkDomain, m.BoardFabric = t, domain, board
+		return m
+	}
+	arm := func(m Model) Model { m.HostCPU = ARM64; return m }
+	noP2P := func(m Model) Model { m.PeerToPeer = false; return m }
+	hgx := func(m Model) Model { return fabric(m, TopologyNVSwitch, 8, true) }
+	pairs := func(m Model) Model { return fabric(m, TopologyBridge, 2, false) }
+
+	blackwell, ultra, rtxBlackwell := nv("Blackwell", 10, 0), nv("Blackwell Ultra", 10, 3), nv("Blackwell", 12, 0)
+	hopper, ada, ampere, ga100 := nv("Hopper", 9, 0), nv("Ada", 8, 9), nv("Ampere", 8, 6), nv("Ampere", 8, 0)
+	turing, volta, pascal := nv("Turing", 7, 5), nv("Volta", 7, 0), nv("Pascal", 6, 1)
+	cdna3 := Model{Vendor: AMD, Arch: "CDNA3", GFX: "gfx942", PeerToPeer: true}
+
 	return []Model{
-		// Blackwell.
-		{Name: "B200-SXM-180GB", Family: "B200", VRAMGB: 180, FormFactor: SXM, NVLink: true, DenseTFLOPS: 2250, MemBandwidthGBps: 8000, FP8: true},
-		// B300: 288 GB HBM3e marketing (RunPod lists 288, CoreWeave 270 visible). Unverified: TFLOPS
-		// and bandwidth assumed equal to B200 (Blackwell Ultra raises FP4, not BF16).
-		{Name: "B300-SXM-288GB", Family: "B300", VRAMGB: 288, FormFactor: SXM, NVLink: true, DenseTFLOPS: 2250, MemBandwidthGBps: 8000, FP8: true},
-		// GB200 NVL72: 186 GB per GPU as CoreWeave lists it; 2,500 dense from gpus.md; bandwidth unverified.
-		{Name: "GB200-186GB", Family: "GB200", VRAMGB: 186, FormFactor: SXM, NVLink: true, DenseTFLOPS: 2500, MemBandwidthGBps: 8000, FP8: true},
-		// GB300 NVL72: 288 GB marketing (CoreWeave shows 279). Unverified: TFLOPS and bandwidth.
-		{Name: "GB300-288GB", Family: "GB300", VRAMGB: 288, FormFactor: SXM, NVLink: true, DenseTFLOPS: 2500, MemBandwidthGBps: 8000, FP8: true},
-		// Unverified: RTX PRO 6000 Blackwell (server/workstation) dense BF16 ~500 with FP32 accumulate.
-		{Name: "RTX-PRO-6000-96GB", Family: "RTX PRO 6000", VRAMGB: 96, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 500, MemBandwidthGBps: 1792, FP8: true},
-		{Name: "RTX-5090-32GB", Family: "RTX 5090", VRAMGB: 32, FormFactor: Consumer, NVLink: false, DenseTFLOPS: 209, MemBandwidthGBps: 1792, FP8: true}, // FP32-acc half rate inferred (gpus.md: verify)
+		// Blackwell. B300/GB300 cut INT8 to ~150 TOPS: send them FP8 or FP4 builds, not W8A8.
+		hgx(row(blackwell, "B200-SXM-180GB", "B200", 180, 8000, SXM, Throughput{80, 1100, 2250, 2250, 4500, 4500, 9000}, 1000, srcB, Confirmed)),
+		hgx(row(ultra, "B300-SXM-288GB", "B300", 288, 8000, SXM, Throughput{75, 1100, 2250, 2250, 4500, 150, 13500}, 1100, srcBU, Disputed)),
+		arm(fabric(row(blackwell, "GB200-186GB", "GB200", 186, 8000, SXM, Throughput{90, 1250, 2500, 2500, 5000, 5000, 10000}, 1200, srcB, Confirmed), TopologyNVSwitch, 72, true)),
+		arm(fabric(row(ultra, "GB300-288GB", "GB300", 288, 8000, SXM, Throughput{80, 1250, 2500, 2500, 5000, 165, 15000}, 1400, srcBU, Confirmed), TopologyNVSwitch, 72, true)),
+		row(rtxBlackwell, "RTX-PRO-6000-96GB", "RTX PRO 6000", 96, 1792, PCIe, Throughput{125, 250, 500, 500, 1000, 1000, 2000}, 600, srcGB, Derived),
+		noP2P(row(rtxBlackwell, "RTX-5090-32GB", "RTX 5090", 32, 1792, Consumer, Throughput{104.8, 105, 209.5, 209.5, 419, 838, 1676}, 575, srcGB, Derived)),
 
 		// Hopper.
-		{Name: "H200-SXM-141GB", Family: "H200", VRAMGB: 141, FormFactor: SXM, NVLink: true, DenseTFLOPS: 989, MemBandwidthGBps: 4800, FP8: true},
-		// Unverified: H200 NVL dense ~835 (1,671 sparse), 4.8 TB/s.
-		{Name: "H200-NVL-141GB", Family: "H200", VRAMGB: 141, FormFactor: NVL, NVLink: true, DenseTFLOPS: 835, MemBandwidthGBps: 4800, FP8: true},
-		{Name: "H100-SXM-80GB", Family: "H100", VRAMGB: 80, FormFactor: SXM, NVLink: true, DenseTFLOPS: 989, MemBandwidthGBps: 3350, FP8: true},
-		{Name: "H100-PCIE-80GB", Family: "H100", VRAMGB: 80, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 756, MemBandwidthGBps: 2000, FP8: true},
-		{Name: "H100-NVL-94GB", Family: "H100", VRAMGB: 94, FormFactor: NVL, NVLink: true, DenseTFLOPS: 835, MemBandwidthGBps: 3900, FP8: true}, // gpus.md: not re-verified
-		// Unverified: GH200 96 GB HBM3 at 4.0 TB/s, H100 compute (989 dense).
-		{Name: "GH200-96GB", Family: "GH200", VRAMGB: 96, FormFactor: SXM, NVLink: true, DenseTFLOPS: 989, MemBandwidthGBps: 4000, FP8: true},
+		hgx(row(hopper, "H200-SXM-141GB", "H200", 141, 4800, SXM, Throughput{67, 495, 989, 989, 1979, 1979, 0}, 700, srcH, Confirmed)),
+		fabric(row(hopper, "H200-NVL-141GB", "H200", 141, 4800, NVL, Throughput{60, 418, 835, 835, 1671, 1671, 0}, 600, srcHN, OneSource), TopologyBridge, 4, true),
+		hgx(row(hopper, "H100-SXM-80GB", "H100", 80, 3350, SXM, Throughput{67, 495, 989, 989, 1979, 1979, 0}, 700, srcH, Confirmed)),
+		pairs(row(hopper, "H100-PCIE-80GB", "H100", 80, 2000, PCIe, Throughput{51, 378, 756, 756, 1513, 1513, 0}, 350, srcH, Confirmed)),
+		fabric(row(hopper, "H100-NVL-94GB", "H100", 94, 3900, NVL, Throughput{60, 418, 835, 835, 1671, 1671, 0}, 400, srcHN, OneSource), TopologyBridge, 2, true),
+		// One superchip per node in the clouds, nodes joined by InfiniBand or Ethernet; an NVLink
+		// domain only through the NVLink Switch System (DGX GH200).
+		arm(fabric(row(hopper, "GH200-96GB", "GH200", 96, 4000, SXM, Throughput{67, 495, 989, 989, 1979, 1979, 0}, 1000, srcGH, OneSource), TopologyNVSwitch, 256, false)),
 
-		// Ada Lovelace.
-		{Name: "L40S-48GB", Family: "L40S", VRAMGB: 48, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 362, MemBandwidthGBps: 864, FP8: true},
-		// Unverified: L40 dense 181 (362 sparse).
-		{Name: "L40-48GB", Family: "L40", VRAMGB: 48, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 181, MemBandwidthGBps: 864, FP8: true},
-		{Name: "L4-24GB", Family: "L4", VRAMGB: 24, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 121, MemBandwidthGBps: 300, FP8: true},
-		// Unverified: RTX 6000 Ada dense 364 (728 sparse), 960 GB/s.
-		{Name: "RTX-6000-ADA-48GB", Family: "RTX 6000 Ada", VRAMGB: 48, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 364, MemBandwidthGBps: 960, FP8: true},
-		// Unverified: RTX 4000 Ada dense ~107, 360 GB/s; RTX 2000 Ada dense ~48, 224 GB/s.
-		// Unverified: RTX 5000 Ada dense ~130, 576 GB/s.
-		{Name: "RTX-5000-ADA-32GB", Family: "RTX 5000 Ada", VRAMGB: 32, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 130, MemBandwidthGBps: 576, FP8: true},
-		{Name: "RTX-4000-ADA-20GB", Family: "RTX 4000 Ada", VRAMGB: 20, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 107, MemBandwidthGBps: 360, FP8: true},
-		{Name: "RTX-2000-ADA-16GB", Family: "RTX 2000 Ada", VRAMGB: 16, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 48, MemBandwidthGBps: 224, FP8: true},
-		{Name: "RTX-4090-24GB", Family: "RTX 4090", VRAMGB: 24, FormFactor: Consumer, NVLink: false, DenseTFLOPS: 165, MemBandwidthGBps: 1008, FP8: true},
+		// Ada Lovelace. L40 is half the L40S's tensor rate (FP32 accumulate at half rate).
+		row(ada, "L40S-48GB", "L40S", 48, 864, PCIe, Throughput{91.6, 183, 362, 362, 733, 733, 0}, 350, srcAD, Confirmed),
+		row(ada, "L40-48GB", "L40", 48, 864, PCIe, Throughput{90.5, 90.5, 181, 181, 362, 362, 0}, 300, srcAD, OneSource),
+		row(ada, "L4-24GB", "L4", 24, 300, PCIe, Throughput{30.3, 60, 121, 121, 242, 242, 0}, 72, srcAD, Confirmed),
+		row(ada, "RTX-6000-ADA-48GB", "RTX 6000 Ada", 48, 960, PCIe, Throughput{91.1, 182, 364, 364, 728, 728, 0}, 300, srcAD, OneSource),
+		row(ada, "RTX-5000-ADA-32GB", "RTX 5000 Ada", 32, 576, PCIe, Throughput{65.3, 131, 261, 261, 522, 522, 0}, 250, srcAD, Derived),
+		// The boost-clock derivation gives 107; the datasheet's 327 AI TFLOPS (FP8 sparse) gives 82.
+		row(ada, "RTX-4000-ADA-20GB", "RTX 4000 Ada", 20, 360, PCIe, Throughput{26.7, 41, 82, 82, 164, 164, 0}, 130, srcAD, Disputed),
+		row(ada, "RTX-2000-ADA-16GB", "RTX 2000 Ada", 16, 224, PCIe, Throughput{12, 24, 48, 48, 96, 96, 0}, 70, srcAD, Derived),
+		noP2P(row(ada, "RTX-4090-24GB", "RTX 4090", 24, 1008, Consumer, Throughput{82.6, 82.6, 165.2, 165.2, 330, 661, 0}, 450, srcAD, Confirmed)),
 
-		// Ampere.
-		{Name: "A100-SXM-80GB", Family: "A100", VRAMGB: 80, FormFactor: SXM, NVLink: true, DenseTFLOPS: 312, MemBandwidthGBps: 2039},
-		{Name: "A100-SXM-40GB", Family: "A100", VRAMGB: 40, FormFactor: SXM, NVLink: true, DenseTFLOPS: 312, MemBandwidthGBps: 1555},
-		{Name: "A100-PCIE-80GB", Family: "A100", VRAMGB: 80, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 312, MemBandwidthGBps: 1935},
-		{Name: "A100-PCIE-40GB", Family: "A100", VRAMGB: 40, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 312, MemBandwidthGBps: 1555},
-		{Name: "A40-48GB", Family: "A40", VRAMGB: 48, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 149.7, MemBandwidthGBps: 696},
-		{Name: "A10-24GB", Family: "A10", VRAMGB: 24, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 125, MemBandwidthGBps: 600}, // tensor figure not re-verified (gpus.md)
-		// Unverified: A30 dense 165, 933 GB/s, NVLink bridge.
-		{Name: "A30-24GB", Family: "A30", VRAMGB: 24, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 165, MemBandwidthGBps: 933},
-		{Name: "RTX-A6000-48GB", Family: "RTX A6000", VRAMGB: 48, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 155, MemBandwidthGBps: 768}, // tensor figure not re-verified (gpus.md)
-		// Unverified: RTX A5000 dense ~111, 768 GB/s, NVLink bridge; RTX A4000 dense ~77, 448 GB/s.
-		{Name: "RTX-A5000-24GB", Family: "RTX A5000", VRAMGB: 24, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 111, MemBandwidthGBps: 768},
-		// Unverified: RTX A4500 dense ~95, 640 GB/s, NVLink bridge.
-		{Name: "RTX-A4500-20GB", Family: "RTX A4500", VRAMGB: 20, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 95, MemBandwidthGBps: 640},
-		{Name: "RTX-A4000-16GB", Family: "RTX A4000", VRAMGB: 16, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 77, MemBandwidthGBps: 448},
-		{Name: "RTX-3090-24GB", Family: "RTX 3090", VRAMGB: 24, FormFactor: Consumer, NVLink: true, DenseTFLOPS: 71, MemBandwidthGBps: 936}, // tensor figures not re-verified (gpus.md)
-		// Unverified: RTX 3070 ~20 dense FP32-acc, 448 GB/s.
-		{Name: "RTX-3070-8GB", Family: "RTX 3070", VRAMGB: 8, FormFactor: Consumer, NVLink: false, DenseTFLOPS: 20, MemBandwidthGBps: 448},
+		// Ampere. No FP8 anywhere: FP8 checkpoints run only as weight-only dequantization.
+		hgx(row(ga100, "A100-SXM-80GB", "A100", 80, 2039, SXM, Throughput{19.5, 156, 312, 312, 0, 624, 0}, 400, srcA, Confirmed)),
+		hgx(row(ga100, "A100-SXM-40GB", "A100", 40, 1555, SXM, Throughput{19.5, 156, 312, 312, 0, 624, 0}, 400, srcA, Confirmed)),
+		pairs(row(ga100, "A100-PCIE-80GB", "A100", 80, 1935, PCIe, Throughput{19.5, 156, 312, 312, 0, 624, 0}, 300, srcA, Confirmed)),
+		pairs(row(ga100, "A100-PCIE-40GB", "A100", 40, 1555, PCIe, Throughput{19.5, 156, 312, 312, 0, 624, 0}, 250, srcA, Confirmed)),
+		pairs(row(ampere, "A40-48GB", "A40", 48, 696, PCIe, Throughput{37.4, 74.8, 149.7, 149.7, 0, 299, 0}, 300, srcA, Confirmed)),
+		row(ampere, "A10-24GB", "A10", 24, 600, PCIe, Throughput{31.2, 62.5, 125, 125, 0, 250, 0}, 150, srcA, Confirmed),
+		pairs(row(ga100, "A30-24GB", "A30", 24, 933, PCIe, Throughput{10.3, 82, 165, 165, 0, 330, 0}, 165, srcA, OneSource)),
+		pairs(row(ampere, "RTX-A6000-48GB", "RTX A6000", 48, 768, PCIe, Throughput{38.7, 77.4, 154.8, 154.8, 0, 310, 0}, 300, srcGA, Confirmed)),
+		pairs(row(ampere, "RTX-A5000-24GB", "RTX A5000", 24, 768, PCIe, Throughput{27.8, 55.6, 111.1, 111.1, 0, 222, 0}, 230, srcGA, OneSource)),
+		pairs(row(ampere, "RTX-A4500-20GB", "RTX A4500", 20, 640, PCIe, Throughput{23.7, 47.3, 94.6, 94.6, 0, 189, 0}, 200, srcGA, OneSource)),
+		row(ampere, "RTX-A4000-16GB", "RTX A4000", 16, 448, PCIe, Throughput{19.2, 38.4, 76.7, 76.7, 0, 153, 0}, 140, srcGA, Confirmed),
+		pairs(row(ampere, "RTX-3090-24GB", "RTX 3090", 24, 936, Consumer, Throughput{35.6, 35.6, 71, 71, 0, 284, 0}, 350, srcGA, Confirmed)),
+		row(ampere, "RTX-3070-8GB", "RTX 3070", 8, 448, Consumer, Throughput{20.3, 20.3, 40.6, 40.6, 0, 163, 0}, 220, srcGA, OneSource),
 
-		// Turing, Volta, Pascal. All unverified: datasheet figures from memory.
-		{Name: "QUADRO-RTX-6000-24GB", Family: "Quadro RTX 6000", VRAMGB: 24, FormFactor: PCIe, NVLink: true, DenseTFLOPS: 130, MemBandwidthGBps: 672},
-		{Name: "TITAN-RTX-24GB", Family: "TITAN RTX", VRAMGB: 24, FormFactor: Consumer, NVLink: true, DenseTFLOPS: 130, MemBandwidthGBps: 672},
-		{Name: "T4-16GB", Family: "T4", VRAMGB: 16, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 65, MemBandwidthGBps: 320},
-		{Name: "V100-SXM2-16GB", Family: "V100", VRAMGB: 16, FormFactor: SXM, NVLink: true, DenseTFLOPS: 125, MemBandwidthGBps: 900},
-		{Name: "V100-SXM2-32GB", Family: "V100", VRAMGB: 32, FormFactor: SXM, NVLink: true, DenseTFLOPS: 125, MemBandwidthGBps: 900},
-		{Name: "V100-PCIE-16GB", Family: "V100", VRAMGB: 16, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 112, MemBandwidthGBps: 900},
-		{Name: "V100-PCIE-32GB", Family: "V100", VRAMGB: 32, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 112, MemBandwidthGBps: 900},
-		// P40 has no tensor cores and crippled FP16: the figure is FP32 (11.8 TFLOPS).
-		{Name: "P40-24GB", Family: "P40", VRAMGB: 24, FormFactor: PCIe, NVLink: false, DenseTFLOPS: 11.8, MemBandwidthGBps: 346},
+		// Turing and Volta: FP16 tensor cores but no BF16 (and no TF32); Volta has no INT8 tensor
+		// path either. Pascal has no tensor cores, and the P40 runs FP16 at 1/64 rate: none here.
+		pairs(row(turing, "QUADRO-RTX-6000-24GB", "Quadro RTX 6000", 24, 672, PCIe, Throughput{16.3, 0, 130.5, 0, 0, 261, 0}, 260, srcTU, OneSource)),
+		pairs(row(turing, "TITAN-RTX-24GB", "TITAN RTX", 24, 672, Consumer, Throughput{16.3, 0, 130.5, 0, 0, 261, 0}, 280, srcTU, OneSource)),
+		row(turing, "T4-16GB", "T4", 16, 320, PCIe, Throughput{8.1, 0, 65, 0, 0, 130, 0}, 70, srcTU, Confirmed),
+		fabric(row(volta, "V100-SXM2-16GB", "V100", 16, 900, SXM, Throughput{15.7, 0, 125, 0, 0, 0, 0}, 300, srcV, Confirmed), TopologyHybridCubeMesh, 8, true),
+		fabric(row(volta, "V100-SXM2-32GB", "V100", 32, 900, SXM, Throughput{15.7, 0, 125, 0, 0, 0, 0}, 300, srcV, Confirmed), TopologyHybridCubeMesh, 8, true),
+		row(volta, "V100-PCIE-16GB", "V100", 16, 900, PCIe, Throughput{14, 0, 112, 0, 0, 0, 0}, 250, srcV, Confirmed),
+		row(volta, "V100-PCIE-32GB", "V100", 32, 900, PCIe, Throughput{14, 0, 112, 0, 0, 0, 0}, 250, srcV, Confirmed),
+		row(pascal, "P40-24GB", "P40", 24, 346, PCIe, Throughput{11.8, 0, 0, 0, 0, 0, 0}, 250, srcP, Recalled),
 
 		// AMD.
-		{Name: "MI300X-192GB", Family: "MI300X", VRAMGB: 192, FormFactor: OAM, NVLink: false, DenseTFLOPS: 1307, MemBandwidthGBps: 5300, FP8: true},
+		fabric(row(cdna3, "MI300X-192GB", "MI300X", 192, 5300, OAM, Throughput{163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 750, srcMI, Confirmed), TopologyInfinityFabric, 8, true),
 	}
 }
 

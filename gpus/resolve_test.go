@@ -155,12 +155,13 @@ func TestCatalog(t *testing.T) {
 		if m.Name != strings.ToUpper(m.Name) || strings.ContainsAny(m.Name, " _") {
 			t.Errorf("%s: canonical names are upper case and dash separated", m.Name)
 		}
-		if m.Family == "" || m.VRAMGB <= 0 || m.DenseTFLOPS <= 0 || m.MemBandwidthGBps <= 0 {
+		if m.Family == "" || m.VRAMGB <= 0 || m.TFLOPS.FP32 <= 0 || m.MemBandwidthGBps <= 0 {
 			t.Errorf("%s: incomplete specs %+v", m.Name, m)
 		}
 		if !slices.Contains(forms, m.FormFactor) {
 			t.Errorf("%s: bad form factor %q", m.Name, m.FormFactor)
 		}
+		catalogRowIsComplete(t, m)
 		// The catalog's own name must resolve back to itself.
 		if r := gpus.Resolve("", m.Name, m.VRAMGB); !r.Known || r.Model.Name != m.Name {
 			t.Errorf("Resolve(own name %s) = %+v", m.Name, r)
@@ -170,6 +171,44 @@ func TestCatalog(t *testing.T) {
 	ms[0].VRAMGB = -1
 	if again := gpus.Models(); again[0].VRAMGB == -1 {
 		t.Error("Models() exposes the catalog's backing array")
+	}
+}
+
+// catalogRowIsComplete checks what the optimizer relies on: a vendor and an architecture with
+// its capability or target; dense rates that are positive where supported and ordered as the
+// hardware orders them; a fabric whose domain matches it; a source and a grade.
+func catalogRowIsComplete(t *testing.T, m gpus.Model) {
+	t.Helper()
+	switch {
+	case m.Vendor == gpus.NVIDIA && (m.Capability.Major == 0 || m.GFX != ""):
+		t.Errorf("%s: an NVIDIA GPU needs a compute capability and no gfx target", m.Name)
+	case m.Vendor == gpus.AMD && (m.GFX == "" || m.Capability != (gpus.Capability{})):
+		t.Errorf("%s: an AMD GPU needs a gfx target and no compute capability", m.Name)
+	case m.Vendor != gpus.NVIDIA && m.Vendor != gpus.AMD:
+		t.Errorf("%s: vendor %q", m.Name, m.Vendor)
+	}
+	if m.Arch == "" || m.TDPWatts <= 0 || m.Source == "" {
+		t.Errorf("%s: needs an architecture, a TDP and a source", m.Name)
+	}
+	if !slices.Contains([]gpus.Grade{gpus.Confirmed, gpus.OneSource, gpus.Derived, gpus.Recalled, gpus.Disputed}, m.Grade) {
+		t.Errorf("%s: grade %q", m.Name, m.Grade)
+	}
+	r := m.TFLOPS
+	if r.BF16 > 0 && r.BF16 != r.FP16 {
+		t.Errorf("%s: BF16 %v differs from FP16 %v: every GPU here runs them at one rate", m.Name, r.BF16, r.FP16)
+	}
+	if r.FP8 > 0 && r.FP8 < r.FP16 || r.FP4 > 0 && r.FP4 < r.FP8 || r.FP16 > 0 && r.FP16 < r.FP32 {
+		t.Errorf("%s: rates out of the hardware's order (FP32 ≤ FP16 ≤ FP8 ≤ FP4): %+v", m.Name, r)
+	}
+	switch {
+	case m.Topology == gpus.TopologyNone && (m.NVLinkDomain != 1 || m.BoardFabric):
+		t.Errorf("%s: no fabric, so a domain of 1 and no board fabric (%d, %v)", m.Name, m.NVLinkDomain, m.BoardFabric)
+	case m.Topology == gpus.TopologyBridge && (m.NVLinkDomain < 2 || m.NVLinkDomain > 4 || m.BoardFabric != (m.FormFactor == gpus.NVL)):
+		t.Errorf("%s: bridges join 2 to 4 cards, and come with the product only as NVL (%d, %v)", m.Name, m.NVLinkDomain, m.BoardFabric)
+	case m.Topology != gpus.TopologyNone && m.Topology != gpus.TopologyBridge && m.NVLinkDomain < 8:
+		t.Errorf("%s: a %s fabric joins 8 GPUs or more, not %d", m.Name, m.Topology, m.NVLinkDomain)
+	case m.BoardFabric && m.FormFactor != gpus.SXM && m.FormFactor != gpus.OAM && m.FormFactor != gpus.NVL:
+		t.Errorf("%s: only SXM and OAM boards and NVL cards come with their fabric", m.Name)
 	}
 }
 

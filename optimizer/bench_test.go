@@ -56,7 +56,7 @@ func (g *gen) marketOffer(i int) schema.Offer {
 		inter:    schema.InterNone,
 		region:   pick(g, "", "us-east-1", "us-west-2", "eu-west-1", "US", "CZ"),
 	}
-	if s.gpus > 1 && m.NVLink && m.FormFactor == gpus.SXM {
+	if s.gpus > 1 && m.BoardFabric && m.FormFactor == gpus.SXM {
 		s.intra = schema.IntraNVSwitch
 	}
 	if s.gpus == 8 && (s.provider == "coreweave" || s.provider == "lambda") {

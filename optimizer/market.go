@@ -364,7 +364,7 @@ func effectiveIntra(off *schema.Offer, m gpus.Model, o *Options) (schema.IntraNo
 		intra = schema.IntraUnknown
 	}
 	if intra == schema.IntraUnknown && off.GPUCount > 1 && o.InferLinkFromFormFactor &&
-		((m.FormFactor == gpus.SXM && m.NVLink) || m.FormFactor == gpus.OAM) {
+		m.BoardFabric {
 		return schema.IntraNVLink, true
 	}
 	return intra, false

@@ -379,7 +379,7 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 	o := p.opts
 	v := &vs[vi]
 	g := c.gpus
-	if v.precision == FP8 && o.FP8NeedsHardware && !c.model.FP8 {
+	if v.precision == FP8 && o.FP8NeedsHardware && c.model.TFLOPS.FP8 == 0 {
 		return eval{}, stPrecision
 	}
 	n, ok := o.minGPUs(w, v, c.vram)
@@ -403,7 +403,7 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 	}
 
 	// Interconnect inside a node.
-	linked := c.intra.HasNVLink()
+	linked := c.intra.Linked()
 	switch {
 	case w.Kind == Inference && n > 1:
 		if o.InferenceTPRequiresNVLink && !linked {
@@ -525,7 +525,7 @@ func (p *planner) trainHours(v *variant, m gpus.Model, n int, intra schema.Intra
 	if multiNode {
 		eff *= o.Scaling.InterNode
 	}
-	rate := float64(n) * m.DenseTFLOPS * 1e12 * o.mfu(m.FormFactor) * eff
+	rate := float64(n) * trainingTFLOPS(m) * 1e12 * o.mfu(m.FormFactor) * eff
 	h := v.flops / rate / 3600
 	if spot {
 		h *= 1 + o.SpotRestartOverhead
@@ -636,7 +636,7 @@ func (p *planner) notes(w *Workload, vs []variant, vi int, c *class, ev eval, re
 	if w.Kind.Training() {
 		v := &vs[vi]
 		notes = append(notes, fmt.Sprintf("%.3g FLOPs / (%d × %g TFLOPS × MFU %.2f × scaling %.3g) = %.2f h per run",
-			v.flops, c.gpus*ev.k, c.model.DenseTFLOPS, o.mfu(c.model.FormFactor), ev.eff, ev.hoursRun/spotFactor(o, spot)))
+			v.flops, c.gpus*ev.k, trainingTFLOPS(c.model), o.mfu(c.model.FormFactor), ev.eff, ev.hoursRun/spotFactor(o, spot)))
 		if w.DeadlineHours > 0 {
 			notes = append(notes, fmt.Sprintf("deadline %s h per run", trimFloat(w.DeadlineHours)))
 		}

@@ -156,7 +156,7 @@ func checkFeasible(w optimizer.Workload, o schema.Offer, p *optimizer.Placement,
 	if p.Nodes > 1 && !o.InterNode.RDMA() {
 		fail("%d nodes without RDMA", p.Nodes)
 	}
-	if p.Precision == optimizer.FP8 && !m.FP8 {
+	if p.Precision == optimizer.FP8 && m.TFLOPS.FP8 == 0 {
 		fail("fp8 on %s", m.Name)
 	}
 	if w.Kind.Training() && w.DeadlineHours > 0 && p.HoursPerRun.InexactFloat64() > w.DeadlineHours+0.01 {

@@ -125,7 +125,7 @@ func (o *Options) trainingFLOPs(w *Workload) float64 {
 		return k * w.ParamsB * 1e9 * w.TrainTokens
 	}
 	ref, _ := gpus.Lookup(w.ReferenceGPU)
-	return w.GPUHours * 3600 * ref.DenseTFLOPS * 1e12 * o.mfu(ref.FormFactor)
+	return w.GPUHours * 3600 * trainingTFLOPS(ref) * 1e12 * o.mfu(ref.FormFactor)
 }
 
 func (o *Options) mfu(f gpus.FormFactor) float64 {
@@ -179,7 +179,10 @@ func (o *Options) neededGB(w *Workload, v *variant, n int) float64 {
 }
 
 // linkable reports whether GPUs of model m can be joined by a GPU-to-GPU fabric at all.
-func linkable(m gpus.Model) bool { return m.NVLink || m.FormFactor == gpus.OAM }
+func linkable(m gpus.Model) bool { return m.Linkable() }
+
+// trainingTFLOPS is the dense rate training runs at: BF16, or FP16 where there is no BF16.
+func trainingTFLOPS(m gpus.Model) float64 { return max(m.TFLOPS.BF16, m.TFLOPS.FP16) }
 
 // Size estimates w's memory and compute, one Sizing per acceptable precision (Fits empty).
 func (o Options) Size(w *Workload) []Sizing {
@@ -207,7 +210,7 @@ func (o Options) Fits(w *Workload, m gpus.Model) []Fit {
 
 func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 	f := Fit{GPUModel: m.Name, Precision: v.precision, IntraNode: LinkNone, InterNode: LinkNone}
-	if v.precision == FP8 && o.FP8NeedsHardware && !m.FP8 {
+	if v.precision == FP8 && o.FP8NeedsHardware && m.TFLOPS.FP8 == 0 {
 		f.Reason = fmt.Sprintf("%s: no FP8 support, the fp8 weights need it", m.Name)
 		return f
 	}

@@ -43,16 +43,21 @@ type IntraNode string
 // Intra-node interconnect classes, best first.
 const (
 	IntraNVSwitch IntraNode = "nvswitch" // all-to-all NVLink through NVSwitch (HGX/DGX SXM boards, NVL72)
-	IntraNVLink   IntraNode = "nvlink"   // NVLink bridges between pairs (PCIe cards, SXM without switch)
-	IntraPCIe     IntraNode = "pcie"     // PCIe only
-	IntraUnknown  IntraNode = "unknown"
+	IntraNVLink   IntraNode = "nvlink"   // NVLink without a switch: bridged cards, V100's hybrid cube mesh
+	// IntraInfinityFabric is AMD's GPU fabric: the fully connected mesh of an 8-OAM board.
+	IntraInfinityFabric IntraNode = "infinity_fabric"
+	IntraPCIe           IntraNode = "pcie" // PCIe only
+	IntraUnknown        IntraNode = "unknown"
 )
 
 // IntraNodes lists every valid intra-node class.
-var IntraNodes = []IntraNode{IntraNVSwitch, IntraNVLink, IntraPCIe, IntraUnknown}
+var IntraNodes = []IntraNode{IntraNVSwitch, IntraNVLink, IntraInfinityFabric, IntraPCIe, IntraUnknown}
 
-// HasNVLink reports whether GPUs in the node are linked by NVLink (with or without NVSwitch).
-func (i IntraNode) HasNVLink() bool { return i == IntraNVSwitch || i == IntraNVLink }
+// Linked reports whether the GPUs in the node are joined by a GPU-to-GPU fabric (NVLink, with
+// or without NVSwitch, or Infinity Fabric). Unknown is not linked.
+func (i IntraNode) Linked() bool {
+	return i == IntraNVSwitch || i == IntraNVLink || i == IntraInfinityFabric
+}
 
 // InterNode is how nodes of a multi-node job talk to each other.
 type InterNode string

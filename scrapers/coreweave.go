@@ -320,7 +320,7 @@ func coreweaveInterconnect(name string, m gpus.Match, count int) (schema.IntraNo
 		return schema.IntraNVSwitch, schema.InterInfiniBand
 	case m.Known && m.Model.FormFactor == gpus.SXM && count >= 8:
 		return schema.IntraNVSwitch, schema.InterUnknown // an 8-GPU SXM board (HGX A100)
-	case m.Known && m.Model.FormFactor == gpus.PCIe && !m.Model.NVLink:
+	case m.Known && m.Model.FormFactor == gpus.PCIe && !m.Model.Linkable():
 		return schema.IntraPCIe, schema.InterUnknown
 	}
 	return schema.IntraUnknown, schema.InterUnknown

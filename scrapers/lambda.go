@@ -239,7 +239,7 @@ func lambdaIntraNode(form string, m gpus.Match, count int) schema.IntraNode {
 		return schema.IntraNVSwitch
 	case form == "pcie":
 		return schema.IntraPCIe
-	case m.Known && m.Model.FormFactor == gpus.PCIe && (!m.Model.NVLink || count == 1):
+	case m.Known && m.Model.FormFactor == gpus.PCIe && (!m.Model.Linkable() || count == 1):
 		return schema.IntraPCIe
 	}
 	return schema.IntraUnknown

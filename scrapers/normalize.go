@@ -45,22 +45,36 @@ func applyGPU(o *schema.Offer, provider, raw string, vramGB float64, alt ...stri
 	return m
 }
 
-// intraFromForm is the intra-node class a catalog form factor implies when the source says
-// nothing better: SXM boards are NVSwitch (HGX), NVL pairs are bridged, PCIe and GeForce cards
-// talk over PCIe. OAM (AMD Infinity Fabric) has no class of its own: unknown.
+// intraFromForm is the intra-node class the form factor in the source's GPU name stands for,
+// when the source says nothing better. A product whose fabric comes with it (the catalog's
+// BoardFabric: SXM modules on their NVLink board, OAM modules, NVL cards sold with their
+// bridges) has that fabric; other PCIe and GeForce cards talk over PCIe as far as anyone can
+// tell (a cloud offer does not say whether bridges are fitted); anything else, such as Grace
+// superchips, whose fabric is an external NVLink Switch System, is unknown.
 func intraFromForm(m gpus.Match) schema.IntraNode {
-	if !m.Known {
+	switch {
+	case !m.Known:
 		return schema.IntraUnknown
-	}
-	switch m.Model.FormFactor {
-	case gpus.SXM:
-		return sxmIntra(m)
-	case gpus.NVL:
-		return schema.IntraNVLink
-	case gpus.PCIe, gpus.Consumer:
+	case m.Model.BoardFabric:
+		return boardIntra(m.Model)
+	case m.Model.FormFactor == gpus.PCIe || m.Model.FormFactor == gpus.Consumer:
 		return schema.IntraPCIe
 	}
 	return schema.IntraUnknown
+}
+
+// boardIntra is the intra-node class of a model's own fabric: NVSwitch on HGX boards, NVLink
+// for V100's hybrid cube mesh and for bridges, Infinity Fabric on AMD boards.
+func boardIntra(m gpus.Model) schema.IntraNode {
+	switch m.Topology {
+	case gpus.TopologyNVSwitch:
+		return schema.IntraNVSwitch
+	case gpus.TopologyInfinityFabric:
+		return schema.IntraInfinityFabric
+	case gpus.TopologyNone:
+		return schema.IntraPCIe
+	}
+	return schema.IntraNVLink
 }
 
 // usd turns a provider's float price into a decimal at the stored precision. Binary noise
@@ -112,15 +126,6 @@ func countryCode(s string) string {
 		}
 	}
 	return s
-}
-
-// sxmIntra is the intra-node class of an SXM board with NVLink: NVSwitch (HGX), except V100
-// SXM2 boards, whose hybrid cube-mesh links GPUs directly.
-func sxmIntra(m gpus.Match) schema.IntraNode {
-	if m.Model.Family == "V100" {
-		return schema.IntraNVLink
-	}
-	return schema.IntraNVSwitch
 }
 
 // sortOffers orders offers by offer id and price type (stable), so runs compare cleanly.

@@ -69,7 +69,7 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"H100 NVL", "NVIDIA H100 NVL:secure/on_demand", runPodWant{"H100-NVL-94GB", 94, "3.07", schema.StockMedium, schema.IntraNVLink, none, false}},
 				{"real spot below on-demand", "NVIDIA H100 NVL:secure/spot", runPodWant{"H100-NVL-94GB", 94, "2.14", schema.StockMedium, schema.IntraNVLink, none, false}},
 				{"MI300X community placeholder 0.5 and flag false", "AMD Instinct MI300X OAM:community/on_demand", runPodWant{Absent: true}},
-				{"MI300X secure kept; OAM intra unknown", "AMD Instinct MI300X OAM:secure/on_demand", runPodWant{"MI300X-192GB", 192, "2.39", schema.StockNone, schema.IntraUnknown, none, false}},
+				{"MI300X secure kept; an OAM board is Infinity Fabric", "AMD Instinct MI300X OAM:secure/on_demand", runPodWant{"MI300X-192GB", 192, "2.39", schema.StockNone, schema.IntraInfinityFabric, none, false}},
 				{"H200 NVL community placeholder 0.5: cheapest pod is 3.39", "NVIDIA H200 NVL:community/on_demand", runPodWant{Absent: true}},
 				{"H200 NVL secure 143 GB snaps to 141", "NVIDIA H200 NVL:secure/on_demand", runPodWant{"H200-NVL-141GB", 141, "3.39", schema.StockLow, schema.IntraNVLink, []schema.DQFlag{schema.FlagVRAMSnapped}, false}},
 				{"RTX 2000 Ada community 0.5 > secure 0.24: placeholder", "NVIDIA RTX 2000 Ada Generation:community/on_demand", runPodWant{Absent: true}},

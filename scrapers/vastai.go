@@ -439,8 +439,8 @@ func vastOffers(vo vastOffer, run Run, sourceURL string) ([]schema.Offer, error)
 	case *vo.BWNVLink > 0:
 		o.NVLinkGbps = ptr(round(*vo.BWNVLink, 3))
 		o.IntraNode = schema.IntraNVLink
-		if m.Known && m.Model.FormFactor == gpus.SXM {
-			o.IntraNode = sxmIntra(m)
+		if m.Known && m.Model.BoardFabric {
+			o.IntraNode = boardIntra(m.Model)
 		}
 	default:
 		o.IntraNode = schema.IntraPCIe
