@@ -116,6 +116,16 @@ func ParseIntraNode(s string) (IntraNode, error) {
 	return parseEnum("intra-node interconnect", s, IntraNodes)
 }
 
+// ParseInterNode returns the InterNode named s.
+func ParseInterNode(s string) (InterNode, error) {
+	return parseEnum("inter-node interconnect", s, InterNodes)
+}
+
+// ParseStock returns the Stock level named s.
+func ParseStock(s string) (Stock, error) {
+	return parseEnum("stock level", s, Stocks)
+}
+
 func parseEnum[T ~string](what, s string, valid []T) (T, error) {
 	for _, v := range valid {
 		if string(v) == s {

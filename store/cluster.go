@@ -15,6 +15,15 @@ import (
 //   - T ON CLUSTER, a Distributed table over T_local on every shard, through which gpucost and
 //     analysts read and write, so every query of the single-server schema works unchanged.
 //
+// A migration's ALTER TABLE T of such a table alters T_local ON CLUSTER and then the Distributed
+// T (the rows' table first, so the table gpucost writes through never names a column the shards
+// lack): with the same ALTER ON CLUSTER, or, on servers that refuse to ALTER a table that is not
+// replicated ON CLUSTER of shards that are (18.16: code 371, see
+// serverVersion.altersDistributedOnCluster), by creating T again over the altered T_local. A
+// Distributed table holds no rows of its own (gpucost inserts synchronously), but while it is
+// created again, queries and inserts through it fail. Other statements keep their shape and gain
+// ON CLUSTER.
+//
 // Materialized views run on each shard, from the local source table into the local target
 // (offers_local → offers_daily_local, offers_latest_local). Plain views read the Distributed
 // tables. Offers are sharded by their key (provider, offer_id, price_type), so every
@@ -40,17 +49,52 @@ var (
 	reCreateMV    = regexp.MustCompile(`^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS`)
 	reCreateView  = regexp.MustCompile(`^CREATE VIEW IF NOT EXISTS (\w+) AS`)
 	reFrom        = regexp.MustCompile(`\b(FROM|JOIN)\s+(\w+)\b(\s*\()?`)
+	reAlterTable  = regexp.MustCompile(`^ALTER TABLE (\w+)\s`)
+	reDropTable   = regexp.MustCompile(`^DROP TABLE IF EXISTS (\w+)$`)
 )
+
+// clusterTables returns the tables the statements create, each with whether its engine is of the
+// MergeTree family (in cluster mode a replicated T_local under a Distributed T) or not (the same
+// table on every node). clusterStatements needs it for statements that only name a table.
+func clusterTables(stmts []string) map[string]bool {
+	out := map[string]bool{}
+	for _, stmt := range stmts {
+		if sub := reCreateTable.FindStringSubmatch(stmt); sub != nil {
+			out[sub[1]] = reEngine.MatchString(stmt)
+		}
+	}
+	return out
+}
+
+// clusterSchema is what clusterStatements needs to know beyond a statement.
+type clusterSchema struct {
+	db, cluster string
+	// tables is clusterTables of every migration.
+	tables map[string]bool
+	// recreateDistributed: ALTER a Distributed table by creating it again
+	// (!serverVersion.altersDistributedOnCluster).
+	recreateDistributed bool
+}
 
 // clusterStatements rewrites one statement of a migration for the cluster. The migrations
 // follow a few shapes (CREATE TABLE with columns or AS another table, with a MergeTree engine or
-// another engine, CREATE
-// MATERIALIZED VIEW … TO, CREATE VIEW); anything else is an error naming the statement, so a
-// migration that cluster mode cannot express fails loudly instead of creating a single-node
-// table.
-func clusterStatements(stmt, db, cluster string) ([]string, error) {
+// another engine, CREATE MATERIALIZED VIEW … TO, CREATE VIEW, ALTER TABLE of a table the
+// migrations create, DROP TABLE IF EXISTS of a view to create it again); anything else is an
+// error naming the statement, so a migration that cluster mode cannot express fails loudly
+// instead of changing one node.
+func clusterStatements(stmt string, c clusterSchema) ([]string, error) {
+	db, cluster := c.db, c.cluster
 	q := func(name string) string { return quoteIdent(db) + "." + quoteIdent(name) }
 	on := " ON CLUSTER " + quoteIdent(cluster)
+	// distributed creates T over T_local on every shard.
+	distributed := func(name string) string {
+		key := shardingKeys[name]
+		if key == "" {
+			key = "rand()"
+		}
+		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)",
+			q(name), on, q(name+"_local"), quoteIdent(cluster), quoteIdent(db), quoteIdent(name+"_local"), key)
+	}
 	switch {
 	case reCreateTable.MatchString(stmt):
 		sub := reCreateTable.FindStringSubmatch(stmt)
@@ -78,13 +122,7 @@ func clusterStatements(stmt, db, cluster string) ([]string, error) {
 		}
 		engine += ")"
 		localDDL := reCreateTable.ReplaceAllLiteralString(stmt[:m[0]]+engine+stmt[m[1]:], head(local))
-		key := shardingKeys[name]
-		if key == "" {
-			key = "rand()"
-		}
-		dist := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)",
-			q(name), on, q(local), quoteIdent(cluster), quoteIdent(db), quoteIdent(local), key)
-		return []string{localDDL, dist}, nil
+		return []string{localDDL, distributed(name)}, nil
 	case reCreateMV.MatchString(stmt):
 		sub := reCreateMV.FindStringSubmatch(stmt)
 		body := stmt[len(sub[0]):]
@@ -95,9 +133,34 @@ func clusterStatements(stmt, db, cluster string) ([]string, error) {
 		sub := reCreateView.FindStringSubmatch(stmt)
 		body := qualifyFrom(stmt[len(sub[0]):], q)
 		return []string{fmt.Sprintf("CREATE VIEW IF NOT EXISTS %s%s AS%s", q(sub[1]), on, body)}, nil
+	case reAlterTable.MatchString(stmt):
+		sub := reAlterTable.FindStringSubmatch(stmt)
+		name, rest := sub[1], stmt[len(sub[0]):]
+		mergeTree, known := c.tables[name]
+		if !known {
+			return nil, fmt.Errorf("cluster mode cannot express the statement %q: no migration creates the table %s", firstLine(stmt), name)
+		}
+		if !mergeTree {
+			return []string{"ALTER TABLE " + q(name) + on + " " + rest}, nil
+		}
+		local := "ALTER TABLE " + q(name+"_local") + on + " " + rest
+		if c.recreateDistributed {
+			return []string{local, "DROP TABLE IF EXISTS " + q(name) + on, distributed(name)}, nil
+		}
+		return []string{local, "ALTER TABLE " + q(name) + on + " " + rest}, nil
+	case reDropTable.MatchString(stmt):
+		name := reDropTable.FindStringSubmatch(stmt)[1]
+		if _, table := c.tables[name]; table {
+			return nil, fmt.Errorf("cluster mode cannot express the statement %q: migrations drop views, not the table %s", stmt, name)
+		}
+		return []string{"DROP TABLE IF EXISTS " + q(name) + on}, nil
 	}
-	first, _, _ := strings.Cut(stmt, "\n")
-	return nil, fmt.Errorf("cluster mode cannot express the statement %q (supported: CREATE TABLE IF NOT EXISTS, CREATE MATERIALIZED VIEW IF NOT EXISTS … TO, CREATE VIEW IF NOT EXISTS)", first)
+	return nil, fmt.Errorf("cluster mode cannot express the statement %q (supported: CREATE TABLE IF NOT EXISTS, CREATE MATERIALIZED VIEW IF NOT EXISTS … TO, CREATE VIEW IF NOT EXISTS, ALTER TABLE, DROP TABLE IF EXISTS of a view)", firstLine(stmt))
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }
 
 // qualifyFrom rewrites the table names after FROM and JOIN with name; subqueries and table

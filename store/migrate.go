@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
@@ -49,9 +50,13 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 		s.conn.Close()
 		s.conn, s.missing = conn, false
 	}
-	ddl, err := s.statements(s.migrationsTableDDL())
+	tables := clusterTables([]string{s.migrationsTableDDL()})
+	for _, m := range migrations {
+		maps.Copy(tables, clusterTables(m.Statements))
+	}
+	run, err := s.statements(s.migrationsTableDDL(), tables)
 	if err == nil {
-		err = s.execAll(ctx, ddl)
+		err = s.execAll(ctx, run)
 	}
 	if err != nil {
 		return MigrateResult{}, fmt.Errorf("creating schema_migrations in %s at %s: %w", s.database, s.addr, err)
@@ -70,9 +75,9 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 			continue
 		}
 		for i, stmt := range m.Statements {
-			ddl, err := s.statements(stmt)
+			run, err := s.statements(stmt, tables)
 			if err == nil {
-				err = s.execAll(ctx, ddl)
+				err = s.execAll(ctx, run)
 			}
 			if err != nil {
 				return res, fmt.Errorf("applying migration %s (statement %d of %d) to %s at %s: %w; fix the cause and run migrate again", m.Name, i+1, len(m.Statements), s.database, s.addr, err)
@@ -89,17 +94,32 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 }
 
 // statements returns what to run for one migration statement: itself on a single server, its
-// cluster form (cluster.go) in cluster mode.
-func (s *Store) statements(stmt string) ([]string, error) {
-	if s.cluster == "" {
-		return []string{stmt}, nil
+// cluster form (cluster.go, with tables from clusterTables) in cluster mode; each as this server
+// takes it (serverVersion.ddl).
+func (s *Store) statements(stmt string, tables map[string]bool) ([]ddl, error) {
+	stmts := []string{stmt}
+	if s.cluster != "" {
+		var err error
+		c := clusterSchema{db: s.database, cluster: s.cluster, tables: tables, recreateDistributed: !s.version.altersDistributedOnCluster()}
+		if stmts, err = clusterStatements(stmt, c); err != nil {
+			return nil, err
+		}
 	}
-	return clusterStatements(stmt, s.database, s.cluster)
+	out := make([]ddl, len(stmts))
+	for i, st := range stmts {
+		out[i] = s.version.ddl(st)
+	}
+	return out, nil
 }
 
-func (s *Store) execAll(ctx context.Context, stmts []string) error {
-	for _, stmt := range stmts {
-		if err := s.conn.Exec(s.ctx(ctx), stmt); err != nil {
+func (s *Store) execAll(ctx context.Context, stmts []ddl) error {
+	for _, d := range stmts {
+		err := s.conn.Exec(s.ctx(ctx), d.sql)
+		if err != nil && d.columnExistsIsApplied && columnExists(err) {
+			s.logger.Debug("Column already added", "statement", d.sql)
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -81,13 +81,17 @@ func scanOffer(rows driver.Rows) (schema.Offer, error) {
 		tier, priceType, intra, inter, stock string
 		flags                                []string
 	)
-	if err := rows.Scan(&o.ObservedAt, &o.RunID, &o.SourceURL, &o.Provider, &o.OfferID, &tier, &o.Region, &o.Country,
+	if err := rows.Scan(&o.ObservedAt, &o.ValidUntil, &o.RunID, &o.SourceURL, &o.Provider, &o.OfferID, &tier, &o.Region, &o.Country,
 		&o.GPUModel, &o.GPUNameRaw, &o.GPUCount, &o.VRAMGB, &o.VCPUs, &o.RAMGB, &o.DiskGB,
 		&priceType, &o.PriceUSDPerHour, &o.PriceUSDPerGPUHour,
 		&intra, &o.NVLinkGbps, &inter, &o.AvailableCount, &stock, &o.Reliability, &flags); err != nil {
 		return o, fmt.Errorf("scanning a row: %w", err)
 	}
 	o.ObservedAt = o.ObservedAt.UTC()
+	if o.ValidUntil != nil {
+		v := o.ValidUntil.UTC()
+		o.ValidUntil = &v
+	}
 	o.Tier = schema.Tier(tier)
 	o.PriceType = schema.PriceType(priceType)
 	o.IntraNode = schema.IntraNode(intra)

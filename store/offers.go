@@ -14,7 +14,7 @@ import (
 
 // offerColumns is the explicit column list of every offer insert and read, in schema.Offer's
 // order. Batch inserts name their columns: `INSERT … VALUES` through the driver hangs on 18.16.
-const offerColumns = `observed_at, run_id, source_url, provider, offer_id, tier, region, country,
+const offerColumns = `observed_at, valid_until, run_id, source_url, provider, offer_id, tier, region, country,
 	gpu_model, gpu_name_raw, gpu_count, vram_gb, vcpus, ram_gb, disk_gb,
 	price_type, price_usd_per_hour, price_usd_per_gpu_hour,
 	intra_node, nvlink_gbps, inter_node, available_count, stock, reliability, dq_flags`
@@ -28,6 +28,7 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 	n := len(offers)
 	var (
 		observedAt  = make([]time.Time, n)
+		validUntil  = make([]*time.Time, n)
 		runIDs      = make([]string, n)
 		sourceURL   = make([]string, n)
 		provider    = make([]string, n)
@@ -56,6 +57,10 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 	for i := range offers {
 		o := &offers[i]
 		observedAt[i] = o.ObservedAt.UTC()
+		if o.ValidUntil != nil {
+			v := o.ValidUntil.UTC()
+			validUntil[i] = &v
+		}
 		runIDs[i] = o.RunID
 		sourceURL[i] = o.SourceURL
 		provider[i] = o.Provider
@@ -85,7 +90,7 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 		}
 		dqFlags[i] = flags
 	}
-	columns := []any{observedAt, runIDs, sourceURL, provider, offerID, tier, region, country,
+	columns := []any{observedAt, validUntil, runIDs, sourceURL, provider, offerID, tier, region, country,
 		gpuModel, gpuNameRaw, gpuCount, vramGB, vcpus, ramGB, diskGB,
 		priceType, price, pricePerGPU,
 		intraNode, nvlinkGbps, interNode, available, stock, reliability, dqFlags}
@@ -113,8 +118,10 @@ type OfferFilter struct {
 	MinVRAMGB  float64            // per GPU
 	Providers  []string           //
 	PriceTypes []schema.PriceType //
-	// MaxAge drops offers last observed longer ago than this (relative to the store's clock),
-	// which removes offers a provider no longer lists. Zero keeps all.
+	// MaxAge keeps the offers that hold now (by the store's clock): those last observed within
+	// MaxAge, which removes offers a provider no longer lists, and those whose valid_until is
+	// still ahead however long ago they were observed (a published price table); an offer whose
+	// valid_until has passed is dropped. Zero keeps all.
 	MaxAge time.Duration
 	// Limit caps the number of rows returned (cheapest first); zero means no limit.
 	Limit int
@@ -134,8 +141,9 @@ func (s *Store) latestOffersQuery(f OfferFilter) (string, []any) {
 		args = append(args, f.MinVRAMGB)
 	}
 	if f.MaxAge > 0 {
-		where = append(where, "observed_at >= ?")
-		args = append(args, s.now().Add(-f.MaxAge).UTC().Truncate(time.Second))
+		now := s.now().UTC().Truncate(time.Second)
+		where = append(where, "((valid_until IS NULL AND observed_at >= ?) OR valid_until > ?)")
+		args = append(args, now.Add(-f.MaxAge), now)
 	}
 	q := "SELECT " + offerColumns + " FROM " + s.table("offers_latest") + " FINAL"
 	if len(where) > 0 {

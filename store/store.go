@@ -5,8 +5,9 @@
 // Every query binds its values through the driver (never string concatenation) and runs on both
 // current ClickHouse releases (make test) and ClickHouse 18.16, Debian's package (make
 // test-legacy and the cluster tests); the few differences in what the two accept are handled in
-// serverVersion.settings, in one place, and results whose type differs between them (the mean of
-// a decimal) are computed so that both give the same value.
+// serverVersion (version.go: query settings, the DDL of migrations), in one place, and results
+// whose type differs between them (the mean of a decimal) are computed so that both give the same
+// value.
 package store
 
 import (
@@ -32,6 +33,8 @@ const (
 	codeUnknownUser          = 192
 	codeAuthenticationFailed = 516
 	codeRequiredPassword     = 194
+	codeDuplicateColumn      = 15 // current servers: ADD COLUMN of a column the table has
+	codeIllegalColumn        = 44 // 18.x: the same, among other faults of a column
 )
 
 // Options tune a Store beyond what the DSN says.

@@ -224,6 +224,7 @@ func TestInsertAndReadBackEveryField(t *testing.T) {
 	full := offer("vastai", "ask-1", "H100-SXM-80GB", schema.OnDemand, at, "2.123456", 8)
 	full.GPUNameRaw = "H100 SXM — 東京 «raw» 'quoted'"
 	full.Region = "Kraków, PL"
+	full.ValidUntil = ptr(time.Date(2027, 3, 31, 23, 59, 59, 0, time.FixedZone("CEST", 2*3600)))
 	sparse := offer("runpod", "NVIDIA H100 NVL/community", "H100-NVL-94GB", schema.Spot, at, "1.5", 1)
 	sparse.VCPUs, sparse.RAMGB, sparse.DiskGB, sparse.NVLinkGbps, sparse.AvailableCount, sparse.Reliability = nil, nil, nil, nil, nil, nil
 	sparse.DQFlags = nil
@@ -239,11 +240,27 @@ func TestInsertAndReadBackEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	full.ValidUntil = ptr(full.ValidUntil.UTC())  // read back in UTC
 	want := []schema.Offer{unknown, sparse, full} // cheapest per GPU-hour first
-	if diff := cmp.Diff(want, got, cmpOffers); diff != "" {
-		t.Errorf("offers read back (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got, cmpOffers, utcTimes); diff != "" {
+		t.Errorf("latest offers read back (-want +got):\n%s", diff)
+	}
+	var observed []schema.Offer
+	if _, err := s.Observations(ctx, store.ObservationFilter{From: at, To: at.Add(time.Second)}, func(o *schema.Offer) error {
+		observed = append(observed, *o)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want = []schema.Offer{unknown, sparse, full} // by provider: lambda, runpod, vastai
+	if diff := cmp.Diff(want, observed, cmpOffers, utcTimes); diff != "" {
+		t.Errorf("observations read back (-want +got):\n%s", diff)
 	}
 }
+
+// utcTimes compares times by instant and location, so a time read back in another zone than UTC
+// is a difference.
+var utcTimes = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) && a.Location().String() == b.Location().String() })
 
 func TestLatestOffersNewestPerKeyAndFilters(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -525,40 +542,25 @@ func TestHistoryMeanIsTheSameExactDecimalOnEveryServer(t *testing.T) {
 func TestHistoryMeanOfDaysRolledUpBeforeTheSums(t *testing.T) {
 	s := storetest.OpenEmpty(t)
 	ctx := context.Background()
-	before := fstest.MapFS{}
-	all, err := schema.LoadMigrations(schema.Migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range all {
-		if m.Version < 9 {
-			data, err := fs.ReadFile(schema.Migrations, m.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before[m.Name] = &fstest.MapFile{Data: data}
-		}
-	}
-	if _, err := s.MigrateFS(ctx, before); err != nil {
+	if _, err := s.MigrateFS(ctx, migrationsBefore(t, 9)); err != nil {
 		t.Fatal(err)
 	}
 	day1 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC) // a Monday
 	day2 := day1.AddDate(0, 0, 1)
-	insert := func(at time.Time, prices ...string) {
-		t.Helper()
+	offers := func(at time.Time, prices ...string) []schema.Offer {
 		var batch []schema.Offer
 		for i, p := range prices {
 			batch = append(batch, offer("runpod", fmt.Sprintf("x-%d", i), "H100-SXM-80GB", schema.OnDemand, at, p, 1))
 		}
-		if err := s.InsertOffers(ctx, batch[0].RunID, batch); err != nil {
-			t.Fatal(err)
-		}
+		return batch
 	}
-	insert(day1, "0.1", "0.2", "0.2") // exact mean 0.1666…
+	insertBeforeValidUntil(t, s, offers(day1, "0.1", "0.2", "0.2")...) // exact mean 0.1666…
 	if _, err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	insert(day2, "1.000001", "1.000002") // exact mean 1.0000015
+	if err := s.InsertOffers(ctx, "run-day2", offers(day2, "1.000001", "1.000002")); err != nil { // exact mean 1.0000015
+		t.Fatal(err)
+	}
 	history := func(interval store.Interval) []store.HistoryPoint {
 		t.Helper()
 		got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", From: day1, To: day2.Add(time.Hour), Interval: interval})

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -92,4 +94,55 @@ func (v serverVersion) settings(cluster bool) clickhouse.Settings {
 // load_balancing must come from the user's settings profile: Open checks it there.
 func (v serverVersion) takesTextSettings() bool {
 	return v.Revision >= proto.DBMS_MIN_REVISION_WITH_SETTINGS_SERIALIZED_AS_STRINGS
+}
+
+// ddl is one DDL statement as the migrator runs it on this server.
+type ddl struct {
+	sql string
+	// columnExistsIsApplied says that an error "column already exists" (columnExists) means the
+	// statement was applied before: the ADD COLUMN of a server without IF NOT EXISTS.
+	columnExistsIsApplied bool
+}
+
+// reAddColumnIfNotExists is the clause current servers take and ClickHouse 18.16 does not.
+var reAddColumnIfNotExists = regexp.MustCompile(`(?i)\bADD\s+COLUMN\s+IF\s+NOT\s+EXISTS\b`)
+
+// ddl returns a migration statement (or its cluster form) as this server takes it.
+//
+// ALTER TABLE … ADD COLUMN IF NOT EXISTS is a syntax error on 18.16: there the statement runs
+// without the clause, and its error when the column is already there (a migration completed
+// after a failure half-way, or two migrators at once) counts as applied. The clause is used
+// from ClickHouse 20.1 on; the versions between are not tested here, so they take the form that
+// works on every version.
+func (v serverVersion) ddl(stmt string) ddl {
+	if v.takesAddColumnIfNotExists() || !reAddColumnIfNotExists.MatchString(stmt) {
+		return ddl{sql: stmt}
+	}
+	return ddl{sql: reAddColumnIfNotExists.ReplaceAllString(stmt, "ADD COLUMN"), columnExistsIsApplied: true}
+}
+
+func (v serverVersion) takesAddColumnIfNotExists() bool {
+	return !v.less(serverVersion{Major: 20, Minor: 1})
+}
+
+// altersDistributedOnCluster says whether the server runs ALTER … ON CLUSTER of a table that is
+// not replicated (a Distributed table) on a cluster whose shards are (internal_replication).
+// 18.16 refuses it with code 371 ("Table offers isn't replicated, but shard #2 is replicated
+// according to its cluster definition"), so cluster mode creates such a table again instead
+// (cluster.go). Later servers run it on every node; the versions before 20.1 are not tested
+// here, so they take the way that works on 18.16.
+func (v serverVersion) altersDistributedOnCluster() bool {
+	return !v.less(serverVersion{Major: 20, Minor: 1})
+}
+
+// columnExists reports whether err is the server's refusal to add a column it already has:
+// code 44 on 18.x ("Cannot add column x: column with this name already exists"), 15
+// (DUPLICATE_COLUMN) on later versions. Code 44 (ILLEGAL_COLUMN) also means other faults of a
+// column, and the exception has nothing more specific than its text, so for it the text decides.
+func columnExists(err error) bool {
+	var ex *clickhouse.Exception
+	if !errors.As(err, &ex) {
+		return false
+	}
+	return ex.Code == codeDuplicateColumn || ex.Code == codeIllegalColumn && strings.Contains(ex.Message, "already exists")
 }

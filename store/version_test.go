@@ -1,6 +1,8 @@
 package store
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,5 +69,77 @@ func TestClusterSettings(t *testing.T) {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestDDLPerServerVersion(t *testing.T) {
+	old := serverVersion{Major: 18, Minor: 16, Patch: 1}
+	middle := serverVersion{Major: 19, Minor: 17}
+	current := serverVersion{Major: 26, Minor: 7, Patch: 2}
+	const add = "ALTER TABLE offers ADD COLUMN IF NOT EXISTS valid_until Nullable(DateTime('UTC')) AFTER observed_at"
+	tests := []struct {
+		name string
+		v    serverVersion
+		stmt string
+		want ddl
+	}{
+		{"18.16: ADD COLUMN without the clause, an existing column is applied", old, add,
+			ddl{"ALTER TABLE offers ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at", true}},
+		{"18.16: every ADD COLUMN of the statement, any spacing and case", old,
+			"ALTER TABLE `db`.`offers_local` ON CLUSTER `c` ADD COLUMN IF NOT EXISTS a UInt8, add  column\nif not exists b String",
+			ddl{"ALTER TABLE `db`.`offers_local` ON CLUSTER `c` ADD COLUMN a UInt8, ADD COLUMN b String", true}},
+		{"18.16: CREATE TABLE IF NOT EXISTS is kept", old, "CREATE TABLE IF NOT EXISTS t (x UInt8) ENGINE = Memory",
+			ddl{"CREATE TABLE IF NOT EXISTS t (x UInt8) ENGINE = Memory", false}},
+		{"18.16: a column named like the clause is not the clause", old, "ALTER TABLE t MODIFY COLUMN add_column_if UInt8",
+			ddl{"ALTER TABLE t MODIFY COLUMN add_column_if UInt8", false}},
+		{"19.x, not tested here: the form every version takes", middle, add,
+			ddl{"ALTER TABLE offers ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at", true}},
+		{"current: the statement as written", current, add, ddl{add, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.v.ddl(tt.stmt)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(ddl{})); diff != "" {
+				t.Errorf("ddl (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestColumnExists(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"18.16", &clickhouse.Exception{Code: 44, Message: "Cannot add column valid_until: column with this name already exists"}, true},
+		{"18.16 through ON CLUSTER, wrapped", fmt.Errorf("applying: %w", &clickhouse.Exception{Code: 44,
+			Message: "There was an error on 127.0.0.1:19102: Code: 44, e.displayText() = DB::Exception: Cannot add column valid_until: column with this name already exists"}), true},
+		{"current", &clickhouse.Exception{Code: 15, Message: "Cannot add column `valid_until`: column with this name already exists. (DUPLICATE_COLUMN)"}, true},
+		{"another fault of a column", &clickhouse.Exception{Code: 44, Message: "Cannot convert NULL value to non-Nullable type"}, false},
+		{"a syntax error", &clickhouse.Exception{Code: 62, Message: "Syntax error: failed at position 38"}, false},
+		{"not from the server", errors.New("column with this name already exists"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := columnExists(tt.err); got != tt.want {
+				t.Errorf("columnExists(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAltersDistributedOnCluster(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{{"18.16.1", false}, {"19.17.4", false}, {"20.1.2", true}, {"26.7.2.1", true}} {
+		v, err := parseServerVersion(tt.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.altersDistributedOnCluster(); got != tt.want {
+			t.Errorf("%s: altersDistributedOnCluster = %v, want %v", tt.v, got, tt.want)
+		}
 	}
 }
