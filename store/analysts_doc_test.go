@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
@@ -109,6 +110,8 @@ func storeAnalystHistory(tb testing.TB, s *store.Store) {
 		Provider: "aws", OfferID: "import:H100-SXM-80GB/8x/datacenter/us-east-1", Tier: schema.TierDatacenter, Region: "us-east-1",
 		GPUModel: "H100-SXM-80GB", GPUNameRaw: "H100-SXM-80GB", GPUCount: 8, VRAMGB: 80, PriceType: schema.OnDemand,
 		PriceUSDPerHour: decimal.RequireFromString("55.04"), PriceUSDPerGPUHour: decimal.RequireFromString("6.88")}
+	validUntil := last.AddDate(1, 0, 0)
+	imp.ValidUntil = &validUntil
 	if _, err := s.LoadImport(ctx, store.Import{RunID: imp.RunID, Offers: []schema.Offer{imp}}); err != nil {
 		tb.Fatal(err)
 	}
@@ -221,5 +224,28 @@ func runOnHistory(t *testing.T, set func(testing.TB) (names, queries []string)) 
 				t.Errorf("found nothing on the generated history:\n%s", q)
 			}
 		})
+	}
+}
+
+// TestAnalystsDocDescribesEveryOffersColumn checks the column table of offers in
+// docs/analysts.md against the table the migrations create: every column, in order, with its type.
+func TestAnalystsDocDescribesEveryOffersColumn(t *testing.T) {
+	doc, err := os.ReadFile("../docs/analysts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n### `offers` — ")
+	if !ok {
+		t.Fatal("docs/analysts.md has no section on offers")
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	row := regexp.MustCompile("(?m)^\\| `(\\w+)` \\| ([^|]+) \\|")
+	var described []string
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		described = append(described, m[1]+" "+strings.TrimSpace(m[2]))
+	}
+	s := storetest.Open(t)
+	if diff := cmp.Diff(columnsOf(t, s, "offers"), described); diff != "" {
+		t.Errorf("docs/analysts.md on offers (-table +doc):\n%s", diff)
 	}
 }

@@ -165,8 +165,8 @@ type offersResponse struct {
 	Truncated bool           `json:"truncated"` // more offers matched than the limit
 }
 
-// offers serves the current market: the newest observation of every offer seen within max_age,
-// cheapest $/GPU-hour first.
+// offers serves the current market: the newest observation of every offer seen within max_age
+// or valid until later (store.OfferFilter.MaxAge), cheapest $/GPU-hour first.
 // selectionParams reads the gpu, provider and price_type parameters (comma-separated lists),
 // each checked against the catalog or the known values.
 func selectionParams(v url.Values) (models, providers []string, priceTypes []schema.PriceType, err error) {

@@ -22,7 +22,8 @@ const exportHelp = `Write price data for notebooks and spreadsheets, as CSV or P
 
   gpucost export offers  [--since 30d] [--until now] [--gpu M] [--provider P] [--price-type T]
       every observation in the range (one row per offer per scrape), oldest first;
-      with --latest, the newest observation of every offer seen within --since instead
+      with --latest, the newest observation of every offer seen within --since (or imported
+      with a valid_until still ahead) instead
   gpucost export history --gpu MODEL [--interval day] [--since 30d] [--until now] [...]
       the rows of gpucost history
 

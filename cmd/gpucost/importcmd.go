@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,12 +41,24 @@ in any order:
   gpu_count         optional  GPUs per instance (default 1)
   region            optional  the provider's region
   tier              optional  secure, community, datacenter (default), verified or unverified
+  valid_until       optional  when the price stops holding, written like observed_at and after it
+                              (a date alone is 00:00 UTC of that day). Until then the price is
+                              current however old observed_at is (offers, optimize, the API); from
+                              then on it is not. Empty: the price ages like a scraped one.
+  intra_node        optional  how the GPUs of one instance are linked: nvswitch, nvlink,
+                              infinity_fabric, pcie or unknown
+  inter_node        optional  how instances are linked: infiniband, roce, ethernet, none or unknown
+  available_count   optional  instances or GPUs available, as the publisher counts them (0 or more)
+  stock             optional  high, medium, low, none or unknown
+  source_url        optional  the publisher's page: https://, without user, password or key
 
-Lines starting with # are comments. Every line is checked before anything is loaded: all bad
-lines are reported as FILE:LINE: column: problem, and then nothing is loaded. Rows are tagged
-with their source: run id import-<hash of the file>, source_url import:<file name>, offer id
-import:<gpu>/<count>x/<tier>/<region>; the file itself is kept as a raw payload. Importing the
-same file again loads nothing. Imports write no scrape run-log rows.
+Empty cells take the default. An interconnect the table does not give is unknown: it is never
+taken from the GPU's name or count. Lines starting with # are comments. Every line is checked
+before anything is loaded: all bad lines are reported as FILE:LINE: column: problem, and then
+nothing is loaded. Rows are tagged with their source: run id import-<hash of the file>,
+source_url the row's or import:<file name>, offer id import:<gpu>/<count>x/<tier>/<region>; the
+file itself is kept as a raw payload. Importing the same file again loads nothing. Imports write
+no scrape run-log rows.
 
 Exit codes: 0 loaded (or already loaded); 1 bad lines or a store failure; 2 bad flags.`
 
@@ -165,8 +180,11 @@ func countLines(errs []error) int {
 	return len(lines)
 }
 
-var importColumns = map[string]bool{"provider": true, "gpu": true, "price_type": true, "usd_per_gpu_hour": true, "observed_at": true,
-	"vram_gb": false, "gpu_count": false, "region": false, "tier": false}
+// The columns of a price table, in the order of importHelp.
+var (
+	requiredImportColumns = []string{"provider", "gpu", "price_type", "usd_per_gpu_hour", "observed_at"}
+	optionalImportColumns = []string{"vram_gb", "gpu_count", "region", "tier", "valid_until", "intra_node", "inter_node", "available_count", "stock", "source_url"}
+)
 
 // parsePriceTable reads a published price table and returns it as an import, or every problem
 // found, each naming the file, line and column. It never returns a partial import.
@@ -199,8 +217,8 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(h))
-		if _, known := importColumns[h]; !known {
-			fail(headerLine, h, "unknown column (want provider, gpu, price_type, usd_per_gpu_hour, observed_at, and optionally vram_gb, gpu_count, region, tier)")
+		if !slices.Contains(requiredImportColumns, h) && !slices.Contains(optionalImportColumns, h) {
+			fail(headerLine, h, "unknown column (want %s, and optionally %s)", strings.Join(requiredImportColumns, ", "), strings.Join(optionalImportColumns, ", "))
 			continue
 		}
 		if _, dup := col[h]; dup {
@@ -210,8 +228,8 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 		col[h] = i
 	}
 	var missing []string
-	for c, required := range importColumns {
-		if _, ok := col[c]; required && !ok {
+	for _, c := range requiredImportColumns {
+		if _, ok := col[c]; !ok {
 			missing = append(missing, c)
 		}
 	}
@@ -331,6 +349,52 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 				fail(line, "tier", "unknown tier %s (want one of %v)", quoteShort(v), schema.Tiers)
 			}
 		}
+		if v := cell("valid_until"); v != "" {
+			if until, err := parseObservedAt(v); err != nil {
+				fail(line, "valid_until", "%v", err)
+			} else if !o.ObservedAt.IsZero() && !until.After(o.ObservedAt) {
+				fail(line, "valid_until", "%s is not after observed_at %s", v, cell("observed_at"))
+			} else {
+				o.ValidUntil = &until
+			}
+		}
+		// An interconnect the table does not give stays unknown: no GPU name or count implies one.
+		if v := cell("intra_node"); v != "" {
+			if in, err := schema.ParseIntraNode(v); err != nil {
+				fail(line, "intra_node", "unknown interconnect %s (want one of %v)", quoteShort(v), schema.IntraNodes)
+			} else {
+				o.IntraNode = in
+			}
+		}
+		if v := cell("inter_node"); v != "" {
+			if in, err := schema.ParseInterNode(v); err != nil {
+				fail(line, "inter_node", "unknown interconnect %s (want one of %v)", quoteShort(v), schema.InterNodes)
+			} else {
+				o.InterNode = in
+			}
+		}
+		if v := cell("available_count"); v != "" {
+			if n, err := strconv.ParseUint(v, 10, 32); err != nil {
+				fail(line, "available_count", "%s is not a whole number of 0 or more", quoteShort(v))
+			} else {
+				count := uint32(n)
+				o.AvailableCount = &count
+			}
+		}
+		if v := cell("stock"); v != "" {
+			if st, err := schema.ParseStock(v); err != nil {
+				fail(line, "stock", "unknown stock level %s (want one of %v)", quoteShort(v), schema.Stocks)
+			} else {
+				o.Stock = st
+			}
+		}
+		if v := cell("source_url"); v != "" {
+			if err := checkSourceURL(v); err != nil {
+				fail(line, "source_url", "%v", err)
+			} else {
+				o.SourceURL = v
+			}
+		}
 		if len(errs) > before {
 			continue
 		}
@@ -355,6 +419,31 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 		return store.Import{}, errs
 	}
 	return imp, nil
+}
+
+// credentialParam matches the name of a query parameter that carries a credential.
+var credentialParam = regexp.MustCompile(`(?i)^(api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|passwd|signature|sig)$`)
+
+// checkSourceURL accepts the https address of a publisher's page, without credentials: no user
+// or password, and no query parameter named like a key or token. Its errors do not repeat a URL
+// that holds credentials.
+func checkSourceURL(s string) error {
+	if len(s) > 2048 || strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) >= 0 {
+		return fmt.Errorf("%s is not a URL (at most 2048 characters, no spaces)", quoteShort(s))
+	}
+	u, err := url.Parse(s)
+	if err == nil && u.User != nil {
+		return errors.New("the URL holds a user name or password (not shown): give the page's address without credentials")
+	}
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("%s is not an https:// URL of the publisher's page", quoteShort(s))
+	}
+	for name := range u.Query() {
+		if credentialParam.MatchString(name) {
+			return fmt.Errorf("the URL has the query parameter %s, which carries credentials: give the page's address without it", quoteShort(name))
+		}
+	}
+	return nil
 }
 
 func containsTier(t schema.Tier) bool {

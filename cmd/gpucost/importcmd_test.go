@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // goodTable is a published price table as an analyst would paste it: comments, mixed-case
@@ -248,4 +249,136 @@ func writeConfigFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// marketTable gives the columns that make an import market data like a scraped price: how long
+// the price holds, the interconnect, availability and the publisher's page.
+const marketTable = `provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,valid_until,intra_node,inter_node,available_count,stock,source_url
+aws,H100-SXM-80GB,term_1y,4.30,2026-01-05,8,2026-12-31,nvswitch,infiniband,12,low,https://aws.example/ec2/pricing?region=us-east-1#p5
+aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,8,,,,,,
+azure,MI300X-192GB,on_demand,5.10,2026-01-05T09:30:00Z,8,2026-03-31T23:59:59Z,infinity_fabric,roce,0,none,https://azure.example/pricing
+`
+
+func TestParsePriceTableMarketColumns(t *testing.T) {
+	lim := importLimits{maxPrice: decimal.NewFromInt(200), now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}
+	imp, errs := parsePriceTable("dir/market.csv", []byte(marketTable), lim)
+	if len(errs) > 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	type market struct {
+		ValidUntil     *time.Time
+		IntraNode      schema.IntraNode
+		InterNode      schema.InterNode
+		AvailableCount *uint32
+		Stock          schema.Stock
+		SourceURL      string
+	}
+	var got []market
+	for _, o := range imp.Offers {
+		got = append(got, market{o.ValidUntil, o.IntraNode, o.InterNode, o.AvailableCount, o.Stock, o.SourceURL})
+	}
+	endOfYear, endOfMarch := time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 31, 23, 59, 59, 0, time.UTC)
+	twelve, zero := uint32(12), uint32(0)
+	want := []market{
+		{&endOfYear, schema.IntraNVSwitch, schema.InterInfiniBand, &twelve, schema.StockLow, "https://aws.example/ec2/pricing?region=us-east-1#p5"},
+		// An 8-GPU SXM node whose table says nothing of its fabric: unknown, not NVSwitch or InfiniBand.
+		{nil, schema.IntraUnknown, schema.InterUnknown, nil, schema.StockUnknown, "import:market.csv"},
+		{&endOfMarch, schema.IntraInfinityFabric, schema.InterRoCE, &zero, schema.StockNone, "https://azure.example/pricing"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("market columns (-want +got):\n%s", diff)
+	}
+
+	// Without the columns, every interconnect is unknown too.
+	plain, errs := parsePriceTable("good.csv", []byte(goodTable), lim)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, o := range plain.Offers {
+		if o.IntraNode != schema.IntraUnknown || o.InterNode != schema.InterUnknown || o.ValidUntil != nil || o.AvailableCount != nil || o.Stock != schema.StockUnknown {
+			t.Errorf("%s %s without market columns: intra %s, inter %s, valid until %v, available %v, stock %s; want all unknown",
+				o.Provider, o.GPUModel, o.IntraNode, o.InterNode, o.ValidUntil, o.AvailableCount, o.Stock)
+		}
+	}
+}
+
+func TestParsePriceTableBadMarketColumns(t *testing.T) {
+	lim := importLimits{maxPrice: decimal.NewFromInt(200), now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}
+	const header = "provider,gpu,price_type,usd_per_gpu_hour,observed_at,valid_until,intra_node,inter_node,available_count,stock,source_url\n"
+	tests := []struct {
+		name, row, want string
+	}{
+		{"valid_until not a date", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,next year,,,,,", `bad.csv:2: valid_until: cannot read "next year" as a date`},
+		{"valid_until before observed_at", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,2026-01-04,,,,,", "bad.csv:2: valid_until: 2026-01-04 is not after observed_at 2026-01-05"},
+		{"valid_until equal to observed_at", "aws,H100-SXM-80GB,on_demand,2,2026-01-05T10:00:00Z,2026-01-05 10:00:00,,,,,", "bad.csv:2: valid_until: 2026-01-05 10:00:00 is not after observed_at"},
+		{"valid_until out of range", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,2999-01-01,,,,,", `bad.csv:2: valid_until: "2999-01-01" is out of range`},
+		{"intra_node", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,NVLink 4,,,,", `bad.csv:2: intra_node: unknown interconnect "NVLink 4" (want one of [nvswitch nvlink infinity_fabric pcie unknown])`},
+		{"inter_node", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,efa,,,", `bad.csv:2: inter_node: unknown interconnect "efa" (want one of [infiniband roce ethernet none unknown])`},
+		{"available_count negative", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,-1,,", `bad.csv:2: available_count: "-1" is not a whole number of 0 or more`},
+		{"available_count fraction", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,2.5,,", `bad.csv:2: available_count: "2.5" is not a whole number`},
+		{"available_count too big", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,4294967296,,", `bad.csv:2: available_count: "4294967296" is not a whole number`},
+		{"stock", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,plenty,", `bad.csv:2: stock: unknown stock level "plenty" (want one of [high medium low none unknown])`},
+		{"source_url http", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,http://aws.example/pricing", `bad.csv:2: source_url: "http://aws.example/pricing" is not an https:// URL`},
+		{"source_url not a URL", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,the AWS page", `bad.csv:2: source_url: "the AWS page" is not a URL`},
+		{"source_url without host", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https:///pricing", `bad.csv:2: source_url: "https:///pricing" is not an https:// URL`},
+		{"source_url with a password", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https://me:hunter2@aws.example/pricing", "bad.csv:2: source_url: the URL holds a user name or password (not shown)"},
+		{"source_url with a user", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,http://me@aws.example/pricing", "bad.csv:2: source_url: the URL holds a user name or password (not shown)"},
+		{"source_url with a key", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https://aws.example/pricing?region=x&API_KEY=abc", `bad.csv:2: source_url: the URL has the query parameter "API_KEY", which carries credentials`},
+		{"source_url with a token", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https://aws.example/p?token=abc", `the URL has the query parameter "token"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			imp, errs := parsePriceTable("bad.csv", []byte(header+tt.row+"\n"), lim)
+			if len(imp.Offers) != 0 {
+				t.Errorf("a bad table gave %d offers, want none", len(imp.Offers))
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.want) {
+				t.Fatalf("errors %v, want one containing %q", errs, tt.want)
+			}
+			if strings.Contains(errs[0].Error(), "hunter2") || strings.Contains(errs[0].Error(), "abc") {
+				t.Errorf("error %q repeats a credential", errs[0])
+			}
+		})
+	}
+}
+
+// TestImportValidUntilIsTodaysPrice imports a table published weeks ago: the row valid for a
+// year is in today's market with everything the table said; the row without valid_until and
+// the one that has expired are not.
+func TestImportValidUntilIsTodaysPrice(t *testing.T) {
+	st := storetest.Open(t)
+	fx := &anFixture{dsn: storetest.DatabaseDSN(t, st.Database()), store: st}
+	now := time.Now().UTC()
+	published := now.AddDate(0, 0, -40).Format("2006-01-02")
+	table := "provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,region,valid_until,intra_node,inter_node,available_count,stock,source_url\n" +
+		"aws,H100-SXM-80GB,term_1y,4.30," + published + ",8,us-east-1," + now.AddDate(1, 0, 0).Format("2006-01-02") + ",nvswitch,infiniband,12,low,https://aws.example/ec2/pricing\n" +
+		"aws,H100-SXM-80GB,on_demand,6.88," + published + ",8,us-east-1,,,,,,\n" +
+		"aws,A100-SXM-80GB,on_demand,3.10," + published + ",8,us-east-1," + now.AddDate(0, 0, -1).Format("2006-01-02") + ",nvswitch,infiniband,,,\n"
+	file := writeFile(t, t.TempDir(), "aws-2026.csv", table)
+	ctx := context.Background()
+	e, stdout, stderr := fx.env()
+	if code := runImport(ctx, e, []string{file}); code != exitOK {
+		t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+	}
+	e, stdout, stderr = fx.env()
+	if code := runOffers(ctx, e, []string{"--output", "json", "--max-age", "6h"}); code != exitOK {
+		t.Fatalf("offers: exit %d\n%s", code, stderr)
+	}
+	var got []schema.Offer
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("today's market holds %d offers, want the one still valid:\n%s", len(got), stdout)
+	}
+	o := got[0]
+	until, _ := time.Parse("2006-01-02", now.AddDate(1, 0, 0).Format("2006-01-02"))
+	if o.PriceType != schema.Term1Y || o.ValidUntil == nil || !o.ValidUntil.Equal(until) || o.IntraNode != schema.IntraNVSwitch || o.InterNode != schema.InterInfiniBand ||
+		o.AvailableCount == nil || *o.AvailableCount != 12 || o.Stock != schema.StockLow || o.SourceURL != "https://aws.example/ec2/pricing" {
+		t.Errorf("the imported offer read back as %+v", o)
+	}
+	// All three are history.
+	if n, err := countRows(fx.dsn, "offers", "startsWith(run_id, 'import-')"); err != nil || n != 3 {
+		t.Errorf("%d imported observations (%v), want 3", n, err)
+	}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 const offersHelp = `List the current market from the store: the newest observation of every offer seen within
---max-age, cheapest $/GPU-hour first. Filters combine.`
+--max-age, or imported with a valid_until still ahead (gpucost import), cheapest $/GPU-hour
+first; a price whose valid_until has passed is left out. Filters combine.`
 
 func runOffers(ctx context.Context, e env, args []string) int {
 	fs := newFlags("offers", "[flags]", offersHelp)
@@ -25,7 +26,7 @@ func runOffers(ctx context.Context, e env, args []string) int {
 	provider := fs.String("provider", "", "comma-separated providers")
 	priceType := fs.String("price-type", "", "comma-separated price types: on_demand, spot, reserved, term_1y, term_3y")
 	interconnect := fs.String("interconnect", "", "minimum intra-node interconnect: nvswitch, nvlink, pcie")
-	maxAge := fs.Duration("max-age", 6*time.Hour, "drop offers not seen for this long (0 keeps all)")
+	maxAge := fs.Duration("max-age", 6*time.Hour, "drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
 	perGPU := fs.Bool("cheapest-per-gpu", false, "only the cheapest offer of each GPU model")
 	limit := fs.Int("limit", 50, "at most this many rows (0: all)")
 	output := fs.String("output", "table", "table, json or csv")
