@@ -111,9 +111,9 @@ var reAddColumnIfNotExists = regexp.MustCompile(`(?i)\bADD\s+COLUMN\s+IF\s+NOT\s
 //
 // ALTER TABLE … ADD COLUMN IF NOT EXISTS is a syntax error on 18.16: there the statement runs
 // without the clause, and its error when the column is already there (a migration completed
-// after a failure half-way, or two migrators at once) counts as applied. The clause is used
-// from ClickHouse 20.1 on; the versions between are not tested here, so they take the form that
-// works on every version.
+// after a failure half-way, or two migrators at once) counts as applied, so such a statement
+// should add columns and do nothing else. The clause is used from ClickHouse 20.1 on; the
+// versions between are not tested here, so they take the form that works on every version.
 func (v serverVersion) ddl(stmt string) ddl {
 	if v.takesAddColumnIfNotExists() || !reAddColumnIfNotExists.MatchString(stmt) {
 		return ddl{sql: stmt}
