@@ -14,13 +14,15 @@
 // the vendor publishes no tensor figure. Each row names its source and how well it is sourced
 // (Grade); docs/gpus.md lists them all, and a test keeps that table equal to this one.
 //
-// gpus imports nothing of gpucost. The catalog is read-only: every function returns copies.
+// gpus imports only schema of gpucost. The catalog is read-only: every function returns copies.
 package gpus
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gpucost/gpucost/schema"
 )
 
 // FormFactor is the physical form of a GPU, which bounds how it can be interconnected.
@@ -106,6 +108,17 @@ func (c Capability) String() string {
 // MarshalText writes String, so JSON and YAML show "8.9".
 func (c Capability) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
+// UnmarshalText reads what MarshalText writes ("" is zero).
+func (c *Capability) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*c = Capability{}
+		return nil
+	}
+	v, err := ParseCapability(string(b))
+	*c = v
+	return err
+}
+
 // AtLeast reports whether c is major.minor or newer.
 func (c Capability) AtLeast(major, minor int) bool {
 	return c.Major > major || (c.Major == major && c.Minor >= minor)
@@ -182,6 +195,21 @@ func (m Model) CapabilityString() string {
 
 // Linkable reports whether GPUs of this model can be joined by a GPU-to-GPU fabric at all.
 func (m Model) Linkable() bool { return m.Topology != TopologyNone }
+
+// BoardIntraNode is the intra-node class of the model's own fabric: NVSwitch on HGX boards and
+// NVL72 racks, NVLink for V100's hybrid cube mesh and for bridges, Infinity Fabric on AMD
+// boards, PCIe without one. It is what a node of several of these GPUs has when BoardFabric.
+func (m Model) BoardIntraNode() schema.IntraNode {
+	switch m.Topology {
+	case TopologyNVSwitch:
+		return schema.IntraNVSwitch
+	case TopologyInfinityFabric:
+		return schema.IntraInfinityFabric
+	case TopologyNone:
+		return schema.IntraPCIe
+	}
+	return schema.IntraNVLink
+}
 
 // Sources of the catalog rows, by short name. docs/gpus.md says where each is found.
 const (

@@ -91,14 +91,14 @@ func (m Model) Runs(e Engine) error {
 			return nil
 		}
 		if nvidia {
-			return fmt.Errorf("vLLM needs compute capability 7.5 or newer (%s is %s)", m.Name, m.Capability)
+			return fmt.Errorf("vLLM needs compute capability 7.5 or newer (%s is %s)", m.Family, m.Capability)
 		}
 	case SGLang:
 		if nvidia && m.Capability.AtLeast(7, 5) || slices.Contains([]string{"gfx942", "gfx950"}, m.GFX) {
 			return nil
 		}
 		if nvidia {
-			return fmt.Errorf("SGLang needs compute capability 7.5 or newer (%s is %s)", m.Name, m.Capability)
+			return fmt.Errorf("SGLang needs compute capability 7.5 or newer (%s is %s)", m.Family, m.Capability)
 		}
 	case TensorRTLLM:
 		if nvidia && (m.Capability.Major >= 10 && m.Capability.Major < 12 || m.Capability == Capability{9, 0} ||
@@ -106,19 +106,19 @@ func (m Model) Runs(e Engine) error {
 			return nil
 		}
 		if nvidia {
-			return fmt.Errorf("TensorRT-LLM supports Blackwell, Hopper, L40/L40S and A100 only (%s is %s)", m.Name, m.archName())
+			return fmt.Errorf("TensorRT-LLM supports Blackwell, Hopper, L40/L40S and A100 only (%s is %s)", m.Family, m.archName())
 		}
 	case TGI:
 		if nvidia && m.Capability.AtLeast(8, 0) || slices.Contains([]string{"gfx90a", "gfx942"}, m.GFX) {
 			return nil
 		}
 		if nvidia {
-			return fmt.Errorf("TGI's flash kernels need Ampere or newer (%s is %s)", m.Name, m.archName())
+			return fmt.Errorf("TGI's flash kernels need Ampere or newer (%s is %s)", m.Family, m.archName())
 		}
 	default:
 		return fmt.Errorf("unknown engine %q", e)
 	}
-	return fmt.Errorf("%s does not support %s (%s)", e, m.Name, m.CapabilityString())
+	return fmt.Errorf("%s does not support %s (%s)", e, m.Family, m.CapabilityString())
 }
 
 // FlashAttention2 reports whether FlashAttention-2 runs on the GPU: Ampere, Ada, Hopper and

@@ -62,12 +62,12 @@ func TestRuns(t *testing.T) {
 		want   string
 	}{
 		{"T4-16GB", gpus.VLLM, ""}, // compute capability 7.5: the oldest vLLM supports
-		{"V100-SXM2-32GB", gpus.VLLM, "vLLM needs compute capability 7.5 or newer (V100-SXM2-32GB is 7.0)"},
+		{"V100-SXM2-32GB", gpus.VLLM, "vLLM needs compute capability 7.5 or newer (V100 is 7.0)"},
 		{"P40-24GB", gpus.VLLM, "is 6.1"},
 		{"P40-24GB", gpus.SGLang, "SGLang needs compute capability 7.5"},
 		{"MI300X-192GB", gpus.VLLM, ""},
 		{"MI300X-192GB", gpus.SGLang, ""},
-		{"MI300X-192GB", gpus.TensorRTLLM, "tensorrt-llm does not support MI300X-192GB"},
+		{"MI300X-192GB", gpus.TensorRTLLM, "tensorrt-llm does not support MI300X (gfx942)"},
 		{"H100-SXM-80GB", gpus.TensorRTLLM, ""},
 		{"B200-SXM-180GB", gpus.TensorRTLLM, ""},
 		{"L40S-48GB", gpus.TensorRTLLM, ""},

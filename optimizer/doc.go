@@ -1,26 +1,28 @@
-// Package optimizer puts each workload of each team on the cheapest GPU offer that really fits
-// it, prices that per unit of finished work, and says how much it saves against what the team
-// runs today. It is pure computation: no I/O, no clock, no globals. The caller parses a
-// workloads file (ParseWorkloads), reads today's offers and the scrape log from the store, and
-// calls Optimize; the Plan it returns is what reports render and the plans table stores.
+// Package optimizer puts each workload of each team on the cheapest GPU offer that really does
+// its work, prices that per unit of finished work, and says how much it saves against what the
+// team runs today. It is pure computation: no I/O, no clock, no globals. The caller parses a
+// workloads file (ParseWorkloads), reads today's offers from the store, and calls Optimize; the
+// Plan it returns is what reports render and the plans table stores.
 //
 // # The model
 //
 // Every number below is a field of Options; DefaultOptions documents each default and the
-// section of ../shared/reference/gpus.md (§) it comes from.
+// section of docs/gpus.md (§) it comes from. What a GPU can do comes from the catalog (package
+// gpus): dense throughput per precision, memory, fabric, and the software rules.
 //
 // 1. Size. A workload's memory splits into what is sharded across GPUs and what every GPU
 // pays (§1.1–1.3):
 //
 //   - inference: weights (params × bytes per parameter at the precision: fp16 2, fp8/int8 1,
-//     int4 0.55) + KV cache (2 × bytes × layers × KV heads × head dim × context × concurrency,
-//     §1.2; layers, heads and head dim from the workload or estimated), sharded by tensor
-//     parallelism; every GPU pays the runtime overhead (1 GiB);
+//     int4 0.55, fp4 0.5625) + KV cache (2 × bytes × layers × KV heads × head dim × context ×
+//     concurrency, §1.2; layers, heads and head dim from the workload or estimated), sharded by
+//     tensor parallelism; every GPU pays the runtime overhead (1 GiB);
 //   - full fine-tuning and pretraining: 18 bytes per parameter of weights, gradients and AdamW
 //     state, sharded by ZeRO-3/FSDP; LoRA: the bf16 base (2 B) + adapters (0.3% of the
 //     parameters × 16 B); QLoRA: the NF4 base (0.525 B) + adapters. Every GPU pays the overhead
 //     and its own activations (with gradient checkpointing, seq × micro-batch × hidden ×
 //     (2·layers plus 34) bytes);
+//   - a measured footprint (measured_vram_gb) replaces the estimate, with no headroom added;
 //   - custom: the VRAM per GPU and in total the workload states, raw.
 //
 // A GPU model with V GB fits n GPUs when sharded + n × per-GPU ≤ n × V × 0.90 (§1.3); the
@@ -31,31 +33,52 @@
 // (8). Inference never spans nodes. Options.Fits reports this per GPU model.
 //
 // 2. Filter. Offers are indexed once per plan by class (GPU model, VRAM, GPUs per offer,
-// interconnect, price type) and provider, cheapest first. Per workload and class the checks
-// run in order: precision (fp8 needs FP8 hardware), memory (in one offer, or in several offers' nodes for training when they have
-// RDMA), interconnect, multi-node, price type (spot only for interruptible workloads;
-// reserved and term prices only with Options.AllowCommitments), throughput (an optional decode
-// speed target), deadline; then per offer: provider, region, availability. A provider whose
-// last good scrape is older than Options.MaxScrapeAgeHours is excluded and listed in
-// Plan.ExcludedProviders. The check a GPU model got furthest in explains its rejection
-// ("RTX-4090-24GB ×1: 24 GB < 41.3 GB needed", "L40S-48GB ×2: no NVLink, training needs it").
+// interconnect, price type) and provider, cheapest first; an offer whose price no longer holds
+// (its ValidUntil, else Options.MaxOfferAgeHours after it was observed) is left out and
+// counted, and a provider with none that holds is listed in Plan.ExcludedProviders. Per
+// workload and class the checks run in order (§4–§6):
 //
-// 3. Cost. Always-on work (inference, custom) costs the offer's hourly price × hours per month.
-// Jobs cost price × hours of one run × runs per month, where a training run takes
-// k·N·D / (GPUs × dense TFLOPS × MFU × scaling) (§2.1; k = 6 for full training, 4 for LoRA; the
-// FLOPs may come from GPU-hours on a reference GPU instead), and an inference batch job's hours
-// on its reference GPU scale with decode throughput (memory bandwidth × GPUs / bytes read per
-// step). Spot jobs take Options.SpotRestartOverhead (10%) longer. A training run longer than its
-// deadline (or Options.MaxJobHours) rents more nodes, when the offer has RDMA, until it fits:
-// the cheapest plan that finishes in time.
+//   - gpu: the workload's gpus_allowed/gpus_excluded and min_compute_capability, and its serving
+//     engine's hardware support (vLLM by default for inference);
+//   - precision: the GPU has a hardware path for it (gpus.Model.Computes; training in bf16
+//     unless fp16 is listed as a fallback);
+//   - memory, in one offer or in several offers' nodes for training when they have RDMA;
+//   - interconnect: the offer's fabric as far as the model's NVLink domain reaches; an
+//     interconnect the source does not publish is never NVLink, and tensor parallelism is not
+//     planned on it; GeForce cards without PCIe peer-to-peer take tensor parallelism of 2 at
+//     most;
+//   - multi-node, price type (spot only for interruptible workloads; reserved and term prices
+//     only with Options.AllowCommitments), throughput (an optional decode speed target),
+//     deadline;
+//
+// then per offer: provider, host (always-on serving only on datacenter, secure and verified
+// hosts unless host_tiers says otherwise; min_reliability), location (continents and ISO
+// countries; an offer that publishes no location is kept, with a note), availability. The
+// check a GPU model got furthest in explains its rejection ("RTX-4090-24GB ×1: 24 GB < 41.3 GB
+// needed", "V100-SXM2-32GB ×8: vLLM needs compute capability 7.5 or newer (V100 is 7.0)").
+//
+// 3. Cost (§2.1). Always-on work costs the offer's hourly price × hours per month. Jobs cost
+// price × hours of one run × runs per month, where a training run takes
+// k·N·D / (GPUs × dense TFLOPS at the training precision × MFU × scaling) (k = 6 for full
+// training, 4 for LoRA; the FLOPs may come from GPU-hours on a reference GPU instead), an
+// inference batch job's hours on its reference GPU scale with decode throughput (memory
+// bandwidth × GPUs / bytes read per step), and custom work's hours (or units) on its reference
+// GPU scale with its scale_by: a precision's dense rate, memory bandwidth, or none. Spot jobs
+// take Options.SpotRestartOverhead (10%) longer. A training run longer than its deadline (or
+// Options.MaxJobHours) rents more nodes, when the offer has RDMA, until it fits: the cheapest
+// plan that finishes in time. Every placement also carries the price of a unit of its work:
+// a million output tokens, a run, a unit of custom work.
 //
 // 4. Choose. Candidates are ranked by monthly cost in decimal dollars (hours rounded to 0.01,
-// cost to the cent), ties broken by provider, offer id, price type, region and precision. The
-// cheapest is recommended; the next Options.Alternatives are kept (one per provider, GPU,
-// count, price type and precision with Options.DistinctAlternatives). The current placement is
-// priced at the cheapest matching offer today (provider, GPU, price type, region if given) or
-// at the price the team says it pays, costed with the same model, and the difference is the
-// saving, per workload, per team and in total.
+// cost to the cent); at one cost the one that does more work per hour wins, then provider,
+// offer id, price type, region and precision. The cheapest is recommended; the next
+// Options.Alternatives are kept (one per provider, GPU, count, price type and precision with
+// Options.DistinctAlternatives). The current placement is priced at the cheapest matching offer
+// today (provider, GPU, price type, region if given; of its own shape, else of its node's) or
+// at the price the team says it pays, and costed with the same model on the node it runs on
+// (its fabric, InfiniBand between its nodes); a current GPU the catalog lacks leaves that one
+// placement unpriced with the reason. The difference is the saving, per workload, per team and
+// in total.
 //
 // # Workloads file
 //
@@ -66,15 +89,19 @@
 //	      - name, kind: inference | lora | qlora | full_finetune | pretrain | custom
 //	        inference: params_b, precision (one or a list, preferred first), context_tokens +
 //	          concurrency or kv_cache_gb, kv_precision, layers, kv_heads, head_dim,
-//	          hours_per_month, min_decode_tokens_per_second, reference_gpu, reference_gpus
+//	          hours_per_month, min_decode_tokens_per_second, reference_gpu, reference_gpus,
+//	          engine (vllm | sglang | tensorrt-llm | tgi | none), measured_vram_gb
 //	        lora, qlora, full_finetune, pretrain: params_b, train_tokens or gpu_hours +
-//	          reference_gpu, deadline (36h, 21d, 2w), runs_per_month, seq_len, micro_batch,
-//	          activations_gb, layers
+//	          reference_gpu, precision (default bf16), deadline (36h, 21d, 2w),
+//	          runs_per_month, seq_len, micro_batch, activations_gb, layers, measured_vram_gb
 //	        custom: min_vram_gb_per_gpu, min_total_vram_gb, gpus, interconnect
-//	          (none | nvlink | nvswitch), multi_node, hours_per_month
-//	        every kind: interruptible, providers, exclude_providers, regions,
-//	          exclude_regions, current: {provider, region, gpu_model, gpu_count, price_type,
-//	          paid_usd_per_gpu_hour | paid_usd_per_hour}
+//	          (none | nvlink | nvswitch), multi_node, hours_per_month, precision, engine,
+//	          reference_gpu + reference_gpus + scale_by (a precision | memory_bandwidth | none),
+//	          units_per_month + units_per_hour + unit
+//	        every kind: interruptible, gpus_allowed, gpus_excluded, min_compute_capability,
+//	          host_tiers, min_reliability, providers, exclude_providers, regions,
+//	          exclude_regions, countries, exclude_countries, current: {provider, region,
+//	          gpu_model, gpu_count, price_type, paid_usd_per_gpu_hour | paid_usd_per_hour}
 //
 // The file is parsed with github.com/goccy/go-yaml: it reports line and column for unknown
 // keys, wrong types and duplicate keys out of the box, its DisallowUnknownField applies through

@@ -30,9 +30,9 @@ teams:
 		return
 	}
 	now := time.Date(2025, 11, 29, 13, 0, 0, 0, time.UTC)
-	offer := func(provider, model string, vram float64, price string) schema.Offer {
+	offer := func(provider string, tier schema.Tier, model string, vram float64, price string) schema.Offer {
 		return schema.Offer{
-			ObservedAt: now.Add(-time.Hour), Provider: provider, OfferID: model, GPUModel: model,
+			ObservedAt: now.Add(-time.Hour), Provider: provider, Tier: tier, OfferID: model, GPUModel: model,
 			GPUCount: 1, VRAMGB: vram, PriceType: schema.OnDemand,
 			PriceUSDPerHour: decimal.RequireFromString(price), PriceUSDPerGPUHour: decimal.RequireFromString(price),
 			IntraNode: schema.IntraPCIe, InterNode: schema.InterNone,
@@ -42,9 +42,9 @@ teams:
 		Now:       now,
 		Workloads: file,
 		Offers: []schema.Offer{
-			offer("runpod", "A100-SXM-80GB", 80, "1.39"),
-			offer("runpod", "RTX-4090-24GB", 24, "0.34"),
-			offer("vastai", "RTX-3070-8GB", 8, "0.05"),
+			offer("runpod", schema.TierSecure, "A100-SXM-80GB", 80, "1.39"),
+			offer("runpod", schema.TierSecure, "RTX-4090-24GB", 24, "0.34"),
+			offer("vastai", schema.TierVerified, "RTX-3070-8GB", 8, "0.05"),
 		},
 	}, optimizer.DefaultOptions())
 	if err != nil {

@@ -20,9 +20,8 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata")
 // be checked by hand against the offers.
 func TestGoldenSamplePlan(t *testing.T) {
 	plan := MustOptimize(t, optimizer.Input{
-		Workloads:      MustReadSample(t),
-		Offers:         MustOffers(t),
-		LastGoodScrape: fixtureScrapes(),
+		Workloads: MustReadSample(t),
+		Offers:    MustOffers(t),
 	}, optimizer.DefaultOptions())
 	got, err := json.MarshalIndent(plan, "", "  ")
 	if err != nil {

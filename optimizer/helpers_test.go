@@ -19,16 +19,6 @@ import (
 // fixtureNow is the plan time of the fixed offer set (offers observed an hour earlier).
 var fixtureNow = time.Date(2025, 11, 29, 13, 0, 0, 0, time.UTC)
 
-// fixtureScrapes is the last good scrape per provider for the fixed offer set: tensordock's
-// scraper has been failing for three days.
-func fixtureScrapes() map[string]time.Time {
-	ok := time.Date(2025, 11, 29, 12, 0, 0, 0, time.UTC)
-	return map[string]time.Time{
-		"vastai": ok, "runpod": ok, "lambda": ok, "coreweave": ok,
-		"tensordock": time.Date(2025, 11, 26, 12, 0, 0, 0, time.UTC),
-	}
-}
-
 // MustParse parses a workloads document or fails the test.
 func MustParse(tb testing.TB, name, doc string) *optimizer.File {
 	tb.Helper()

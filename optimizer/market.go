@@ -14,34 +14,14 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// LastGoodScrapes returns, per provider, the end of its latest scrape run that loaded data
-// (status ok or partial: a partial run's prices are as fresh as an ok run's). It is the
-// Input.LastGoodScrape a caller builds from the run log.
-func LastGoodScrapes(runs []schema.ScrapeRun) map[string]time.Time {
-	out := make(map[string]time.Time)
-	for _, r := range runs {
-		if r.Status != schema.RunOK && r.Status != schema.RunPartial {
-			continue
-		}
-		t := r.FinishedAt
-		if t.IsZero() {
-			t = r.StartedAt
-		}
-		if t.After(out[r.Provider]) {
-			out[r.Provider] = t
-		}
-	}
-	return out
-}
-
 // offerRef is an offer in the index, with what the hot loop reads unpacked.
 type offerRef struct {
-	o      *schema.Offer
-	price  float64 // PriceUSDPerHour, for pruning only
-	micros int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
-	avail  int64   // AvailableCount, -1 when unknown
-	region string  // Region, lower case
-	seq    int     // position in Input.Offers: the last tie-break
+	o         *schema.Offer
+	price     float64 // PriceUSDPerHour, for pruning only
+	micros    int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
+	avail     int64   // AvailableCount, -1 when unknown
+	continent string  // Offer.Continent(): "" when the provider publishes no location
+	seq       int     // position in Input.Offers: the last tie-break
 }
 
 // bucket holds the offers of one class from one provider, cheapest first.
@@ -57,8 +37,7 @@ type class struct {
 	model     gpus.Model
 	vram      float64
 	gpus      int
-	intra     schema.IntraNode // effective: unknown may be inferred from the form factor
-	inferred  bool             // intra was inferred
+	intra     schema.IntraNode // as the source published it: unknown is not linked
 	inter     schema.InterNode
 	priceType schema.PriceType
 	modelIdx  int // index in market.models
@@ -92,66 +71,81 @@ type market struct {
 	providers     map[string]bool // every provider seen
 	excluded      []ExcludedProvider
 	summary       MarketSummary
+	// expired counts, per catalog GPU model, the offers left out because their prices no
+	// longer hold, with the newest such observation: why nothing fits may be age.
+	expired map[string]expiry
+	maxAge  time.Duration
 }
 
-func buildMarket(offers []schema.Offer, lastGood map[string]time.Time, now time.Time, o *Options, need map[currentKey]bool) *market {
+// expiry is what the market left out of one GPU model for age.
+type expiry struct {
+	offers int
+	newest time.Time // the newest ObservedAt among them
+}
+
+func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[currentKey]bool) *market {
 	m := &market{
 		current:       make(map[currentKey][]*schema.Offer),
 		currentSorted: make(map[currentKey]bool),
 		stale:         make(map[string]bool),
 		providers:     make(map[string]bool),
+		expired:       make(map[string]expiry),
+		maxAge:        time.Duration(o.MaxOfferAgeHours * float64(time.Hour)),
 	}
 	m.summary.Offers = len(offers)
-	maxAge := time.Duration(o.MaxScrapeAgeHours * float64(time.Hour))
 
-	// Providers, interned: one map lookup per offer.
+	// Providers, interned: one map lookup per offer. A provider none of whose offers holds
+	// any more is excluded, with its newest observation and latest validity.
 	type provider struct {
-		name   string
-		newest time.Time
-		stale  bool
+		name      string
+		newest    time.Time // newest ObservedAt
+		validTill time.Time // latest ValidUntil given
+		fresh     bool      // some offer holds now
 	}
 	var provs []provider
 	provIdx := make(map[string]int)
 	provOf := make([]int32, len(offers))
+	fresh := make([]bool, len(offers))
 	for i := range offers {
-		name := offers[i].Provider
-		pi, ok := provIdx[name]
+		off := &offers[i]
+		pi, ok := provIdx[off.Provider]
 		if !ok {
 			pi = len(provs)
-			provIdx[name] = pi
-			provs = append(provs, provider{name: name})
-			m.providers[name] = true
+			provIdx[off.Provider] = pi
+			provs = append(provs, provider{name: off.Provider})
+			m.providers[off.Provider] = true
 		}
 		provOf[i] = int32(pi)
-		if t := offers[i].ObservedAt; t.After(provs[pi].newest) {
-			provs[pi].newest = t
+		pr := &provs[pi]
+		if off.ObservedAt.After(pr.newest) {
+			pr.newest = off.ObservedAt
 		}
+		if off.ValidUntil != nil && off.ValidUntil.After(pr.validTill) {
+			pr.validTill = *off.ValidUntil
+		}
+		fresh[i] = m.holds(off, now)
+		pr.fresh = pr.fresh || fresh[i]
 	}
 	for _, name := range sortedKeys(m.providers) {
 		pr := &provs[provIdx[name]]
-		t, ok := pr.newest, true
-		if lastGood != nil {
-			t, ok = lastGood[name]
+		if pr.fresh {
+			continue
 		}
+		m.stale[name] = true
+		e := ExcludedProvider{Provider: name}
 		switch {
-		case !ok:
-			pr.stale = true
-			m.excluded = append(m.excluded, ExcludedProvider{Provider: name, Reason: "no good scrape recorded"})
-		case t.IsZero() || now.Sub(t) > maxAge:
-			pr.stale = true
-			e := ExcludedProvider{Provider: name}
-			if t.IsZero() {
-				e.Reason = "offers carry no observation time"
-			} else {
-				tt := t.UTC()
-				e.LastGoodScrape = &tt
-				e.Reason = fmt.Sprintf("last good scrape %s ago, older than %s", age(now.Sub(t)), age(maxAge))
-			}
-			m.excluded = append(m.excluded, e)
+		case pr.newest.IsZero():
+			e.Reason = "offers carry no observation time"
+		case !pr.validTill.IsZero() && !pr.validTill.Before(pr.newest):
+			e.Reason = fmt.Sprintf("its prices held until %s, %s ago", pr.validTill.UTC().Format("2006-01-02 15:04 MST"), age(now.Sub(pr.validTill)))
+		default:
+			e.Reason = fmt.Sprintf("newest price observed %s ago, older than the %s a price holds (max_offer_age_hours)", age(now.Sub(pr.newest)), age(m.maxAge))
 		}
-		if pr.stale {
-			m.stale[name] = true
+		if !pr.newest.IsZero() {
+			t := pr.newest.UTC()
+			e.LastObserved = &t
 		}
+		m.excluded = append(m.excluded, e)
 	}
 
 	// GPU models, looked up once per spelling (gpus.Lookup allocates).
@@ -168,7 +162,6 @@ func buildMarket(offers []schema.Offer, lastGood map[string]time.Time, now time.
 	catalog := make(map[string]*modelInfo)
 	canon := make(map[string]int)
 	byKey := make(map[classKey]*class)
-	cutoff := now.Add(-maxAge)
 	for i := range offers {
 		off := &offers[i]
 		mi := catalog[off.GPUModel]
@@ -199,10 +192,15 @@ func buildMarket(offers []schema.Offer, lastGood map[string]time.Time, now time.
 				m.current[ck] = append(m.current[ck], off)
 			}
 		}
-		pr := &provs[provOf[i]]
 		switch {
-		case pr.stale || (!off.ObservedAt.IsZero() && off.ObservedAt.Before(cutoff)):
+		case !fresh[i]:
 			m.summary.Stale++
+			e := m.expired[mi.m.Name]
+			e.offers++
+			if off.ObservedAt.After(e.newest) {
+				e.newest = off.ObservedAt
+			}
+			m.expired[mi.m.Name] = e
 			continue
 		case off.PriceType != schema.OnDemand && off.PriceType != schema.Spot && !o.AllowCommitments:
 			m.summary.Commitments++
@@ -213,7 +211,10 @@ func buildMarket(offers []schema.Offer, lastGood map[string]time.Time, now time.
 		if vram <= 0 {
 			vram = mi.m.VRAMGB
 		}
-		intra, inferred := effectiveIntra(off, mi.m, o)
+		intra := off.IntraNode
+		if intra == "" {
+			intra = schema.IntraUnknown
+		}
 		inter := off.InterNode
 		if inter == "" {
 			inter = schema.InterUnknown
@@ -222,7 +223,7 @@ func buildMarket(offers []schema.Offer, lastGood map[string]time.Time, now time.
 			inter: enumIndex(inter, schema.InterNodes), priceType: enumIndex(off.PriceType, schema.PriceTypes)}
 		c := byKey[key]
 		if c == nil {
-			c = &class{model: mi.m, vram: vram, gpus: int(off.GPUCount), intra: intra, inferred: inferred, inter: inter, priceType: off.PriceType, minPrice: math.Inf(1)}
+			c = &class{model: mi.m, vram: vram, gpus: int(off.GPUCount), intra: intra, inter: inter, priceType: off.PriceType, minPrice: math.Inf(1)}
 			byKey[key] = c
 		}
 		bi := -1
@@ -236,7 +237,7 @@ func buildMarket(offers []schema.Offer, lastGood map[string]time.Time, now time.
 			bi = len(c.buckets)
 			c.buckets = append(c.buckets, bucket{provider: off.Provider})
 		}
-		ref := offerRef{o: off, price: off.PriceUSDPerHour.InexactFloat64(), micros: micros(off.PriceUSDPerHour), avail: -1, region: strings.ToLower(off.Region), seq: i}
+		ref := offerRef{o: off, price: off.PriceUSDPerHour.InexactFloat64(), micros: micros(off.PriceUSDPerHour), avail: -1, continent: off.Continent(), seq: i}
 		if off.AvailableCount != nil {
 			ref.avail = int64(*off.AvailableCount)
 		}
@@ -356,18 +357,14 @@ func compareOfferKeys(a, b *schema.Offer) int {
 	return strings.Compare(a.Region, b.Region)
 }
 
-// effectiveIntra is the offer's intra-node interconnect, with unknown read as NVLink for
-// multi-GPU SXM boards with NVLink and OAM boards (Infinity Fabric) when the option says so.
-func effectiveIntra(off *schema.Offer, m gpus.Model, o *Options) (schema.IntraNode, bool) {
-	intra := off.IntraNode
-	if intra == "" {
-		intra = schema.IntraUnknown
+// holds reports whether the offer's price still holds at now: until its ValidUntil when the
+// source gave one, else for MaxOfferAgeHours after it was observed. An offer with neither
+// never holds.
+func (m *market) holds(off *schema.Offer, now time.Time) bool {
+	if off.ValidUntil != nil {
+		return !now.After(*off.ValidUntil)
 	}
-	if intra == schema.IntraUnknown && off.GPUCount > 1 && o.InferLinkFromFormFactor &&
-		m.BoardFabric {
-		return schema.IntraNVLink, true
-	}
-	return intra, false
+	return !off.ObservedAt.IsZero() && now.Sub(off.ObservedAt) <= m.maxAge
 }
 
 func perGPUPrice(o *schema.Offer) decimal.Decimal {

@@ -24,12 +24,12 @@ type Input struct {
 	Now time.Time
 	// Workloads is the parsed workloads file.
 	Workloads *File
-	// Offers are today's offers (the latest offer per key), from any number of providers.
+	// Offers are today's offers (the latest offer per key), scraped or imported, from any
+	// number of providers. An offer's price holds until its ValidUntil, or for
+	// Options.MaxOfferAgeHours after its ObservedAt when the source gave no end: older offers
+	// are left out and counted (Plan.Market.Stale), and a provider with no fresh offer is
+	// listed in Plan.ExcludedProviders.
 	Offers []schema.Offer
-	// LastGoodScrape is each provider's last good scrape time (LastGoodScrapes builds it from
-	// the run log). A provider with offers but missing from a non-nil map is excluded. When
-	// nil, a provider's freshness is its newest offer's ObservedAt.
-	LastGoodScrape map[string]time.Time
 }
 
 // Optimize plans every workload of in.Workloads on in.Offers. It fails only on unusable
@@ -46,7 +46,7 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 		return nil, fmt.Errorf("optimize: %w", err)
 	}
 	now := in.Now.UTC()
-	p := &planner{opts: &opts, k: 1 + opts.Alternatives}
+	p := &planner{opts: &opts, now: now, k: 1 + opts.Alternatives}
 	need := make(map[currentKey]bool)
 	for _, t := range in.Workloads.Teams {
 		for _, w := range t.Workloads {
@@ -57,7 +57,7 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 			}
 		}
 	}
-	p.m = buildMarket(in.Offers, in.LastGoodScrape, now, p.opts, need)
+	p.m = buildMarket(in.Offers, now, p.opts, need)
 	p.models = make([]modelState, len(p.m.models))
 
 	plan := &Plan{
@@ -90,8 +90,9 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 type stage int
 
 const (
-	stNone stage = iota
-	stPrecision
+	stNone      stage = iota
+	stGPU             // gpus_allowed/excluded, compute capability, serving engine
+	stPrecision       // the GPU has no hardware path for the precision
 	stMemory
 	stInterconnect
 	stMultiNode
@@ -99,13 +100,14 @@ const (
 	stThroughput
 	stDeadline
 	stProvider
+	stHost // host tier or reliability
 	stRegion
 	stAvailability
 	stOK
 )
 
 func (s stage) String() string {
-	return [...]string{"", "precision", "memory", "interconnect", "multi_node", "price_type", "throughput", "deadline", "provider", "region", "availability", "ok"}[s]
+	return [...]string{"", "gpu", "precision", "memory", "interconnect", "multi_node", "price_type", "throughput", "deadline", "provider", "host", "region", "availability", "ok"}[s]
 }
 
 // eval is a class judged for one workload variant: the count to rent and what it costs.
@@ -121,6 +123,9 @@ type eval struct {
 	speed    float64 // per-sequence decode tokens/s (inference)
 	tpOnPCIe bool
 	eff      float64 // scaling efficiency used (jobs)
+	// work is the work done per hour rented, in the workload's own unit (tokens, FLOPs, units
+	// of custom work): at equal cost, more work wins.
+	work float64
 }
 
 // modelState tracks, per market GPU model, whether a workload found it feasible and, if not,
@@ -158,11 +163,40 @@ type candidate struct {
 
 type planner struct {
 	opts   *Options
+	now    time.Time
 	m      *market
 	k      int // candidates kept: 1 + alternatives
 	models []modelState
 	top    []candidate
 }
+
+// policy is what a workload asks of the offers themselves: host tiers and reliability, and
+// where they run.
+type policy struct {
+	tiers                        []schema.Tier // nil: any
+	minReliability               float64
+	continents, exceptContinents []string
+	countries, exceptCountries   []string
+}
+
+// servingTiers are the hosts always-on serving runs on unless the workload says otherwise:
+// datacenters and vetted hosts, not community machines that may vanish.
+var servingTiers = []schema.Tier{schema.TierDatacenter, schema.TierSecure, schema.TierVerified}
+
+func policyOf(w *Workload) policy {
+	pol := policy{tiers: w.HostTiers, minReliability: w.MinReliability,
+		continents: w.Regions, exceptContinents: w.ExcludeRegions, countries: w.Countries, exceptCountries: w.ExcludeCountries}
+	if pol.tiers == nil && w.alwaysOnServing() {
+		pol.tiers = servingTiers
+	}
+	if len(pol.tiers) == len(schema.Tiers) {
+		pol.tiers = nil
+	}
+	return pol
+}
+
+// alwaysOnServing reports whether w is a service that answers users around the clock.
+func (w *Workload) alwaysOnServing() bool { return w.Kind == Inference && w.ReferenceGPU == "" }
 
 // pruneMargin covers the difference between a float ranking cost and its decimal, which is
 // rounded to cents from hours rounded the same way: half a cent each side and float noise.
@@ -183,6 +217,7 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 
 	clear(p.models)
 	p.top = p.top[:0]
+	pol := policyOf(w)
 	allowedProvider := func(pr string) bool {
 		return (len(w.Providers) == 0 || slices.Contains(w.Providers, strings.ToLower(pr))) &&
 			!slices.Contains(w.ExcludeProviders, strings.ToLower(pr))
@@ -230,7 +265,7 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 					ms.feasible = true
 					break
 				}
-				if st := offerCheck(w, ref, best.k); st != stOK {
+				if st := offerCheck(&pol, ref, best.k); st != stOK {
 					if !ms.feasible {
 						p.noteReject(ms, rejection{st: st, c: c, vi: bestVi, off: ref.o, extra: best.k})
 					}
@@ -293,19 +328,43 @@ func (s stage) rank() stage {
 	return s
 }
 
-// offerCheck applies the per-offer constraints: region and availability.
-func offerCheck(w *Workload, ref offerRef, k int) stage {
-	region := ref.region
-	if len(w.Regions) > 0 && !slices.Contains(w.Regions, region) {
-		return stRegion
+// offerCheck applies the per-offer constraints: host tier and reliability, location, and
+// availability. An offer whose provider publishes no location passes the location checks (the
+// placement then says so): dropping it would silently drop whole providers.
+func offerCheck(pol *policy, ref offerRef, k int) stage {
+	o := ref.o
+	switch {
+	case pol.tiers != nil && !slices.Contains(pol.tiers, o.Tier):
+		return stHost
+	case pol.minReliability > 0 && o.Reliability != nil && *o.Reliability < pol.minReliability:
+		return stHost
 	}
-	if slices.Contains(w.ExcludeRegions, region) {
-		return stRegion
+	if ref.continent != "" {
+		if len(pol.continents) > 0 && !slices.Contains(pol.continents, ref.continent) || slices.Contains(pol.exceptContinents, ref.continent) {
+			return stRegion
+		}
+	}
+	if o.Country != "" {
+		if len(pol.countries) > 0 && !slices.Contains(pol.countries, o.Country) || slices.Contains(pol.exceptCountries, o.Country) {
+			return stRegion
+		}
+	} else if len(pol.countries) > 0 && ref.continent != "" && !slices.ContainsFunc(pol.countries, func(c string) bool {
+		return (&schema.Offer{Country: c}).Continent() == ref.continent
+	}) {
+		return stRegion // no country, but on a continent none of the countries is on
 	}
 	if ref.avail == 0 || (ref.avail > 0 && ref.avail < int64(k)) {
 		return stAvailability
 	}
 	return stOK
+}
+
+// located reports whether the offer says where it runs as precisely as the workload asks.
+func located(pol *policy, ref offerRef) bool {
+	if len(pol.countries) > 0 || len(pol.exceptCountries) > 0 {
+		return ref.o.Country != ""
+	}
+	return len(pol.continents) == 0 && len(pol.exceptContinents) == 0 || ref.continent != ""
 }
 
 func (p *planner) placementKey(off *schema.Offer, c *class, ev eval, vi int) placementKey {
@@ -352,6 +411,9 @@ func compareCandidates(a, b *candidate) int {
 	if c := cmp.Compare(a.cents, b.cents); c != 0 {
 		return c
 	}
+	if c := cmp.Compare(b.ev.work, a.ev.work); c != 0 { // at one price, the most work wins
+		return c
+	}
 	if c := compareOfferKeys(a.off.o, b.off.o); c != 0 {
 		return c
 	}
@@ -379,8 +441,8 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 	o := p.opts
 	v := &vs[vi]
 	g := c.gpus
-	if v.precision == FP8 && o.FP8NeedsHardware && c.model.TFLOPS.FP8 == 0 {
-		return eval{}, stPrecision
+	if st, _ := gpuCheck(w, v, c.model); st != stOK {
+		return eval{}, st
 	}
 	n, ok := o.minGPUs(w, v, c.vram)
 	if !ok {
@@ -402,11 +464,20 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 		ev.tp, used = n, n
 	}
 
-	// Interconnect inside a node.
-	linked := c.intra.Linked()
+	// Interconnect inside a node: the offer's fabric, as far as the model's domain reaches.
+	inNode := min(g, n)
+	if w.Kind == Inference {
+		inNode = n
+	}
+	linked := c.intra.Linked() && inNode <= c.model.NVLinkDomain
 	switch {
 	case w.Kind == Inference && n > 1:
-		if o.InferenceTPRequiresNVLink && !linked {
+		// Tensor parallelism needs to know how the GPUs talk: an interconnect the source does
+		// not publish may be no link at all (several hosts sold as one offer).
+		if c.intra == schema.IntraUnknown || (o.InferenceTPRequiresNVLink && !linked) {
+			return ev, stInterconnect
+		}
+		if !linked && !c.model.PeerToPeer && n > 2 {
 			return ev, stInterconnect
 		}
 		ev.tpOnPCIe = !linked
@@ -415,9 +486,13 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 			return ev, stInterconnect
 		}
 	case w.Kind == Custom && n > 1 && g > 1:
-		if (w.Interconnect == LinkNVLink && !linked) || (w.Interconnect == LinkNVSwitch && c.intra != schema.IntraNVSwitch) {
+		if (w.Interconnect == LinkNVLink && !linked) || (w.Interconnect == LinkNVSwitch && (c.intra != schema.IntraNVSwitch || !linked)) {
 			return ev, stInterconnect
 		}
+	}
+	intra := c.intra
+	if !linked && intra.Linked() {
+		intra = schema.IntraPCIe // beyond the fabric's reach the GPUs talk over PCIe
 	}
 
 	// Several nodes.
@@ -439,36 +514,45 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 
 	switch w.Kind {
 	case Inference:
-		ev.speed = p.decodeSpeed(v, c.model, n, c.intra)
+		ev.speed = p.decodeSpeed(v, c.model, n, intra)
 		if w.MinDecodeTokensPerSecond > 0 && ev.speed < w.MinDecodeTokensPerSecond {
 			return ev, stThroughput
 		}
 		hours := p.hoursPerMonth(w)
 		if w.ReferenceGPU != "" {
-			hours = p.inferenceJobHours(w, vs, vi, c.model, g, n, c.intra, spot)
+			hours = p.inferenceJobHours(w, vs, vi, c.model, g, n, intra, spot)
 			if hours > o.HoursPerMonth {
 				return ev, stDeadline
 			}
 		}
 		ev.hoursMonth = roundHours(hours)
+		ev.work = ev.speed * float64(max(w.Concurrency, 1)) * float64(max(g/n, 1)) // tokens/s
 	case Custom:
-		ev.hoursMonth = roundHours(p.hoursPerMonth(w))
+		hours := p.hoursPerMonth(w)
+		if w.ReferenceGPU != "" {
+			hours = p.customHours(w, c.model, used, intra, ev.nodes > 1, spot)
+			if hours > o.HoursPerMonth {
+				return ev, stDeadline
+			}
+		}
+		ev.hoursMonth = roundHours(hours)
+		ev.work = p.customRate(w, c.model, used, intra, ev.nodes > 1)
 	default:
 		deadline := o.MaxJobHours
 		if w.DeadlineHours > 0 {
 			deadline = w.DeadlineHours
 		}
-		h, eff := p.trainHours(v, c.model, used, c.intra, ev.nodes > 1, spot)
+		h, eff := p.trainHours(v, c.model, used, intra, ev.nodes > 1, spot)
 		if h > deadline {
 			if !c.inter.RDMA() {
 				return ev, stDeadline
 			}
 			// Add nodes until the run fits the deadline: the cheapest plan that finishes in
 			// time rents the fewest nodes that do (cost per run is flat in nodes beyond one).
-			one, _ := p.trainHours(v, c.model, g, c.intra, true, spot)
+			one, _ := p.trainHours(v, c.model, g, intra, true, spot)
 			k := max(ev.k, 2, ceilInt(one/deadline))
 			for k <= o.MaxNodes {
-				if hk, _ := p.trainHours(v, c.model, g*k, c.intra, true, spot); hk <= deadline {
+				if hk, _ := p.trainHours(v, c.model, g*k, intra, true, spot); hk <= deadline {
 					break
 				}
 				k++
@@ -479,11 +563,12 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 			ev.k = k
 			used = g * k
 			ev.nodes = max(ceilDiv(used, o.MaxGPUsPerNode), k)
-			h, eff = p.trainHours(v, c.model, used, c.intra, true, spot)
+			h, eff = p.trainHours(v, c.model, used, intra, true, spot)
 		}
 		ev.eff = eff
 		ev.hoursRun = max(roundHours(h), 0.01)
 		ev.hoursMonth = roundHours(ev.hoursRun * p.runs(w))
+		ev.work = v.flops / ev.hoursRun // FLOPs per hour of the run
 	}
 	ev.f = float64(ev.k) * ev.hoursMonth
 	return ev, stOK
@@ -503,29 +588,89 @@ func (p *planner) runs(w *Workload) float64 {
 	return 1
 }
 
-// scaling is the efficiency of n GPUs in one node joined by intra.
-func (o *Options) scaling(n int, intra schema.IntraNode) float64 {
+// efficiency is the scaling efficiency of n GPUs of model m joined by intra, across nodes when
+// multiNode.
+func (o *Options) efficiency(m gpus.Model, n int, intra schema.IntraNode, multiNode bool) float64 {
+	eff := o.scaling(m, n, intra)
+	if multiNode {
+		eff *= o.Scaling.InterNode
+	}
+	return eff
+}
+
+// customScale is what custom work scales with on model m: the dense rate at the ScaleBy
+// precision, or memory bandwidth; for fixed hours (none), the dense BF16/FP16 rate, which only
+// breaks ties between offers at one price.
+func customScale(w *Workload, m gpus.Model) float64 {
+	switch w.ScaleBy {
+	case ScaleByBandwidth:
+		return m.MemBandwidthGBps
+	case ScaleByNone, "":
+		return max(m.TFLOPS.BF16, m.TFLOPS.FP16)
+	}
+	return m.TFLOPS.Of(Precision(w.ScaleBy))
+}
+
+// customRate is the speed of custom work on n GPUs of model m: scale × GPUs × scaling.
+func (p *planner) customRate(w *Workload, m gpus.Model, n int, intra schema.IntraNode, multiNode bool) float64 {
+	return customScale(w, m) * float64(n) * p.opts.efficiency(m, n, intra, multiNode)
+}
+
+// customHours is the hours a month custom work takes on n GPUs of model m: its hours on the
+// reference GPUs (or units ÷ units per hour there) × the reference's rate ÷ this rate, plus
+// the spot restart overhead; unscaled when scale_by is none.
+func (p *planner) customHours(w *Workload, m gpus.Model, n int, intra schema.IntraNode, multiNode, spot bool) float64 {
+	h := w.HoursPerMonth
+	if w.UnitsPerMonth > 0 {
+		h = w.UnitsPerMonth / w.UnitsPerHour
+	}
+	if w.ScaleBy != ScaleByNone {
+		ref, _ := gpus.Lookup(w.ReferenceGPU)
+		nRef := w.ReferenceGPUs
+		if nRef == 0 {
+			nRef = max(w.GPUs, 1)
+		}
+		h *= p.customRate(w, ref, nRef, referenceIntra(ref, nRef), false) / p.customRate(w, m, n, intra, multiNode)
+	}
+	if spot {
+		h *= 1 + p.opts.SpotRestartOverhead
+	}
+	return h
+}
+
+// referenceIntra is how n reference GPUs were joined when the work was measured: by the
+// model's own fabric where it comes with the board, else over PCIe (the safe assumption: the
+// reference rate is then not overstated).
+func referenceIntra(ref gpus.Model, n int) schema.IntraNode {
+	if n > 1 && ref.BoardFabric {
+		return ref.BoardIntraNode()
+	}
+	return schema.IntraPCIe
+}
+
+// scaling is the efficiency of n GPUs of model m in one node joined by intra: over PCIe
+// without peer-to-peer (GeForce RTX 40/50) their traffic goes through host memory.
+func (o *Options) scaling(m gpus.Model, n int, intra schema.IntraNode) float64 {
 	if n <= 1 {
 		return 1
 	}
-	switch intra {
-	case schema.IntraNVSwitch:
+	switch {
+	case intra == schema.IntraNVSwitch:
 		return o.Scaling.NVSwitch
-	case schema.IntraNVLink:
+	case intra.Linked():
 		return o.Scaling.NVLink
+	case !m.PeerToPeer:
+		return o.Scaling.HostMemory
 	}
 	return o.Scaling.PCIe
 }
 
-// trainHours is §2.1: k·N·D / (n × dense TFLOPS × MFU × scaling), plus the spot restart
-// overhead. It returns the hours and the scaling efficiency used.
+// trainHours is §2.1: k·N·D / (n × dense TFLOPS at the training precision × MFU × scaling),
+// plus the spot restart overhead. It returns the hours and the scaling efficiency used.
 func (p *planner) trainHours(v *variant, m gpus.Model, n int, intra schema.IntraNode, multiNode, spot bool) (float64, float64) {
 	o := p.opts
-	eff := o.scaling(n, intra)
-	if multiNode {
-		eff *= o.Scaling.InterNode
-	}
-	rate := float64(n) * trainingTFLOPS(m) * 1e12 * o.mfu(m.FormFactor) * eff
+	eff := o.efficiency(m, n, intra, multiNode)
+	rate := float64(n) * m.TFLOPS.Of(v.precision) * 1e12 * o.mfu(m.FormFactor) * eff
 	h := v.flops / rate / 3600
 	if spot {
 		h *= 1 + o.SpotRestartOverhead
@@ -539,7 +684,7 @@ func (p *planner) decodeSpeed(v *variant, m gpus.Model, tp int, intra schema.Int
 	if v.decodeGB <= 0 {
 		return 0
 	}
-	return m.MemBandwidthGBps * float64(tp) * p.opts.scaling(tp, intra) / v.decodeGB
+	return m.MemBandwidthGBps * float64(tp) * p.opts.scaling(m, tp, intra) / v.decodeGB
 }
 
 // inferenceJobHours scales the hours an inference batch job takes on its reference GPU by
@@ -556,11 +701,7 @@ func (p *planner) inferenceJobHours(w *Workload, vs []variant, vi int, m gpus.Mo
 		nRef, _ = o.minGPUs(w, v0, ref.VRAMGB)
 		nRef = max(nRef, 1)
 	}
-	refIntra := schema.IntraPCIe
-	if linkable(ref) {
-		refIntra = schema.IntraNVLink
-	}
-	refThr := p.decodeSpeed(v0, ref, nRef, refIntra)
+	refThr := p.decodeSpeed(v0, ref, nRef, referenceIntra(ref, nRef))
 	replicas := max(g/tp, 1)
 	thr := float64(replicas) * p.decodeSpeed(&vs[vi], m, tp, intra)
 	h := p.hoursPerMonth(w) * refThr / thr
@@ -607,26 +748,59 @@ func (p *planner) placement(w *Workload, vs []variant, cand *candidate) Placemen
 		run := price.Mul(h).Round(2)
 		pl.HoursPerRun, pl.CostUSDPerRun = &h, &run
 	}
+	pl.UnitCost = p.unitCost(w, &pl, ev.speed, max(c.gpus/max(ev.tp, 1), 1))
 	pl.Notes = p.notes(w, vs, cand.vi, c, ev, cand.off)
 	return pl
+}
+
+// unitCost prices one unit of the workload's finished work on a placement: a million output
+// tokens at the planned concurrency (inference; replicas × concurrency × decode speed), a run
+// (training), a unit of custom work or an hour of it on the reference GPUs. Nil when the
+// workload says too little to count its work.
+func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas int) *UnitCost {
+	switch {
+	case w.Kind == Inference && w.Concurrency > 0 && speed > 0:
+		perHour := speed * float64(w.Concurrency) * float64(replicas) * 3600
+		usd := pl.PriceUSDPerHour.Mul(decimal.NewFromInt(1_000_000)).Div(decimal.NewFromFloat(perHour))
+		return &UnitCost{Unit: "1M output tokens", USD: usd.Round(6)}
+	case w.Kind.Training() && pl.CostUSDPerRun != nil:
+		return &UnitCost{Unit: "run", USD: *pl.CostUSDPerRun}
+	case w.Kind == Custom && w.UnitsPerMonth > 0:
+		unit := w.Unit
+		if unit == "" {
+			unit = "unit"
+		}
+		return &UnitCost{Unit: unit, USD: pl.CostUSDPerMonth.Div(decimal.NewFromFloat(w.UnitsPerMonth)).Round(6)}
+	case w.Kind == Custom && w.ReferenceGPU != "" && w.HoursPerMonth > 0:
+		nRef := w.ReferenceGPUs
+		if nRef == 0 {
+			nRef = max(w.GPUs, 1)
+		}
+		return &UnitCost{Unit: fmt.Sprintf("hour of work on %d× %s", nRef, w.ReferenceGPU),
+			USD: pl.CostUSDPerMonth.Div(decimal.NewFromFloat(w.HoursPerMonth)).Round(6)}
+	}
+	return nil
 }
 
 // notes say what a placement's numbers assume, so a reader can check them by hand.
 func (p *planner) notes(w *Workload, vs []variant, vi int, c *class, ev eval, ref offerRef) []string {
 	o := p.opts
 	notes := []string{}
-	if c.inferred && (ev.tp > 1 || c.gpus > 1) {
-		notes = append(notes, fmt.Sprintf("intra-node link not published: NVLink assumed for a %s board", c.model.FormFactor))
+	if pol := policyOf(w); !located(&pol, ref) {
+		notes = append(notes, fmt.Sprintf("%s does not publish where this offer runs: check it is in %s", ref.o.Provider, where(&pol)))
+	}
+	if c.model.HostCPU == gpus.ARM64 {
+		notes = append(notes, "the Grace host CPU is aarch64: x86-only containers and wheels do not run")
 	}
 	if ev.tpOnPCIe {
-		notes = append(notes, fmt.Sprintf("tensor parallel ×%d over PCIe: about %.0f%% less throughput than with NVLink", ev.tp, (1-o.Scaling.PCIe/o.Scaling.NVLink)*100))
+		notes = append(notes, fmt.Sprintf("tensor parallel ×%d over PCIe: about %.0f%% less throughput than with NVLink", ev.tp, (1-o.scaling(c.model, ev.tp, schema.IntraPCIe)/o.Scaling.NVLink)*100))
 	}
 	if ev.k > 1 && ref.avail < 0 {
 		notes = append(notes, fmt.Sprintf("%d nodes needed; the provider does not publish availability", ev.k))
 	}
 	spot := c.priceType.Interruptible()
 	switch {
-	case w.Kind.Training() || (w.Kind == Inference && w.ReferenceGPU != ""):
+	case w.Kind.Training() || w.ReferenceGPU != "": // a job, or work measured on a reference GPU
 		if spot {
 			notes = append(notes, fmt.Sprintf("spot: hours include %.0f%% for checkpoints and restarts", o.SpotRestartOverhead*100))
 		}
@@ -635,13 +809,24 @@ func (p *planner) notes(w *Workload, vs []variant, vi int, c *class, ev eval, re
 	}
 	if w.Kind.Training() {
 		v := &vs[vi]
-		notes = append(notes, fmt.Sprintf("%.3g FLOPs / (%d × %g TFLOPS × MFU %.2f × scaling %.3g) = %.2f h per run",
-			v.flops, c.gpus*ev.k, trainingTFLOPS(c.model), o.mfu(c.model.FormFactor), ev.eff, ev.hoursRun/spotFactor(o, spot)))
+		notes = append(notes, fmt.Sprintf("%.3g FLOPs / (%d × %g %s TFLOPS × MFU %.2f × scaling %.3g) = %.2f h per run",
+			v.flops, c.gpus*ev.k, c.model.TFLOPS.Of(v.precision), v.precision, o.mfu(c.model.FormFactor), ev.eff, ev.hoursRun/spotFactor(o, spot)))
 		if w.DeadlineHours > 0 {
 			notes = append(notes, fmt.Sprintf("deadline %s h per run", trimFloat(w.DeadlineHours)))
 		}
 	}
 	return notes
+}
+
+// where names the locations a workload allows, for notes.
+func where(pol *policy) string {
+	var in []string
+	in = append(in, pol.continents...)
+	in = append(in, pol.countries...)
+	if len(in) == 0 {
+		return "none of " + strings.Join(append(slices.Clone(pol.exceptContinents), pol.exceptCountries...), ", ")
+	}
+	return strings.Join(in, ", ")
 }
 
 func spotFactor(o *Options, spot bool) float64 {
@@ -664,8 +849,9 @@ func (p *planner) explain(w *Workload, vs []variant, r rejection) Rejection {
 	out := Rejection{GPUModel: c.model.Name, GPUCount: g, Stage: r.st.String()}
 	n, ok := o.minGPUs(w, v, c.vram)
 	switch r.st {
-	case stPrecision:
-		out.Reason = fmt.Sprintf("%s: no FP8 support, the fp8 weights need it", head(g))
+	case stGPU, stPrecision:
+		_, why := gpuCheck(w, v, c.model)
+		out.Reason = fmt.Sprintf("%s: %s", head(g), why)
 	case stMemory:
 		switch {
 		case w.Kind == Custom && c.vram < w.MinVRAMGBPerGPU:
@@ -682,11 +868,21 @@ func (p *planner) explain(w *Workload, vs []variant, r rejection) Rejection {
 			out.Reason = fmt.Sprintf("%s: %s GB < %s GB needed", head(g), gb(float64(g)*c.vram), gb(o.neededGB(w, v, g)))
 		}
 	case stInterconnect:
+		inNode := min(g, max(n, 1))
+		if w.Kind == Inference {
+			inNode = max(n, 1)
+		}
 		switch {
-		case w.Kind == Custom && w.Interconnect == LinkNVSwitch:
+		case w.Kind == Custom && w.Interconnect == LinkNVSwitch && c.intra != schema.IntraNVSwitch:
 			out.Reason = fmt.Sprintf("%s: no NVSwitch (%s), the workload asks for nvswitch", head(g), c.intra)
+		case c.intra == schema.IntraUnknown && w.Kind == Inference:
+			out.Reason = fmt.Sprintf("%s: interconnect not published: tensor parallelism is never planned on a link nobody vouches for", head(inNode))
 		case c.intra == schema.IntraUnknown:
-			out.Reason = fmt.Sprintf("%s: interconnect not published, %s NVLink", head(g), strings.TrimSuffix(needsLink(w), " it")+"s")
+			out.Reason = fmt.Sprintf("%s: interconnect not published, so not NVLink, and %s", head(g), needsLink(w))
+		case c.intra.Linked() && inNode > c.model.NVLinkDomain:
+			out.Reason = fmt.Sprintf("%s: its %s joins %d GPUs, not the %d the work is split over; %s", head(g), c.model.Topology, c.model.NVLinkDomain, inNode, needsLink(w))
+		case w.Kind == Inference && !c.model.PeerToPeer && !o.InferenceTPRequiresNVLink:
+			out.Reason = fmt.Sprintf("%s: %s", head(inNode), noPeerToPeer(c.model))
 		default:
 			out.Reason = fmt.Sprintf("%s: no NVLink, %s", head(g), needsLink(w))
 		}
@@ -708,10 +904,15 @@ func (p *planner) explain(w *Workload, vs []variant, r rejection) Rejection {
 		out.Reason = fmt.Sprintf("%s: ~%.0f tokens/s per sequence < %s needed", head(max(n, 1)), speed, trimFloat(w.MinDecodeTokensPerSecond))
 	case stDeadline:
 		spot := c.priceType.Interruptible()
-		if w.Kind == Inference {
+		switch w.Kind {
+		case Inference:
 			h := p.inferenceJobHours(w, vs, r.vi, c.model, g, max(n, 1), c.intra, spot)
 			out.Reason = fmt.Sprintf("%s: %s h of work a month at this throughput, more than the %s h in a month", head(g), trimFloat(roundHours(h)), trimFloat(o.HoursPerMonth))
-			break
+			return out
+		case Custom:
+			h := p.customHours(w, c.model, g, c.intra, false, spot)
+			out.Reason = fmt.Sprintf("%s: %s h of work a month at its %s, more than the %s h in a month", head(g), trimFloat(roundHours(h)), w.ScaleBy, trimFloat(o.HoursPerMonth))
+			return out
 		}
 		deadline, what := o.MaxJobHours, "longest run a plan may propose (max_job_hours)"
 		if w.DeadlineHours > 0 {
@@ -730,8 +931,16 @@ func (p *planner) explain(w *Workload, vs []variant, r rejection) Rejection {
 		}
 	case stProvider:
 		out.Reason = fmt.Sprintf("%s: offered by %s, which the workload does not allow", head(g), r.off.Provider)
+	case stHost:
+		pol := policyOf(w)
+		switch {
+		case pol.tiers != nil && !slices.Contains(pol.tiers, r.off.Tier):
+			out.Reason = fmt.Sprintf("%s: only on %s hosts at %s; %s", head(g), r.off.Tier, r.off.Provider, tierPolicy(w, pol.tiers))
+		default:
+			out.Reason = fmt.Sprintf("%s: host reliability %.3g at %s < %.3g (min_reliability)", head(g), *r.off.Reliability, r.off.Provider, pol.minReliability)
+		}
 	case stRegion:
-		out.Reason = fmt.Sprintf("%s: offered in %s (%s), a region the workload does not allow", head(g), regionName(r.off.Region), r.off.Provider)
+		out.Reason = fmt.Sprintf("%s: offered in %s (%s), where the workload does not run", head(g), location(r.off), r.off.Provider)
 	case stAvailability:
 		if r.off.AvailableCount != nil && *r.off.AvailableCount == 0 {
 			out.Reason = fmt.Sprintf("%s: none available at %s", head(g), r.off.Provider)
@@ -742,25 +951,55 @@ func (p *planner) explain(w *Workload, vs []variant, r rejection) Rejection {
 	return out
 }
 
-func regionName(r string) string {
-	if r == "" {
-		return "an unnamed region"
+// location names where an offer runs: country, region and continent as far as known.
+func location(o *schema.Offer) string {
+	var parts []string
+	for _, s := range []string{o.Region, o.Country, o.Continent()} {
+		if s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
 	}
-	return r
+	if len(parts) == 0 {
+		return "an unnamed place"
+	}
+	return strings.Join(parts, ", ")
 }
 
-// noFitReason summarizes why nothing fits: the sizing, then the closest GPU models.
+// tierPolicy says which host tiers a workload runs on, and why when it is the default.
+func tierPolicy(w *Workload, tiers []schema.Tier) string {
+	names := make([]string, len(tiers))
+	for i, t := range tiers {
+		names[i] = string(t)
+	}
+	if w.HostTiers == nil {
+		return fmt.Sprintf("always-on serving runs on %s hosts unless host_tiers says otherwise", strings.Join(names, ", "))
+	}
+	return fmt.Sprintf("host_tiers allows %s", strings.Join(names, ", "))
+}
+
+// noFitReason summarizes why nothing on the market fits: the sizing, then the closest GPU
+// models, and the offers that would have fitted but whose prices no longer hold. (Readers put
+// "nothing on the market fits" before it.)
 func (p *planner) noFitReason(w *Workload, vs []variant, rej []Rejection) string {
+	expired, newest := p.expiredFitting(w, vs)
 	if len(p.m.classes) == 0 {
-		return "no offers on the market (all providers excluded or no offers given)"
+		if p.m.summary.Stale > 0 {
+			return fmt.Sprintf("no offer's price holds now: all %d offers on the market are older than the %s h a price holds (optimize.options.max_offer_age_hours) or past their valid_until; scrape or import again, or raise the limit",
+				p.m.summary.Stale, trimFloat(p.opts.MaxOfferAgeHours))
+		}
+		return "no offers on the market (no offers given)"
 	}
 	v := &vs[len(vs)-1]
 	var b strings.Builder
 	if w.Kind == Custom {
-		fmt.Fprintf(&b, "nothing on the market fits: needs %s GB per GPU and %s GB in total", gb(w.MinVRAMGBPerGPU), gb(w.MinTotalVRAMGB))
+		fmt.Fprintf(&b, "needs %s GB per GPU and %s GB in total", gb(w.MinVRAMGBPerGPU), gb(w.MinTotalVRAMGB))
 	} else {
-		fmt.Fprintf(&b, "nothing on the market fits: needs %s GB across GPUs plus %s GB on each GPU, at %.0f%% utilization",
+		fmt.Fprintf(&b, "needs %s GB across GPUs plus %s GB on each GPU, at %.0f%% utilization",
 			gb(v.sharded), gb(v.perGPU), p.opts.Utilization*100)
+	}
+	if expired > 0 {
+		fmt.Fprintf(&b, "; %d offers of GPU models that would fit are left out because their prices no longer hold (the newest observed %s ago; optimize.options.max_offer_age_hours is %s)",
+			expired, age(p.now.Sub(newest)), trimFloat(p.opts.MaxOfferAgeHours))
 	}
 	// The rejections that got furthest first.
 	sorted := slices.Clone(rej)
@@ -779,6 +1018,24 @@ func (p *planner) noFitReason(w *Workload, vs []variant, rej []Rejection) string
 	return b.String()
 }
 
+// expiredFitting counts the offers left out for age whose GPU model would hold the workload,
+// with the newest observation among them.
+func (p *planner) expiredFitting(w *Workload, vs []variant) (offers int, newest time.Time) {
+	for name, e := range p.m.expired {
+		m, _ := gpus.Lookup(name)
+		for i := range vs {
+			if p.opts.fit(w, &vs[i], m).Feasible {
+				offers += e.offers
+				if e.newest.After(newest) {
+					newest = e.newest
+				}
+				break
+			}
+		}
+	}
+	return offers, newest
+}
+
 func stageOf(s string) int {
 	for st := stNone; st <= stOK; st++ {
 		if st.String() == s {
@@ -789,31 +1046,20 @@ func stageOf(s string) int {
 }
 
 // current prices the workload's current placement at today's market (or the price paid),
-// costs it with the same model, and fills the savings.
+// costs it with the same model on the node shape it runs on, and fills the savings.
 func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 	cur := w.Current
 	if cur == nil {
 		return
 	}
 	o := p.opts
-	model, _ := gpus.Lookup(cur.GPUModel)
-	// The cheapest offer per GPU with the same GPU count, else with any count.
-	var match *schema.Offer
-	for _, off := range p.m.currentOffers(currentKey{cur.Provider, model.Name, cur.PriceType}) {
-		if cur.Region != "" && !strings.EqualFold(cur.Region, off.Region) {
-			continue
-		}
-		if match == nil || (int(off.GPUCount) == cur.GPUCount && int(match.GPUCount) != cur.GPUCount) {
-			match = off
-		}
-	}
-	count := decimal.NewFromInt(int64(cur.GPUCount))
+	nodeGPUs := min(cur.GPUCount, o.MaxGPUsPerNode)
 	pl := Placement{
 		Provider:    cur.Provider,
 		Region:      cur.Region,
-		GPUModel:    model.Name,
+		GPUModel:    cur.GPUModel,
 		GPUCount:    cur.GPUCount,
-		GPUsPerNode: min(cur.GPUCount, o.MaxGPUsPerNode),
+		GPUsPerNode: nodeGPUs,
 		Nodes:       ceilDiv(cur.GPUCount, o.MaxGPUsPerNode),
 		PriceType:   cur.PriceType,
 		IntraNode:   schema.IntraUnknown,
@@ -821,10 +1067,33 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 		PriceSource: PriceNone,
 		Notes:       []string{},
 	}
-	c := &class{model: model, vram: model.VRAMGB, gpus: cur.GPUCount, intra: schema.IntraPCIe, inter: schema.InterUnknown, priceType: cur.PriceType}
-	if cur.GPUCount > 1 && linkable(model) {
-		c.intra = schema.IntraNVLink
+	wp.Current = &pl
+	model, ok := gpus.Lookup(cur.GPUModel)
+	if !ok {
+		wp.Caveats = append(wp.Caveats, "current placement not priced: "+unknownGPU(cur.GPUModel)+"; its memory and speed are not known")
+		return
 	}
+	// The offer it is priced from: the cheapest per GPU of the provider, model and price type
+	// (and region), of the placement's own shape when there is one, else of its node's.
+	shape := func(off *schema.Offer) int {
+		switch int(off.GPUCount) {
+		case cur.GPUCount:
+			return 0
+		case nodeGPUs:
+			return 1
+		}
+		return 2
+	}
+	var match *schema.Offer
+	for _, off := range p.m.currentOffers(currentKey{cur.Provider, model.Name, cur.PriceType}) {
+		if cur.Region != "" && !strings.EqualFold(cur.Region, off.Region) {
+			continue
+		}
+		if match == nil || shape(off) < shape(match) {
+			match = off
+		}
+	}
+	count := decimal.NewFromInt(int64(cur.GPUCount))
 	if match != nil {
 		market := perGPUPrice(match)
 		pl.PriceUSDPerGPUHour = market
@@ -834,12 +1103,9 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 		if pl.Region == "" {
 			pl.Region = match.Region
 		}
-		if match.GPUCount == uint16(min(cur.GPUCount, math.MaxUint16)) {
-			c.intra, _ = effectiveIntra(match, model, o)
-			c.inter = match.InterNode
-		}
-		if p.m.stale[cur.Provider] {
-			wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement priced from %s data older than %s h: the provider is excluded for freshness", cur.Provider, trimFloat(o.MaxScrapeAgeHours)))
+		if !p.m.holds(match, p.now) {
+			wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement priced from a %s price observed %s ago, which no longer holds (max_offer_age_hours %s)",
+				cur.Provider, age(p.now.Sub(match.ObservedAt)), trimFloat(o.MaxOfferAgeHours)))
 		}
 		pl.MarketUSDPerGPUHour = &market
 	}
@@ -855,27 +1121,69 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 	default:
 		pl.MarketUSDPerGPUHour = nil // it is the price itself
 	}
-	pl.IntraNode, pl.InterNode = c.intra, c.inter
 
-	// Cost it: the preferred precision that fits, else the first; one offer of all its GPUs.
-	vi, fits := 0, false
+	// The node it runs on: the fabric the matching node offer publishes, else the one the
+	// model's board carries; InfiniBand between nodes, since it runs across them today.
+	intra := schema.IntraPCIe
+	switch {
+	case nodeGPUs == 1:
+	case match != nil && shape(match) < 2 && match.IntraNode != schema.IntraUnknown && match.IntraNode != "":
+		intra = match.IntraNode
+	case model.BoardFabric:
+		intra = model.BoardIntraNode()
+	default:
+		pl.Notes = append(pl.Notes, "intra-node link of today's nodes not known: PCIe assumed")
+	}
+	if intra.Linked() && nodeGPUs > model.NVLinkDomain {
+		intra = schema.IntraPCIe
+	}
+	pl.IntraNode = intra
+	if pl.Nodes > 1 {
+		pl.InterNode = schema.InterInfiniBand
+		switch {
+		case match != nil && match.InterNode.RDMA():
+			pl.InterNode = match.InterNode
+		default:
+			pl.Notes = append(pl.Notes, fmt.Sprintf("runs on %d nodes today: InfiniBand between them assumed", pl.Nodes))
+		}
+	} else if match != nil && shape(match) == 0 {
+		pl.InterNode = match.InterNode
+	}
+
+	// Cost it: the preferred precision the GPUs compute and hold, else the first they
+	// compute, on one offer of all its GPUs.
+	vi, fits := -1, false
 	for i := range vs {
-		if n, ok := o.minGPUs(w, &vs[i], c.vram); ok && n <= cur.GPUCount {
+		if vs[i].precision != "" && model.Computes(vs[i].precision) != nil {
+			continue
+		}
+		if vi < 0 {
+			vi = i
+		}
+		if n, ok := o.minGPUs(w, &vs[i], model.VRAMGB); ok && n <= cur.GPUCount {
 			vi, fits = i, true
 			break
 		}
 	}
-	v := &vs[vi]
+	computes := vi >= 0
+	vi = max(vi, 0)
+	v := vs[vi]
 	pl.Precision = v.precision
+	if !computes {
+		why := model.Computes(v.precision)
+		v.precision = bestPrecision(model, v.precision)
+		wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (%s): costed at its %s rate", model.Name, why, precisionUse(w, vs[vi].precision), v.precision))
+	}
 	if !fits {
 		wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement does not fit by this sizing: %d× %s has %s GB, %s GB needed",
-			cur.GPUCount, model.Name, gb(float64(cur.GPUCount)*c.vram), gb(o.neededGB(w, v, cur.GPUCount))))
+			cur.GPUCount, model.Name, gb(float64(cur.GPUCount)*model.VRAMGB), gb(o.neededGB(w, &v, cur.GPUCount))))
 	}
 	spot := cur.PriceType.Interruptible()
-	var hoursMonth float64
+	var hoursMonth, speed float64
+	replicas := 1
 	switch {
 	case w.Kind.Training():
-		h, _ := p.trainHours(v, model, cur.GPUCount, c.intra, pl.Nodes > 1, spot)
+		h, _ := p.trainHours(&v, model, cur.GPUCount, intra, pl.Nodes > 1, spot)
 		hr := max(roundHours(h), 0.01)
 		hd := decimal.NewFromFloat(hr)
 		pl.HoursPerRun = &hd
@@ -889,26 +1197,29 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 		}
 	case w.Kind == Inference:
 		tp := cur.GPUCount
-		if n, ok := o.minGPUs(w, v, c.vram); ok && n <= cur.GPUCount {
+		if n, ok := o.minGPUs(w, &v, model.VRAMGB); ok && n <= cur.GPUCount {
 			tp = n
 		}
-		pl.DecodeTokensPerSecond = math.Round(p.decodeSpeed(v, model, tp, c.intra)*10) / 10
+		replicas = max(cur.GPUCount/tp, 1)
+		speed = p.decodeSpeed(&v, model, tp, intra)
+		pl.DecodeTokensPerSecond = math.Round(speed*10) / 10
 		hoursMonth = p.hoursPerMonth(w)
 		if w.ReferenceGPU != "" {
-			hoursMonth = p.inferenceJobHours(w, vs, vi, model, cur.GPUCount, tp, c.intra, spot)
+			hoursMonth = p.inferenceJobHours(w, vs, vi, model, cur.GPUCount, tp, intra, spot)
 		}
 		hoursMonth = roundHours(hoursMonth)
+	case w.ReferenceGPU != "":
+		hoursMonth = roundHours(p.customHours(w, model, cur.GPUCount, intra, pl.Nodes > 1, spot))
 	default:
 		hoursMonth = roundHours(p.hoursPerMonth(w))
 	}
 	pl.HoursPerMonth = decimal.NewFromFloat(hoursMonth)
 	if pl.PriceSource == PriceNone {
 		wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement not priced: no %s %s %s offer today and no paid price given", cur.Provider, model.Name, cur.PriceType))
-		wp.Current = &pl
 		return
 	}
 	pl.CostUSDPerMonth = pl.PriceUSDPerHour.Mul(pl.HoursPerMonth).Round(2)
-	wp.Current = &pl
+	pl.UnitCost = p.unitCost(w, &pl, speed, replicas)
 	if wp.Recommended != nil {
 		s := &Savings{USDPerMonth: pl.CostUSDPerMonth.Sub(wp.Recommended.CostUSDPerMonth)}
 		s.Percent = percent(s.USDPerMonth, pl.CostUSDPerMonth)
@@ -917,6 +1228,17 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 			wp.Caveats = append(wp.Caveats, "the current placement costs less than any feasible offer (a paid price below market, or it breaks a constraint or the sizing)")
 		}
 	}
+}
+
+// bestPrecision is the precision a GPU that lacks p runs the same work in: FP16, else FP32.
+func bestPrecision(m gpus.Model, p Precision) Precision {
+	if p != "" && m.Computes(p) == nil {
+		return p
+	}
+	if m.Computes(FP16) == nil {
+		return FP16
+	}
+	return FP32
 }
 
 // caveats adds workload-level warnings that do not belong to one placement.

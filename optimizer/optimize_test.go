@@ -149,7 +149,7 @@ func TestPretrainMultiNode(t *testing.T) {
 	offs := offers(
 		offerSpec{provider: "lambda", id: "h100x8", model: "H100-SXM-80GB", gpus: 8, perGPU: "2.49", intra: nvswitch, inter: schema.InterEthernet},
 		offerSpec{provider: "vastai", id: "h100x8", model: "H100-SXM-80GB", gpus: 8, perGPU: "2.20", intra: nvswitch},
-		offerSpec{provider: "runpod", id: "mi300x8", model: "MI300X-192GB", gpus: 8, perGPU: "1.50", intra: schema.IntraUnknown},
+		offerSpec{provider: "runpod", id: "mi300x8", model: "MI300X-192GB", gpus: 8, perGPU: "1.50", intra: schema.IntraInfinityFabric},
 		offerSpec{provider: "coreweave", id: "h100x8", model: "H100-SXM-80GB", gpus: 8, perGPU: "2.79", intra: nvswitch, inter: ib},
 	)
 	wp := planOne(t, `- name: pt
@@ -186,7 +186,7 @@ func TestPretrainMultiNode(t *testing.T) {
 // is ≈ 413k H100-SXM GPU-hours (with perfect scaling).
 func TestPretrainGPUHours(t *testing.T) {
 	opts := optimizer.DefaultOptions()
-	opts.Scaling = optimizer.ScalingEfficiency{NVSwitch: 1, NVLink: 1, PCIe: 1, InterNode: 1}
+	opts.Scaling = optimizer.ScalingEfficiency{NVSwitch: 1, NVLink: 1, PCIe: 1, HostMemory: 1, InterNode: 1}
 	wp := planOne(t, `- name: pt
   kind: pretrain
   params_b: 70
@@ -250,17 +250,17 @@ func TestRejections(t *testing.T) {
   context_tokens: 2048
   concurrency: 2
   exclude_providers: [tensordock]
-  exclude_regions: [eu-1]
+  exclude_regions: [europe]
 `,
 			offers: offers(
 				offerSpec{provider: "vastai", id: "1", model: "RTX-4090-24GB", gpus: 1, pt: spot, perGPU: "0.20"},
 				offerSpec{provider: "runpod", id: "2", model: "L4-24GB", gpus: 1, perGPU: "0.40", avail: &zero},
-				offerSpec{provider: "lambda", id: "3", model: "A10-24GB", gpus: 1, perGPU: "0.75", region: "eu-1"},
+				offerSpec{provider: "lambda", id: "3", model: "A10-24GB", gpus: 1, perGPU: "0.75", region: "europe-central-1"},
 				offerSpec{provider: "tensordock", id: "4", model: "RTX-3090-24GB", gpus: 1, perGPU: "0.10"},
 				offerSpec{provider: "runpod", id: "5", model: "A100-SXM-80GB", gpus: 1, perGPU: "1.39"},
 			),
 			want: []string{
-				"A10-24GB ×1: offered in eu-1 (lambda), a region the workload does not allow",
+				"A10-24GB ×1: offered in europe-central-1, europe (lambda), where the workload does not run",
 				"L4-24GB ×1: none available at runpod",
 				"RTX-3090-24GB ×1: offered by tensordock, which the workload does not allow",
 				"RTX-4090-24GB ×1: only spot offers, and the workload is not interruptible",
@@ -306,7 +306,7 @@ func TestImpossibleWorkload(t *testing.T) {
 	if huge.Status != optimizer.StatusNoFit || huge.Recommended != nil {
 		t.Fatalf("status %s, recommended %v; want no_fit", huge.Status, huge.Recommended)
 	}
-	for _, want := range []string{"nothing on the market fits", "4100 GB across GPUs", "H100-SXM-80GB ×8", "inference does not span nodes"} {
+	for _, want := range []string{"needs 4100 GB across GPUs", "H100-SXM-80GB ×8", "inference does not span nodes"} {
 		if !strings.Contains(huge.Reason, want) {
 			t.Errorf("reason %q does not mention %q", huge.Reason, want)
 		}
@@ -322,7 +322,9 @@ func TestImpossibleWorkload(t *testing.T) {
 	}
 }
 
-// TestFreshness: a provider without a recent good scrape is excluded and reported.
+// TestFreshness: one rule for scraped and imported prices. A price holds until its
+// valid_until, else for max_offer_age_hours after it was observed; a provider none of whose
+// prices holds is excluded with the reason, and a plan left with nothing says age is why.
 func TestFreshness(t *testing.T) {
 	doc := `teams:
   - name: t
@@ -333,6 +335,7 @@ func TestFreshness(t *testing.T) {
         params_b: 7
         precision: fp16
         kv_cache_gb: 2
+        host_tiers: [any]
         current:
           provider: tensordock
           gpu_model: RTX-4090-24GB
@@ -342,56 +345,77 @@ func TestFreshness(t *testing.T) {
 		offerSpec{provider: "runpod", id: "ok", model: "RTX-4090-24GB", gpus: 1, perGPU: "0.34"},
 	)
 	stale := fixtureNow.Add(-30 * time.Hour)
+	published := fixtureNow.AddDate(0, -2, 0) // an imported price table of two months ago
+	nextYear, yesterday := fixtureNow.AddDate(1, 0, 0), fixtureNow.Add(-24*time.Hour)
 	tests := []struct {
-		name     string
-		lastGood map[string]time.Time
-		offers   func([]schema.Offer)
-		want     []optimizer.ExcludedProvider
+		name      string
+		offers    func([]schema.Offer)
+		maxAge    float64
+		want      []optimizer.ExcludedProvider
+		recommend string
+		caveat    string // in the workload's caveats
 	}{
 		{
-			name:     "last good scrape too old",
-			lastGood: map[string]time.Time{"runpod": fixtureNow.Add(-time.Hour), "tensordock": stale},
-			want:     []optimizer.ExcludedProvider{{Provider: "tensordock", LastGoodScrape: &stale, Reason: "last good scrape 30h ago, older than 24h"}},
+			name:      "a scraped price 30 h old no longer holds",
+			offers:    func(o []schema.Offer) { o[0].ObservedAt = stale },
+			want:      []optimizer.ExcludedProvider{{Provider: "tensordock", LastObserved: &stale, Reason: "newest price observed 30h ago, older than the 24h a price holds (max_offer_age_hours)"}},
+			recommend: "runpod/ok ×1 on_demand",
+			caveat:    "current placement priced from a tensordock price observed 30h ago, which no longer holds",
 		},
 		{
-			name:     "no good scrape recorded",
-			lastGood: map[string]time.Time{"runpod": fixtureNow.Add(-time.Hour)},
-			want:     []optimizer.ExcludedProvider{{Provider: "tensordock", Reason: "no good scrape recorded"}},
+			name:      "max_offer_age_hours 48 keeps it",
+			offers:    func(o []schema.Offer) { o[0].ObservedAt = stale },
+			maxAge:    48,
+			want:      []optimizer.ExcludedProvider{},
+			recommend: "tensordock/cheap ×1 on_demand",
 		},
 		{
-			name:   "no run log: the offers' own observation time",
-			offers: func(o []schema.Offer) { o[0].ObservedAt = stale },
-			want:   []optimizer.ExcludedProvider{{Provider: "tensordock", LastGoodScrape: &stale, Reason: "last good scrape 30h ago, older than 24h"}},
+			name:      "an imported table valid until next year is today's market",
+			offers:    func(o []schema.Offer) { o[0].ObservedAt, o[0].ValidUntil = published, &nextYear },
+			want:      []optimizer.ExcludedProvider{},
+			recommend: "tensordock/cheap ×1 on_demand",
+		},
+		{
+			name:      "an imported table past its valid_until does not hold",
+			offers:    func(o []schema.Offer) { o[0].ObservedAt, o[0].ValidUntil = published, &yesterday },
+			want:      []optimizer.ExcludedProvider{{Provider: "tensordock", LastObserved: &published, Reason: "its prices held until 2025-11-28 13:00 UTC, 24h ago"}},
+			recommend: "runpod/ok ×1 on_demand",
+		},
+		{
+			name: "nothing holds: the plan says age is why",
+			offers: func(o []schema.Offer) {
+				for i := range o {
+					o[i].ObservedAt = stale
+				}
+			},
+			want: []optimizer.ExcludedProvider{
+				{Provider: "runpod", LastObserved: &stale, Reason: "newest price observed 30h ago, older than the 24h a price holds (max_offer_age_hours)"},
+				{Provider: "tensordock", LastObserved: &stale, Reason: "newest price observed 30h ago, older than the 24h a price holds (max_offer_age_hours)"},
+			},
+			recommend: "<none>",
+			caveat:    "no offer's price holds now: all 2 offers on the market are older than the 24 h a price holds (optimize.options.max_offer_age_hours)",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := append([]schema.Offer(nil), offs...)
-			if tt.offers != nil {
-				tt.offers(o)
+			tt.offers(o)
+			opts := optimizer.DefaultOptions()
+			if tt.maxAge > 0 {
+				opts.MaxOfferAgeHours = tt.maxAge
 			}
-			p := MustOptimize(t, optimizer.Input{Workloads: MustParse(t, "w.yaml", doc), Offers: o, LastGoodScrape: tt.lastGood}, optimizer.DefaultOptions())
+			p := MustOptimize(t, optimizer.Input{Workloads: MustParse(t, "w.yaml", doc), Offers: o}, opts)
 			if diff := cmp.Diff(tt.want, p.ExcludedProviders); diff != "" {
 				t.Errorf("excluded (-want +got):\n%s", diff)
 			}
 			w := p.Teams[0].Workloads[0]
-			if got := placementID(w.Recommended); got != "runpod/ok ×1 on_demand" {
-				t.Errorf("recommended %s, want the fresh runpod offer", got)
+			if got := placementID(w.Recommended); got != tt.recommend {
+				t.Errorf("recommended %s, want %s", got, tt.recommend)
 			}
-			if w.Current.PriceSource != optimizer.PriceMarket || !strings.Contains(strings.Join(w.Caveats, "\n"), "excluded for freshness") {
-				t.Errorf("current %s, caveats %q: want the stale price with a caveat", w.Current.PriceSource, w.Caveats)
+			if said := strings.Join(append(w.Caveats, w.Reason), "\n"); !strings.Contains(said, tt.caveat) {
+				t.Errorf("caveats and reason %q, want %q", said, tt.caveat)
 			}
 		})
-	}
-	runs := []schema.ScrapeRun{
-		{Provider: "a", Status: schema.RunOK, FinishedAt: fixtureNow.Add(-3 * time.Hour)},
-		{Provider: "a", Status: schema.RunFailed, FinishedAt: fixtureNow},
-		{Provider: "a", Status: schema.RunPartial, FinishedAt: fixtureNow.Add(-2 * time.Hour)},
-		{Provider: "b", Status: schema.RunFailed, FinishedAt: fixtureNow},
-	}
-	want := map[string]time.Time{"a": fixtureNow.Add(-2 * time.Hour)}
-	if diff := cmp.Diff(want, optimizer.LastGoodScrapes(runs)); diff != "" {
-		t.Errorf("LastGoodScrapes (-want +got):\n%s", diff)
 	}
 }
 
@@ -480,7 +504,7 @@ func TestSavings(t *testing.T) {
 
 // TestDeterministic: the same inputs in any order give the same plan.
 func TestDeterministic(t *testing.T) {
-	in := optimizer.Input{Workloads: MustReadSample(t), Offers: MustOffers(t), LastGoodScrape: fixtureScrapes()}
+	in := optimizer.Input{Workloads: MustReadSample(t), Offers: MustOffers(t)}
 	first, _ := json.Marshal(MustOptimize(t, in, optimizer.DefaultOptions()))
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 5; i++ {

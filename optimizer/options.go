@@ -7,7 +7,7 @@ import (
 
 // Options holds every assumption of the sizing and cost model. DefaultOptions returns the
 // documented defaults; callers (the CLI config, tests) override fields and call Validate. Section
-// numbers (§) refer to ../shared/reference/gpus.md, where the sources are quoted.
+// numbers (§) refer to docs/gpus.md, which states each rule and its source.
 type Options struct {
 	// Memory (§1.1–§1.3).
 
@@ -79,14 +79,6 @@ type Options struct {
 	// node when training state is sharded over several GPUs (§1.4: ZeRO-3 all-gathers every
 	// step). Data-parallel copies of a model that fits one GPU run over PCIe. Default true.
 	ShardedTrainingRequiresNVLink bool `json:"sharded_training_requires_nvlink" yaml:"sharded_training_requires_nvlink"`
-	// InferLinkFromFormFactor treats a multi-GPU offer whose intra-node interconnect is unknown
-	// as NVLink-connected when the catalog model is an SXM module with NVLink or an OAM module
-	// (Infinity Fabric): such boards are always linked. Default true.
-	InferLinkFromFormFactor bool `json:"infer_link_from_form_factor" yaml:"infer_link_from_form_factor"`
-	// FP8NeedsHardware rejects fp8 weights on GPUs without FP8 tensor cores (A100 and older;
-	// market.md: "FP8 support (H100, H200, B200, L40S; not A100)"). Weight-only FP8 kernels
-	// exist for older GPUs but run slower. Default true.
-	FP8NeedsHardware bool `json:"fp8_needs_hardware" yaml:"fp8_needs_hardware"`
 	// AllowCommitments admits reserved and term prices; they need a commitment the plan cannot
 	// make for the team. Default false.
 	AllowCommitments bool `json:"allow_commitments" yaml:"allow_commitments"`
@@ -117,10 +109,12 @@ type Options struct {
 	// HoursPerMonth converts hourly prices to monthly ones and is the default hours_per_month
 	// of always-on workloads. Default 730 (market.md: "A month is 730 hours").
 	HoursPerMonth float64 `json:"hours_per_month" yaml:"hours_per_month"`
-	// MaxScrapeAgeHours excludes a provider whose last good scrape (and any offer observed) is
-	// older than this when the plan is made. Scrapes are hourly; a day without one means the
-	// scraper is broken and its prices are not today's. Default 24.
-	MaxScrapeAgeHours float64 `json:"max_scrape_age_hours" yaml:"max_scrape_age_hours"`
+	// MaxOfferAgeHours is how long a price holds after it was observed, when its source gives
+	// no end (an imported price table may: valid_until). Scraped and imported offers alike are
+	// left out of the plan once their price no longer holds, and a provider with none that
+	// holds is listed as excluded. Scrapes are hourly; a day without one means the scraper is
+	// broken and its prices are not today's. Default 24.
+	MaxOfferAgeHours float64 `json:"max_offer_age_hours" yaml:"max_offer_age_hours"`
 	// Alternatives is how many runners-up each workload keeps. Default 3.
 	Alternatives int `json:"alternatives" yaml:"alternatives"`
 	// DistinctAlternatives keeps at most one runner-up per placement (provider, GPU model, GPU
@@ -139,6 +133,8 @@ type PrecisionBytes struct {
 	// INT4 is 0.5 plus group scales and zero points (§1.1 "+~0.1–0.2"; §1.4 "INT4: ~35–40 GB"
 	// for 70B). Default 0.55.
 	INT4 float64 `json:"int4" yaml:"int4"`
+	// FP4 is NVFP4: 4 bits and one FP8 scale per 16 values, 4.5 bits. Default 0.5625.
+	FP4 float64 `json:"fp4" yaml:"fp4"`
 }
 
 // Of returns the bytes per parameter of precision p, or 0 for an unknown precision.
@@ -156,6 +152,8 @@ func (b PrecisionBytes) Of(p Precision) float64 {
 		return b.INT8
 	case INT4:
 		return b.INT4
+	case FP4:
+		return b.FP4
 	}
 	return 0
 }
@@ -174,6 +172,10 @@ type ScalingEfficiency struct {
 	NVSwitch float64 `json:"nvswitch" yaml:"nvswitch"` // 0.90 within an NVSwitch node (§2.1)
 	NVLink   float64 `json:"nvlink" yaml:"nvlink"`     // 0.85 with NVLink bridges (assumption: some traffic crosses PCIe)
 	PCIe     float64 `json:"pcie" yaml:"pcie"`         // 0.60 over PCIe only (assumption: "PCIe-only boxes are slow", §1.4)
+	// HostMemory is the efficiency over PCIe between cards without peer-to-peer (GeForce RTX
+	// 40/50): every transfer goes through host memory. Default 0.35 (an assumption, below
+	// PCIe's); tensor parallelism beyond 2 such cards is refused.
+	HostMemory float64 `json:"host_memory" yaml:"host_memory"`
 	// InterNode multiplies the in-node efficiency when a job spans nodes over InfiniBand or RoCE
 	// (§2.1: ~0.8–0.9). Default 0.85. Across nodes without RDMA a job is infeasible.
 	InterNode float64 `json:"inter_node" yaml:"inter_node"`
@@ -184,7 +186,7 @@ func DefaultOptions() Options {
 	return Options{
 		Utilization:               0.90,
 		OverheadGiBPerGPU:         1.0,
-		WeightBytes:               PrecisionBytes{FP32: 4, FP16: 2, BF16: 2, FP8: 1, INT8: 1, INT4: 0.55},
+		WeightBytes:               PrecisionBytes{FP32: 4, FP16: 2, BF16: 2, FP8: 1, INT8: 1, INT4: 0.55, FP4: 0.5625},
 		DefaultKVHeads:            8,
 		DefaultHeadDim:            128,
 		HiddenPerLayer:            128,
@@ -202,19 +204,17 @@ func DefaultOptions() Options {
 		TensorParallelPowerOfTwo:      true,
 		InferenceTPRequiresNVLink:     false,
 		ShardedTrainingRequiresNVLink: true,
-		InferLinkFromFormFactor:       true,
-		FP8NeedsHardware:              true,
 		AllowCommitments:              false,
 
 		MFU:                    MFUByFormFactor{SXM: 0.40, OAM: 0.40, NVL: 0.35, PCIe: 0.35, Consumer: 0.30},
-		Scaling:                ScalingEfficiency{NVSwitch: 0.90, NVLink: 0.85, PCIe: 0.60, InterNode: 0.85},
+		Scaling:                ScalingEfficiency{NVSwitch: 0.90, NVLink: 0.85, PCIe: 0.60, HostMemory: 0.35, InterNode: 0.85},
 		FullFLOPsPerParamToken: 6,
 		LoRAFLOPsPerParamToken: 4,
 		SpotRestartOverhead:    0.10,
 		MaxJobHours:            1440,
 
 		HoursPerMonth:        730,
-		MaxScrapeAgeHours:    24,
+		MaxOfferAgeHours:     24,
 		Alternatives:         3,
 		DistinctAlternatives: true,
 	}
@@ -246,6 +246,7 @@ func (o Options) Validate() error {
 	pos("weight_bytes.fp8", o.WeightBytes.FP8)
 	pos("weight_bytes.int8", o.WeightBytes.INT8)
 	pos("weight_bytes.int4", o.WeightBytes.INT4)
+	pos("weight_bytes.fp4", o.WeightBytes.FP4)
 	pos("default_kv_heads", float64(o.DefaultKVHeads))
 	pos("default_head_dim", float64(o.DefaultHeadDim))
 	pos("hidden_per_layer", o.HiddenPerLayer)
@@ -267,13 +268,14 @@ func (o Options) Validate() error {
 	frac("scaling.nvswitch", o.Scaling.NVSwitch)
 	frac("scaling.nvlink", o.Scaling.NVLink)
 	frac("scaling.pcie", o.Scaling.PCIe)
+	frac("scaling.host_memory", o.Scaling.HostMemory)
 	frac("scaling.inter_node", o.Scaling.InterNode)
 	pos("full_flops_per_param_token", o.FullFLOPsPerParamToken)
 	pos("lora_flops_per_param_token", o.LoRAFLOPsPerParamToken)
 	nonNeg("spot_restart_overhead", o.SpotRestartOverhead)
 	pos("max_job_hours", o.MaxJobHours)
 	pos("hours_per_month", o.HoursPerMonth)
-	pos("max_scrape_age_hours", o.MaxScrapeAgeHours)
+	pos("max_offer_age_hours", o.MaxOfferAgeHours)
 	nonNeg("alternatives", float64(o.Alternatives))
 	return errors.Join(errs...)
 }

@@ -18,7 +18,8 @@ type Plan struct {
 	Options Options    `json:"options"`
 	Teams   []TeamPlan `json:"teams"`
 	Totals  Totals     `json:"totals"`
-	// ExcludedProviders had offers but no good scrape recent enough (Options.MaxScrapeAgeHours).
+	// ExcludedProviders had offers, none of whose prices still holds (Options.MaxOfferAgeHours,
+	// or the ValidUntil of an imported table).
 	ExcludedProviders []ExcludedProvider `json:"excluded_providers"`
 	// Market summarizes the offers the plan was made from.
 	Market MarketSummary `json:"market"`
@@ -30,17 +31,17 @@ type MarketSummary struct {
 	Considered int `json:"considered"`  // offers from fresh providers with a catalog GPU
 	UnknownGPU int `json:"unknown_gpu"` // skipped: GPU model not in the catalog
 	Invalid    int `json:"invalid"`     // skipped: no GPUs or no positive price
-	Stale      int `json:"stale"`       // skipped: provider excluded or offer too old
+	Stale      int `json:"stale"`       // skipped: the price no longer holds
 	// Commitments were skipped because Options.AllowCommitments is false.
 	Commitments int `json:"commitments"`
 }
 
-// ExcludedProvider is a provider left out of the plan because its data is too old.
+// ExcludedProvider is a provider left out of the plan because none of its prices still holds.
 type ExcludedProvider struct {
 	Provider string `json:"provider"`
-	// LastGoodScrape is nil when no good scrape is known.
-	LastGoodScrape *time.Time `json:"last_good_scrape"`
-	Reason         string     `json:"reason"`
+	// LastObserved is its newest price observation; nil when its offers carry none.
+	LastObserved *time.Time `json:"last_observed"`
+	Reason       string     `json:"reason"`
 }
 
 // TeamPlan is one team's part of the plan.
@@ -65,7 +66,8 @@ type WorkloadPlan struct {
 	Name   string `json:"name"`
 	Kind   Kind   `json:"kind"`
 	Status Status `json:"status"`
-	// Reason explains a no_fit status in one sentence; empty when ok.
+	// Reason explains a no_fit status in one sentence, what nothing on the market fits: the
+	// sizing and the closest GPU models; empty when ok.
 	Reason string `json:"reason,omitempty"`
 	// Sizing is the memory and compute estimate, one entry per acceptable precision.
 	Sizing []Sizing `json:"sizing"`
@@ -101,6 +103,9 @@ type Sizing struct {
 	OverheadGBPerGPU    float64 `json:"overhead_gb_per_gpu"`
 	// NeededGBOneGPU is the VRAM one GPU would need: (sharded + per-GPU) / utilization.
 	NeededGBOneGPU float64 `json:"needed_gb_one_gpu"`
+	// MeasuredGB is the workload's measured footprint, when it gives one instead of the
+	// estimate (no headroom is added to it).
+	MeasuredGB float64 `json:"measured_gb,omitempty"`
 	// TrainingPFLOPs is the compute of one run in PFLOPs (training kinds), k·N·D or the
 	// reference GPU-hours converted.
 	TrainingPFLOPs float64 `json:"training_pflops,omitempty"`
@@ -169,6 +174,9 @@ type Placement struct {
 	HoursPerMonth decimal.Decimal `json:"hours_per_month"`
 	// CostUSDPerMonth = PriceUSDPerHour × HoursPerMonth, rounded to cents.
 	CostUSDPerMonth decimal.Decimal `json:"cost_usd_per_month"`
+	// UnitCost is the price of one unit of the finished work: a million output tokens, a
+	// training run, a unit of custom work; nil when the workload does not say enough.
+	UnitCost *UnitCost `json:"unit_cost,omitempty"`
 	// DecodeTokensPerSecond is the bandwidth bound on per-sequence decode speed at full
 	// concurrency (inference).
 	DecodeTokensPerSecond float64   `json:"decode_tokens_per_second,omitempty"`
@@ -177,12 +185,19 @@ type Placement struct {
 	Notes []string `json:"notes"`
 }
 
+// UnitCost is what one unit of a workload's finished work costs on a placement.
+type UnitCost struct {
+	Unit string          `json:"unit"` // "1M output tokens", "run", or the workload's own unit
+	USD  decimal.Decimal `json:"usd"`
+}
+
 // Rejection says why a GPU model on the market cannot run a workload.
 type Rejection struct {
 	GPUModel string `json:"gpu_model"`
 	GPUCount int    `json:"gpu_count"` // the configuration the reason is about
-	// Stage is the check that failed: precision, memory, interconnect, multi_node, price_type,
-	// throughput, deadline, provider, region or availability.
+	// Stage is the check that failed: gpu (the workload's GPU lists, compute capability or
+	// engine), precision, memory, interconnect, multi_node, price_type, throughput, deadline,
+	// provider, host (tier or reliability), region or availability.
 	Stage  string `json:"stage"`
 	Reason string `json:"reason"` // e.g. "RTX-4090-24GB ×1: 24 GB < 41.3 GB needed"
 }

@@ -38,7 +38,7 @@ func (g *gen) offer(i int) schema.Offer {
 		perGPU: pick(g, "0.20", "0.35", "0.50", "0.79", "1.10", "1.39", "1.99", "2.49", "2.79", "3.50"),
 		intra:  pick(g, schema.IntraPCIe, schema.IntraNVLink, schema.IntraNVSwitch, schema.IntraUnknown),
 		inter:  pick(g, schema.InterNone, schema.InterEthernet, schema.InterInfiniBand, schema.InterRoCE),
-		region: pick(g, "", "r1", "r2", "r3"),
+		region: pick(g, "", "north-america", "europe", "us-east-1", "asia-south-1"),
 	}
 	switch g.r.IntN(5) {
 	case 0:
@@ -48,7 +48,9 @@ func (g *gen) offer(i int) schema.Offer {
 		n := uint32(100)
 		s.avail = &n
 	}
-	return s.offer()
+	o := s.offer()
+	o.Tier = pick(g, schema.TierDatacenter, schema.TierSecure, schema.TierCommunity, schema.TierVerified, schema.TierUnverified)
+	return o
 }
 
 func (g *gen) workload() optimizer.Workload {
@@ -89,7 +91,7 @@ func (g *gen) workload() optimizer.Workload {
 	case 1:
 		w.ExcludeProviders = []string{"p3"}
 	case 2:
-		w.Regions = []string{"r1", ""}
+		w.Regions = []string{"north-america"}
 	}
 	return w
 }
@@ -122,8 +124,15 @@ func checkFeasible(w optimizer.Workload, o schema.Offer, p *optimizer.Placement,
 	if len(w.Providers) > 0 && !slices.Contains(w.Providers, o.Provider) || slices.Contains(w.ExcludeProviders, o.Provider) {
 		fail("provider %s not allowed", o.Provider)
 	}
-	if len(w.Regions) > 0 && !slices.Contains(w.Regions, o.Region) {
-		fail("region %q not allowed", o.Region)
+	if c := o.Continent(); len(w.Regions) > 0 && c != "" && !slices.Contains(w.Regions, c) {
+		fail("region %q (%s) not allowed", o.Region, c)
+	}
+	serving := []schema.Tier{schema.TierDatacenter, schema.TierSecure, schema.TierVerified}
+	if w.Kind == optimizer.Inference && w.ReferenceGPU == "" && w.HostTiers == nil && !slices.Contains(serving, o.Tier) {
+		fail("always-on serving on a %s host", o.Tier)
+	}
+	if p.Precision != "" && m.Computes(p.Precision) != nil {
+		fail("%s on %s: %v", p.Precision, m.Name, m.Computes(p.Precision))
 	}
 	if o.AvailableCount != nil && int(*o.AvailableCount) < max(1, p.GPUCount/int(o.GPUCount)) {
 		fail("%d available, %d offers rented", *o.AvailableCount, p.GPUCount/int(o.GPUCount))
@@ -155,9 +164,6 @@ func checkFeasible(w optimizer.Workload, o schema.Offer, p *optimizer.Placement,
 	}
 	if p.Nodes > 1 && !o.InterNode.RDMA() {
 		fail("%d nodes without RDMA", p.Nodes)
-	}
-	if p.Precision == optimizer.FP8 && m.TFLOPS.FP8 == 0 {
-		fail("fp8 on %s", m.Name)
 	}
 	if w.Kind.Training() && w.DeadlineHours > 0 && p.HoursPerRun.InexactFloat64() > w.DeadlineHours+0.01 {
 		fail("run %s h > deadline %v h", p.HoursPerRun, w.DeadlineHours)

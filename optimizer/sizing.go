@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/gpucost/gpucost/gpus"
 )
@@ -13,7 +14,8 @@ const maxGPUCount = 1 << 20
 
 // variant is a workload sized at one precision: the numbers every offer is checked against.
 type variant struct {
-	precision Precision // inference only; "" otherwise
+	precision Precision // of the weights (inference), the math (training), or "" (custom without one)
+	measured  bool      // sharded is a measured footprint: no headroom is added
 	sizing    Sizing    // without Fits
 	sharded   float64   // GB split across GPUs: weights + KV cache + state
 	perGPU    float64   // GB on every GPU: overhead + activations
@@ -21,7 +23,7 @@ type variant struct {
 	flops     float64   // FLOPs of one run (training)
 }
 
-// size estimates a workload's memory and compute at each acceptable precision (gpus.md §1).
+// size estimates a workload's memory and compute at each acceptable precision (docs/gpus.md §1).
 func (o *Options) size(w *Workload) []variant {
 	overhead := o.OverheadGiBPerGPU * gpus.GiB
 	switch {
@@ -32,6 +34,10 @@ func (o *Options) size(w *Workload) []variant {
 			weights := w.ParamsB * o.WeightBytes.Of(p)
 			v := variant{precision: p, sharded: weights + kv, perGPU: overhead, decodeGB: weights + kv}
 			v.sizing = Sizing{Precision: p, WeightsGB: weights, KVCacheGB: kv, ShardedGB: v.sharded, OverheadGBPerGPU: overhead}
+			if w.MeasuredVRAMGB > 0 {
+				v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
+				v.sizing.ShardedGB, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, w.MeasuredVRAMGB
+			}
 			vs = append(vs, v)
 		}
 		return finishSizing(o, vs)
@@ -61,24 +67,59 @@ func (o *Options) size(w *Workload) []variant {
 			}
 			act = float64(seq) * float64(mb) * hidden * (2*layers + o.ActivationLayerBytes) / 1e9
 		}
-		v := variant{sharded: weights + state, perGPU: overhead + act, flops: o.trainingFLOPs(w)}
-		v.sizing = Sizing{
-			WeightsGB: weights, StateGB: state, ShardedGB: v.sharded,
-			ActivationsGBPerGPU: act, OverheadGBPerGPU: overhead, TrainingPFLOPs: v.flops / 1e15,
+		flops := o.trainingFLOPs(w)
+		vs := make([]variant, 0, len(w.Precisions))
+		for _, p := range trainingPrecisionsOf(w) {
+			v := variant{precision: p, sharded: weights + state, perGPU: overhead + act, flops: flops}
+			v.sizing = Sizing{
+				Precision: p, WeightsGB: weights, StateGB: state, ShardedGB: v.sharded,
+				ActivationsGBPerGPU: act, OverheadGBPerGPU: overhead, TrainingPFLOPs: v.flops / 1e15,
+			}
+			if w.MeasuredVRAMGB > 0 {
+				v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
+				v.sizing.ShardedGB, v.sizing.ActivationsGBPerGPU, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, 0, w.MeasuredVRAMGB
+			}
+			vs = append(vs, v)
 		}
-		return finishSizing(o, []variant{v})
+		return finishSizing(o, vs)
 	default: // custom: explicit, raw VRAM
-		v := variant{sharded: w.MinTotalVRAMGB}
-		v.sizing = Sizing{ShardedGB: w.MinTotalVRAMGB, NeededGBOneGPU: max(w.MinTotalVRAMGB, w.MinVRAMGBPerGPU)}
-		return []variant{v}
+		ps := w.Precisions
+		if len(ps) == 0 {
+			ps = []Precision{""}
+		}
+		vs := make([]variant, 0, len(ps))
+		for _, p := range ps {
+			v := variant{precision: p, sharded: w.MinTotalVRAMGB, measured: true}
+			v.sizing = Sizing{Precision: p, ShardedGB: w.MinTotalVRAMGB, NeededGBOneGPU: max(w.MinTotalVRAMGB, w.MinVRAMGBPerGPU)}
+			vs = append(vs, v)
+		}
+		return vs
 	}
+}
+
+// trainingPrecisionsOf is a training workload's precisions: bf16 when it names none.
+func trainingPrecisionsOf(w *Workload) []Precision {
+	if len(w.Precisions) == 0 {
+		return []Precision{BF16}
+	}
+	return w.Precisions
 }
 
 func finishSizing(o *Options, vs []variant) []variant {
 	for i := range vs {
-		vs[i].sizing.NeededGBOneGPU = (vs[i].sharded + vs[i].perGPU) / o.Utilization
+		v := &vs[i]
+		v.sizing.NeededGBOneGPU = (v.sharded + v.perGPU) / o.utilization(v)
 	}
 	return vs
+}
+
+// utilization is the fraction of VRAM a variant may fill: all of it for a measured footprint,
+// which already holds the runtime's own headroom.
+func (o *Options) utilization(v *variant) float64 {
+	if v.measured {
+		return 1
+	}
+	return o.Utilization
 }
 
 // shape returns the number of layers and the hidden size: from the workload when it gives the
@@ -115,7 +156,7 @@ func (o *Options) kvCacheGB(w *Workload) float64 {
 }
 
 // trainingFLOPs is k·N·D (§1.4, §2.1), or the reference GPU-hours times the reference GPU's
-// effective rate (dense TFLOPS × MFU).
+// effective rate (dense TFLOPS at the first precision it computes × MFU).
 func (o *Options) trainingFLOPs(w *Workload) float64 {
 	if w.TrainTokens > 0 {
 		k := o.FullFLOPsPerParamToken
@@ -125,7 +166,18 @@ func (o *Options) trainingFLOPs(w *Workload) float64 {
 		return k * w.ParamsB * 1e9 * w.TrainTokens
 	}
 	ref, _ := gpus.Lookup(w.ReferenceGPU)
-	return w.GPUHours * 3600 * trainingTFLOPS(ref) * 1e12 * o.mfu(ref.FormFactor)
+	return w.GPUHours * 3600 * referenceTFLOPS(ref, trainingPrecisionsOf(w)) * 1e12 * o.mfu(ref.FormFactor)
+}
+
+// referenceTFLOPS is the dense rate of the first of ps the reference GPU computes (the work was
+// measured there, so it ran in one of them), else its FP32 rate.
+func referenceTFLOPS(ref gpus.Model, ps []Precision) float64 {
+	for _, p := range ps {
+		if ref.Computes(p) == nil {
+			return ref.TFLOPS.Of(p)
+		}
+	}
+	return ref.TFLOPS.FP32
 }
 
 func (o *Options) mfu(f gpus.FormFactor) float64 {
@@ -156,7 +208,7 @@ func (o *Options) minGPUs(w *Workload, v *variant, vramGB float64) (n int, ok bo
 		}
 		return n, n <= maxGPUCount
 	}
-	usable := vramGB*o.Utilization - v.perGPU
+	usable := vramGB*o.utilization(v) - v.perGPU
 	if usable <= 0 {
 		return 0, false
 	}
@@ -175,14 +227,8 @@ func (o *Options) neededGB(w *Workload, v *variant, n int) float64 {
 	if w.Kind == Custom {
 		return max(w.MinTotalVRAMGB, float64(n)*w.MinVRAMGBPerGPU)
 	}
-	return (v.sharded + float64(n)*v.perGPU) / o.Utilization
+	return (v.sharded + float64(n)*v.perGPU) / o.utilization(v)
 }
-
-// linkable reports whether GPUs of model m can be joined by a GPU-to-GPU fabric at all.
-func linkable(m gpus.Model) bool { return m.Linkable() }
-
-// trainingTFLOPS is the dense rate training runs at: BF16, or FP16 where there is no BF16.
-func trainingTFLOPS(m gpus.Model) float64 { return max(m.TFLOPS.BF16, m.TFLOPS.FP16) }
 
 // Size estimates w's memory and compute, one Sizing per acceptable precision (Fits empty).
 func (o Options) Size(w *Workload) []Sizing {
@@ -210,8 +256,8 @@ func (o Options) Fits(w *Workload, m gpus.Model) []Fit {
 
 func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 	f := Fit{GPUModel: m.Name, Precision: v.precision, IntraNode: LinkNone, InterNode: LinkNone}
-	if v.precision == FP8 && o.FP8NeedsHardware && m.TFLOPS.FP8 == 0 {
-		f.Reason = fmt.Sprintf("%s: no FP8 support, the fp8 weights need it", m.Name)
+	if st, why := gpuCheck(w, v, m); st != stOK {
+		f.Reason = fmt.Sprintf("%s: %s", m.Name, why)
 		return f
 	}
 	n, ok := o.minGPUs(w, v, m.VRAMGB)
@@ -220,7 +266,7 @@ func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 			f.Reason = fmt.Sprintf("%s: %s GB per GPU < %s GB needed per GPU", m.Name, gb(m.VRAMGB), gb(w.MinVRAMGBPerGPU))
 		} else {
 			f.Reason = fmt.Sprintf("%s: %s GB per GPU is used up by the %s GB every GPU needs (overhead, activations) at %.0f%% utilization",
-				m.Name, gb(m.VRAMGB), gb(v.perGPU), o.Utilization*100)
+				m.Name, gb(m.VRAMGB), gb(v.perGPU), o.utilization(v)*100)
 		}
 		return f
 	}
@@ -248,18 +294,80 @@ func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 		f.InterNode = LinkRDMA
 	}
 	head := fmt.Sprintf("%s ×%d", m.Name, n)
+	inNode := min(n, o.MaxGPUsPerNode)
 	switch {
 	case f.Nodes > 1 && (w.Kind == Inference || (w.Kind == Custom && !w.MultiNode)):
 		f.Reason = fmt.Sprintf("%s: %s GB needed, more than one node of %d holds; %s does not span nodes",
 			head, gb(f.NeededGB), o.MaxGPUsPerNode, w.Kind)
 	case f.Nodes > o.MaxNodes:
 		f.Reason = fmt.Sprintf("%s: needs %d nodes, more than the %d allowed", head, f.Nodes, o.MaxNodes)
-	case (f.IntraNode == LinkNVLink || f.IntraNode == LinkNVSwitch) && !linkable(m):
-		f.Reason = fmt.Sprintf("%s: no NVLink, %s", head, needsLink(w))
+	case f.IntraNode == LinkNVLink || f.IntraNode == LinkNVSwitch:
+		if why := fabricShort(m, inNode); why != "" {
+			f.Reason = fmt.Sprintf("%s: %s, %s", head, why, needsLink(w))
+			break
+		}
+		f.Feasible = true
+	case w.Kind == Inference && n > 2 && !m.Linkable() && !m.PeerToPeer:
+		f.Reason = fmt.Sprintf("%s: %s", head, noPeerToPeer(m))
 	default:
 		f.Feasible = true
 	}
 	return f
+}
+
+// fabricShort says why n GPUs of model m in one node cannot all be on one GPU fabric, or "".
+func fabricShort(m gpus.Model, n int) string {
+	switch {
+	case !m.Linkable():
+		return "no NVLink"
+	case n > m.NVLinkDomain:
+		return fmt.Sprintf("its %s joins %d GPUs, not the %d the work is split over", m.Topology, m.NVLinkDomain, n)
+	}
+	return ""
+}
+
+// noPeerToPeer explains why tensor parallelism beyond two cards without a fabric or P2P is
+// refused.
+func noPeerToPeer(m gpus.Model) string {
+	return fmt.Sprintf("no NVLink and no PCIe peer-to-peer on %s: tensor parallelism beyond 2 GPUs would move every activation through host memory", m.Family)
+}
+
+// gpuCheck applies the checks that depend on the GPU model alone: the workload's GPU lists and
+// compute capability, its serving engine, and whether the GPU computes the variant's
+// precision. It returns stOK, or the failing stage and why.
+func gpuCheck(w *Workload, v *variant, m gpus.Model) (stage, string) {
+	switch {
+	case len(w.GPUsAllowed) > 0 && !matchesGPU(m, w.GPUsAllowed):
+		return stGPU, "not in gpus_allowed"
+	case matchesGPU(m, w.GPUsExcluded):
+		return stGPU, "in gpus_excluded"
+	case w.MinCapability != (gpus.Capability{}) && m.Vendor != gpus.NVIDIA:
+		return stGPU, fmt.Sprintf("an %s GPU (%s, %s), the workload needs CUDA compute capability %s", strings.ToUpper(string(m.Vendor)), m.Vendor.Stack(), m.GFX, w.MinCapability)
+	case w.MinCapability != (gpus.Capability{}) && !m.Capability.AtLeast(w.MinCapability.Major, w.MinCapability.Minor):
+		return stGPU, fmt.Sprintf("compute capability %s < %s, the workload's min_compute_capability", m.Capability, w.MinCapability)
+	}
+	if e := w.Engine; e != "" && e != NoEngine {
+		if err := m.Runs(e); err != nil {
+			return stGPU, err.Error()
+		}
+	}
+	if v.precision != "" {
+		if err := m.Computes(v.precision); err != nil {
+			return stPrecision, fmt.Sprintf("%v; %s", err, precisionUse(w, v.precision))
+		}
+	}
+	return stOK, ""
+}
+
+// precisionUse says what a workload does in precision p, for reasons.
+func precisionUse(w *Workload, p Precision) string {
+	switch {
+	case w.Kind == Inference:
+		return fmt.Sprintf("the weights are %s", p)
+	case w.Kind.Training():
+		return fmt.Sprintf("the job trains in %s", p)
+	}
+	return fmt.Sprintf("the workload computes in %s", p)
 }
 
 // needsLink names who needs NVLink, for reasons: "training needs it".

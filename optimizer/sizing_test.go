@@ -37,8 +37,8 @@ func with(w optimizer.Workload, f func(*optimizer.Workload)) optimizer.Workload 
 	return w
 }
 
-// TestFits pins the sizing rules to ../shared/reference/gpus.md §1.4 ("feasible hardware" and
-// "interconnect rule" columns).
+// TestFits pins the sizing rules to docs/gpus.md §1.4 (the "fits" and
+// "interconnect" columns).
 func TestFits(t *testing.T) {
 	opts := optimizer.DefaultOptions()
 	type fit struct {

@@ -29,7 +29,7 @@ const (
 	QLoRA        Kind = "qlora"         // LoRA on an NF4-quantized base
 	FullFinetune Kind = "full_finetune" // all weights, mixed precision + AdamW
 	Pretrain     Kind = "pretrain"      // as full fine-tuning, at scale, multi-node
-	Custom       Kind = "custom"        // explicit VRAM, GPU count, interconnect and hours
+	Custom       Kind = "custom"        // explicit VRAM, GPU count, interconnect; hours fixed or scaled from a reference GPU
 )
 
 // Kinds lists every kind, in a stable order.
@@ -40,21 +40,40 @@ func (k Kind) Training() bool {
 	return k == LoRA || k == QLoRA || k == FullFinetune || k == Pretrain
 }
 
-// Precision is the numeric format of inference weights (or of the KV cache).
-type Precision string
+// Precision is the numeric format of weights and math: inference weights (and the KV cache),
+// training math, or what a custom workload computes in. The GPU model says which it runs.
+type Precision = gpus.Precision
 
-// Precisions.
+// Precisions a workload may name.
 const (
-	FP32 Precision = "fp32"
-	FP16 Precision = "fp16"
-	BF16 Precision = "bf16"
-	FP8  Precision = "fp8"
-	INT8 Precision = "int8"
-	INT4 Precision = "int4"
+	FP32 = gpus.FP32
+	FP16 = gpus.FP16
+	BF16 = gpus.BF16
+	FP8  = gpus.FP8
+	INT8 = gpus.INT8
+	INT4 = gpus.INT4
+	FP4  = gpus.FP4
 )
 
-// Precisions lists every precision, in a stable order.
-var Precisions = []Precision{FP32, FP16, BF16, FP8, INT8, INT4}
+// Precisions lists every precision of inference weights, in a stable order.
+var Precisions = []Precision{FP32, FP16, BF16, FP8, INT8, INT4, FP4}
+
+// trainingPrecisions are the precisions training math can run in (mixed precision with FP32
+// master weights; FP8 with a scaling recipe).
+var trainingPrecisions = []Precision{BF16, FP16, FP8, FP32}
+
+// ScaleBy says how a custom workload's hours on its reference GPU become hours on another GPU:
+// by the dense rate at a precision, by memory bandwidth, or not at all.
+type ScaleBy string
+
+// ScaleBy values other than a precision name.
+const (
+	ScaleByBandwidth ScaleBy = "memory_bandwidth"
+	ScaleByNone      ScaleBy = "none"
+)
+
+// NoEngine is the engine value of a workload that brings its own software.
+const NoEngine gpus.Engine = "none"
 
 // kvBytes is the size of one KV-cache element at precision p (a physical fact, not an
 // assumption: a 4-bit cache is not offered by the serving engines, so INT4 has none).
@@ -108,10 +127,20 @@ type Workload struct {
 	// ParamsB is the model size in billions of parameters (all kinds but custom).
 	ParamsB float64 `json:"params_b,omitempty"`
 
+	// Precisions are the acceptable precisions, most preferred first: of the weights
+	// (inference), of the training math (default bf16: mixed precision; fp16 as a fallback only
+	// when listed), or what a custom workload computes in (optional). A GPU that has no hardware
+	// path for a precision is rejected for it, with the reason.
+	Precisions []Precision `json:"precisions,omitempty"`
+	// MeasuredVRAMGB is a footprint measured on real hardware, in total across GPUs: it
+	// replaces the memory estimate (inference at one precision, training kinds).
+	MeasuredVRAMGB float64 `json:"measured_vram_gb,omitempty"`
+
 	// Inference.
 
-	// Precisions are the acceptable weight precisions, most preferred first.
-	Precisions []Precision `json:"precisions,omitempty"`
+	// Engine is the serving engine (inference; default vllm), whose hardware support is a
+	// requirement; NoEngine ("none") for software of the workload's own.
+	Engine gpus.Engine `json:"engine,omitempty"`
 	// ContextTokens × Concurrency is the number of tokens in flight (prompt + generated per
 	// sequence × concurrent sequences), which sizes the KV cache (§1.2).
 	ContextTokens int `json:"context_tokens,omitempty"`
@@ -129,8 +158,9 @@ type Workload struct {
 	MinDecodeTokensPerSecond float64 `json:"min_decode_tokens_per_second,omitempty"`
 
 	// HoursPerMonth is how long an inference or custom workload runs each month (730 = always
-	// on; 0 means Options.HoursPerMonth). For inference with a ReferenceGPU it is the hours the
-	// job takes there each month, and scales with memory bandwidth.
+	// on; 0 means Options.HoursPerMonth). With a ReferenceGPU it is the hours the work takes
+	// there each month, and scales to other GPUs: by memory bandwidth for inference, by ScaleBy
+	// for custom work.
 	HoursPerMonth float64 `json:"hours_per_month,omitempty"`
 
 	// Jobs.
@@ -139,9 +169,9 @@ type Workload struct {
 	TrainTokens float64 `json:"train_tokens,omitempty"`
 	// GPUHours is the size of one run in GPU-hours on ReferenceGPU, instead of TrainTokens.
 	GPUHours float64 `json:"gpu_hours,omitempty"`
-	// ReferenceGPU is a catalog model the GPUHours (training) or HoursPerMonth (inference batch
-	// jobs) were measured on; ReferenceGPUs is how many of them (inference; default the fewest
-	// that fit).
+	// ReferenceGPU is a catalog model the GPUHours (training), HoursPerMonth (inference batch
+	// jobs, custom work) or UnitsPerHour (custom work) were measured on; ReferenceGPUs is how
+	// many of them (inference: default the fewest that fit; custom: default GPUs).
 	ReferenceGPU  string `json:"reference_gpu,omitempty"`
 	ReferenceGPUs int    `json:"reference_gpus,omitempty"`
 	// DeadlineHours is the longest acceptable wall-clock time of one run; 0 means none (then
@@ -166,26 +196,53 @@ type Workload struct {
 	Interconnect Link `json:"interconnect,omitempty"`
 	// MultiNode lets a custom workload span nodes (over InfiniBand/RoCE).
 	MultiNode bool `json:"multi_node,omitempty"`
+	// ScaleBy turns hours on the ReferenceGPU into hours on another GPU: a precision's dense
+	// rate (default the first of Precisions), memory_bandwidth, or none (fixed hours).
+	ScaleBy ScaleBy `json:"scale_by,omitempty"`
+	// UnitsPerMonth units of work (Unit: "images", "videos"…) at UnitsPerHour on the
+	// ReferenceGPUs make the hours of work, instead of HoursPerMonth; the plan then prices a unit.
+	UnitsPerMonth float64 `json:"units_per_month,omitempty"`
+	UnitsPerHour  float64 `json:"units_per_hour,omitempty"`
+	Unit          string  `json:"unit,omitempty"`
 
 	// Every kind.
 
+	// GPUsAllowed, when not empty, are the only GPU models used; GPUsExcluded are never used.
+	// Each is a catalog name (H100-SXM-80GB) or a family (H100, RTX 4090), upper case.
+	GPUsAllowed  []string `json:"gpus_allowed,omitempty"`
+	GPUsExcluded []string `json:"gpus_excluded,omitempty"`
+	// MinCapability is the oldest NVIDIA compute capability the workload's kernels run on;
+	// zero for none. GPUs of other vendors do not meet it.
+	MinCapability gpus.Capability `json:"min_compute_capability,omitzero"`
+	// HostTiers, when not empty, are the host tiers allowed; nil means the default policy:
+	// always-on serving (inference without a reference GPU) runs only on datacenter, secure
+	// and verified hosts, everything else anywhere. MinReliability (0–1, 0 = none) rejects
+	// offers whose published host reliability is lower; offers that publish none pass.
+	HostTiers      []schema.Tier `json:"host_tiers,omitempty"`
+	MinReliability float64       `json:"min_reliability,omitempty"`
 	// Interruptible admits spot capacity.
 	Interruptible bool `json:"interruptible"`
-	// Providers and Regions, when not empty, are the only ones allowed; ExcludeProviders and
-	// ExcludeRegions are never used. Regions compare case-insensitively with Offer.Region.
+	// Providers, when not empty, are the only ones allowed; ExcludeProviders are never used.
 	Providers        []string `json:"providers,omitempty"`
 	ExcludeProviders []string `json:"exclude_providers,omitempty"`
+	// Regions are continents (schema.Continents) and Countries ISO 3166-1 codes the workload may
+	// run in; ExcludeRegions and ExcludeCountries never. An offer whose location the provider
+	// does not publish is kept, with a note saying so.
 	Regions          []string `json:"regions,omitempty"`
 	ExcludeRegions   []string `json:"exclude_regions,omitempty"`
+	Countries        []string `json:"countries,omitempty"`
+	ExcludeCountries []string `json:"exclude_countries,omitempty"`
 	// Current is where the workload runs today, if anywhere.
 	Current *Current `json:"current,omitempty"`
 }
 
 // Current is a workload's placement today.
 type Current struct {
-	Provider  string           `json:"provider"`
-	Region    string           `json:"region,omitempty"`
-	GPUModel  string           `json:"gpu_model"` // canonical catalog name
+	Provider string `json:"provider"`
+	Region   string `json:"region,omitempty"`
+	// GPUModel is a canonical catalog name; a GPU the catalog lacks is kept as written, and
+	// the plan says the placement cannot be priced.
+	GPUModel  string           `json:"gpu_model"`
 	GPUCount  int              `json:"gpu_count"`
 	PriceType schema.PriceType `json:"price_type"`
 	// PaidUSDPerGPUHour or PaidUSDPerHour (for all GPUs) is what the team actually pays; when
@@ -292,11 +349,24 @@ type rawWorkload struct {
 	GPUs                     *float64     `yaml:"gpus"`
 	Interconnect             *string      `yaml:"interconnect"`
 	MultiNode                *bool        `yaml:"multi_node"`
+	ScaleBy                  *string      `yaml:"scale_by"`
+	UnitsPerMonth            *float64     `yaml:"units_per_month"`
+	UnitsPerHour             *float64     `yaml:"units_per_hour"`
+	Unit                     *string      `yaml:"unit"`
+	MeasuredVRAMGB           *float64     `yaml:"measured_vram_gb"`
+	Engine                   *string      `yaml:"engine"`
+	GPUsAllowed              []string     `yaml:"gpus_allowed"`
+	GPUsExcluded             []string     `yaml:"gpus_excluded"`
+	MinComputeCapability     *string      `yaml:"min_compute_capability"`
+	HostTiers                []string     `yaml:"host_tiers"`
+	MinReliability           *float64     `yaml:"min_reliability"`
 	Interruptible            bool         `yaml:"interruptible"`
 	Providers                []string     `yaml:"providers"`
 	ExcludeProviders         []string     `yaml:"exclude_providers"`
 	Regions                  []string     `yaml:"regions"`
 	ExcludeRegions           []string     `yaml:"exclude_regions"`
+	Countries                []string     `yaml:"countries"`
+	ExcludeCountries         []string     `yaml:"exclude_countries"`
 	Current                  *rawCurrent  `yaml:"current"`
 }
 
@@ -335,9 +405,11 @@ var knownKeys = []string{
 	"min_decode_tokens_per_second", "hours_per_month", "train_tokens", "gpu_hours",
 	"reference_gpu", "reference_gpus", "deadline", "runs_per_month", "seq_len", "micro_batch",
 	"activations_gb", "min_vram_gb_per_gpu", "min_total_vram_gb", "gpus", "interconnect",
-	"multi_node", "interruptible", "providers", "exclude_providers", "regions",
-	"exclude_regions", "current", "provider", "region", "gpu_model", "gpu_count", "price_type",
-	"paid_usd_per_gpu_hour", "paid_usd_per_hour",
+	"multi_node", "scale_by", "units_per_month", "units_per_hour", "unit", "measured_vram_gb",
+	"engine", "gpus_allowed", "gpus_excluded", "min_compute_capability", "host_tiers",
+	"min_reliability", "interruptible", "providers", "exclude_providers", "regions",
+	"exclude_regions", "countries", "exclude_countries", "current", "provider", "region",
+	"gpu_model", "gpu_count", "price_type", "paid_usd_per_gpu_hour", "paid_usd_per_hour",
 }
 
 // yamlError turns a go-yaml error into an *InputError with the position and the YAML field
@@ -556,7 +628,9 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 
 	fields := []field{
 		{"params_b", r.ParamsB != nil, sizedKinds},
-		{"precision", r.Precision != nil, []Kind{Inference}},
+		{"precision", r.Precision != nil, nil},
+		{"measured_vram_gb", r.MeasuredVRAMGB != nil, sizedKinds},
+		{"engine", r.Engine != nil, []Kind{Inference, Custom}},
 		{"context_tokens", r.ContextTokens != nil, []Kind{Inference}},
 		{"concurrency", r.Concurrency != nil, []Kind{Inference}},
 		{"kv_cache_gb", r.KVCacheGB != nil, []Kind{Inference}},
@@ -568,8 +642,8 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 		{"hours_per_month", r.HoursPerMonth != nil, []Kind{Inference, Custom}},
 		{"train_tokens", r.TrainTokens != nil, trainingKinds},
 		{"gpu_hours", r.GPUHours != nil, trainingKinds},
-		{"reference_gpu", r.ReferenceGPU != nil, sizedKinds},
-		{"reference_gpus", r.ReferenceGPUs != nil, []Kind{Inference}},
+		{"reference_gpu", r.ReferenceGPU != nil, nil},
+		{"reference_gpus", r.ReferenceGPUs != nil, []Kind{Inference, Custom}},
 		{"deadline", r.Deadline != nil, trainingKinds},
 		{"runs_per_month", r.RunsPerMonth != nil, trainingKinds},
 		{"seq_len", r.SeqLen != nil, trainingKinds},
@@ -580,6 +654,10 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 		{"gpus", r.GPUs != nil, []Kind{Custom}},
 		{"interconnect", r.Interconnect != nil, []Kind{Custom}},
 		{"multi_node", r.MultiNode != nil, []Kind{Custom}},
+		{"scale_by", r.ScaleBy != nil, []Kind{Custom}},
+		{"units_per_month", r.UnitsPerMonth != nil, []Kind{Custom}},
+		{"units_per_hour", r.UnitsPerHour != nil, []Kind{Custom}},
+		{"unit", r.Unit != nil, []Kind{Custom}},
 	}
 	for _, f := range fields {
 		if f.set && f.kinds != nil && !slices.Contains(f.kinds, w.Kind) {
@@ -590,12 +668,56 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 	w.Interruptible = r.Interruptible
 	w.Providers = c.names(p+".providers", r.Providers)
 	w.ExcludeProviders = c.names(p+".exclude_providers", r.ExcludeProviders)
-	w.Regions = c.names(p+".regions", r.Regions)
-	w.ExcludeRegions = c.names(p+".exclude_regions", r.ExcludeRegions)
-	for _, pr := range w.Providers {
-		if slices.Contains(w.ExcludeProviders, pr) {
-			c.errorf(p+".exclude_providers", "provider %q is both allowed and excluded", pr)
+	c.disjoint(p+".exclude_providers", "provider", w.Providers, w.ExcludeProviders)
+	w.Regions = c.continents(p+".regions", r.Regions)
+	w.ExcludeRegions = c.continents(p+".exclude_regions", r.ExcludeRegions)
+	c.disjoint(p+".exclude_regions", "region", w.Regions, w.ExcludeRegions)
+	w.Countries = c.countries(p+".countries", r.Countries)
+	w.ExcludeCountries = c.countries(p+".exclude_countries", r.ExcludeCountries)
+	c.disjoint(p+".exclude_countries", "country", w.Countries, w.ExcludeCountries)
+	w.GPUsAllowed = c.gpuNames(p+".gpus_allowed", r.GPUsAllowed)
+	w.GPUsExcluded = c.gpuNames(p+".gpus_excluded", r.GPUsExcluded)
+	c.disjoint(p+".gpus_excluded", "GPU", w.GPUsAllowed, w.GPUsExcluded)
+	if r.MinComputeCapability != nil {
+		cc, err := gpus.ParseCapability(*r.MinComputeCapability)
+		if err != nil {
+			c.errorf(p+".min_compute_capability", "%v", err)
 		}
+		w.MinCapability = cc
+	}
+	for i, t := range r.HostTiers {
+		fp := fmt.Sprintf("%s.host_tiers[%d]", p, i)
+		switch tier := schema.Tier(strings.ToLower(strings.TrimSpace(t))); {
+		case tier == "any":
+			if len(r.HostTiers) > 1 {
+				c.errorf(fp, "any allows every tier: list it alone")
+			}
+			w.HostTiers = slices.Clone(schema.Tiers)
+		case !slices.Contains(schema.Tiers, tier):
+			c.errorf(fp, "unknown host tier %q (want any, or some of %s)", t, joinTiers())
+		case !slices.Contains(w.HostTiers, tier):
+			w.HostTiers = append(w.HostTiers, tier)
+		}
+	}
+	if r.MinReliability != nil {
+		if v := *r.MinReliability; !(v > 0 && v <= 1) {
+			c.errorf(p+".min_reliability", "%v must be in (0, 1]: the share of time the host has been up", v)
+		} else {
+			w.MinReliability = v
+		}
+	}
+	if r.MeasuredVRAMGB != nil {
+		w.MeasuredVRAMGB = c.positive(p+".measured_vram_gb", r.MeasuredVRAMGB, false)
+		if w.Kind == Inference && len(r.Precision) > 1 {
+			c.errorf(p+".measured_vram_gb", "a measured footprint is of one precision: list only the precision it was measured at")
+		}
+	}
+	if r.Engine != nil {
+		e := gpus.Engine(strings.ToLower(strings.TrimSpace(*r.Engine)))
+		if e != NoEngine && !slices.Contains(gpus.Engines, e) {
+			c.errorf(p+".engine", "unknown engine %q (want one of %s, or none for the workload's own software)", *r.Engine, joinEngines())
+		}
+		w.Engine = e
 	}
 
 	switch w.Kind {
@@ -612,25 +734,35 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 	return w
 }
 
-func (c *converter) inference(p string, r *rawWorkload, w *Workload) {
-	w.ParamsB = c.positive(p+".params_b", r.ParamsB, true)
-	if len(r.Precision) == 0 {
-		c.errorf(p+".precision", "missing precision (want one of %s, or a list of them)", joinPrecisions())
-	}
-	for i, s := range r.Precision {
+// precisions reads the precision list against the precisions allowed for the kind.
+func (c *converter) precisions(p string, raw stringOrList, allowed []Precision) []Precision {
+	var out []Precision
+	for i, s := range raw {
 		pr := Precision(strings.ToLower(strings.TrimSpace(s)))
 		fp := p + ".precision"
-		if len(r.Precision) > 1 {
+		if len(raw) > 1 {
 			fp = fmt.Sprintf("%s[%d]", fp, i)
 		}
 		switch {
-		case !slices.Contains(Precisions, pr):
-			c.errorf(fp, "unknown precision %q (want one of %s)", s, joinPrecisions())
-		case slices.Contains(w.Precisions, pr):
+		case !slices.Contains(allowed, pr):
+			c.errorf(fp, "unknown precision %q (want one of %s)", s, joinPrecisions(allowed))
+		case slices.Contains(out, pr):
 			c.errorf(fp, "precision %q listed twice", s)
 		default:
-			w.Precisions = append(w.Precisions, pr)
+			out = append(out, pr)
 		}
+	}
+	return out
+}
+
+func (c *converter) inference(p string, r *rawWorkload, w *Workload) {
+	w.ParamsB = c.positive(p+".params_b", r.ParamsB, true)
+	if len(r.Precision) == 0 {
+		c.errorf(p+".precision", "missing precision (want one of %s, or a list of them)", joinPrecisions(Precisions))
+	}
+	w.Precisions = c.precisions(p, r.Precision, Precisions)
+	if w.Engine == "" {
+		w.Engine = gpus.VLLM
 	}
 	w.KVCacheGB = c.positive(p+".kv_cache_gb", r.KVCacheGB, false)
 	w.ContextTokens = c.count(p+".context_tokens", r.ContextTokens)
@@ -665,6 +797,10 @@ func (c *converter) inference(p string, r *rawWorkload, w *Workload) {
 
 func (c *converter) training(p string, r *rawWorkload, w *Workload) {
 	w.ParamsB = c.positive(p+".params_b", r.ParamsB, true)
+	w.Precisions = []Precision{BF16}
+	if len(r.Precision) > 0 {
+		w.Precisions = c.precisions(p, r.Precision, trainingPrecisions)
+	}
 	w.TrainTokens = c.positive(p+".train_tokens", r.TrainTokens, false)
 	w.GPUHours = c.positive(p+".gpu_hours", r.GPUHours, false)
 	switch {
@@ -724,6 +860,52 @@ func (c *converter) custom(p string, r *rawWorkload, w *Workload) {
 		w.MultiNode = *r.MultiNode
 	}
 	w.HoursPerMonth = c.hoursPerMonth(p, r.HoursPerMonth)
+	w.Precisions = c.precisions(p, r.Precision, Precisions)
+	c.customWork(p, r, w)
+}
+
+// customWork reads how much work a custom workload does: fixed hours, or hours or units of
+// work measured on a reference GPU and scaled to each GPU by scale_by.
+func (c *converter) customWork(p string, r *rawWorkload, w *Workload) {
+	w.UnitsPerMonth = c.positive(p+".units_per_month", r.UnitsPerMonth, false)
+	w.UnitsPerHour = c.positive(p+".units_per_hour", r.UnitsPerHour, false)
+	if r.Unit != nil {
+		w.Unit = strings.TrimSpace(*r.Unit)
+		if w.Unit == "" {
+			c.errorf(p+".unit", "empty unit: name what is produced (images, videos, renders)")
+		}
+	}
+	switch {
+	case (r.UnitsPerMonth == nil) != (r.UnitsPerHour == nil):
+		c.errorf(p, "units_per_month and units_per_hour go together: the work, and its rate on the reference GPU")
+	case r.UnitsPerMonth != nil && r.HoursPerMonth != nil:
+		c.errorf(p+".hours_per_month", "give either hours_per_month or units_per_month with units_per_hour, not both")
+	case r.Unit != nil && r.UnitsPerMonth == nil:
+		c.errorf(p+".unit", "unit names the units of units_per_month, which is missing")
+	}
+	if r.ReferenceGPU == nil {
+		if r.UnitsPerMonth != nil || r.ScaleBy != nil || r.ReferenceGPUs != nil {
+			c.errorf(p, "units_per_hour, scale_by and reference_gpus are measured on a reference_gpu, which is missing")
+		}
+		return
+	}
+	w.ReferenceGPU = c.gpuModel(p+".reference_gpu", *r.ReferenceGPU)
+	w.ReferenceGPUs = c.count(p+".reference_gpus", r.ReferenceGPUs)
+	if r.UnitsPerMonth == nil && r.HoursPerMonth == nil {
+		c.errorf(p, "custom work on a reference_gpu needs hours_per_month (on it) or units_per_month with units_per_hour")
+	}
+	switch {
+	case r.ScaleBy != nil:
+		sb := ScaleBy(strings.ToLower(strings.TrimSpace(*r.ScaleBy)))
+		if sb != ScaleByBandwidth && sb != ScaleByNone && !slices.Contains(Precisions, Precision(sb)) {
+			c.errorf(p+".scale_by", "unknown scale_by %q (want a precision such as bf16, memory_bandwidth, or none)", *r.ScaleBy)
+		}
+		w.ScaleBy = sb
+	case len(w.Precisions) > 0:
+		w.ScaleBy = ScaleBy(w.Precisions[0])
+	default:
+		c.errorf(p+".scale_by", "custom work on a reference_gpu needs scale_by (a precision such as bf16: its dense rate; memory_bandwidth; or none) or a precision")
+	}
 }
 
 func (c *converter) current(p string, r *rawCurrent) *Current {
@@ -738,8 +920,11 @@ func (c *converter) current(p string, r *rawCurrent) *Current {
 	}
 	if strings.TrimSpace(r.GPUModel) == "" {
 		c.errorf(p+".gpu_model", "missing gpu_model (a canonical catalog name such as H100-SXM-80GB)")
+	} else if m, ok := gpus.Lookup(r.GPUModel); ok {
+		cur.GPUModel = m.Name
 	} else {
-		cur.GPUModel = c.gpuModel(p+".gpu_model", r.GPUModel)
+		// Kept as written: the plan says this placement cannot be priced, and plans the rest.
+		cur.GPUModel = strings.ToUpper(strings.TrimSpace(r.GPUModel))
 	}
 	if r.GPUCount != nil {
 		cur.GPUCount = c.count(p+".gpu_count", r.GPUCount)
@@ -777,18 +962,92 @@ func (c *converter) names(p string, in []string) []string {
 func (c *converter) gpuModel(p, name string) string {
 	m, ok := gpus.Lookup(name)
 	if !ok {
-		names := make([]string, 0, 64)
-		for _, m := range gpus.Models() {
-			names = append(names, m.Name)
-		}
-		msg := fmt.Sprintf("unknown GPU model %q: use a canonical catalog name", name)
-		if s := suggest(strings.ToUpper(strings.TrimSpace(name)), names); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		c.errorf(p, "%s", msg)
+		c.errorf(p, "%s", unknownGPU(name))
 		return strings.TrimSpace(name)
 	}
 	return m.Name
+}
+
+// unknownGPU says that a name is not in the catalog, with the closest one.
+func unknownGPU(name string) string {
+	names := make([]string, 0, 64)
+	for _, m := range gpus.Models() {
+		names = append(names, m.Name)
+	}
+	msg := fmt.Sprintf("unknown GPU model %q: use a canonical catalog name (gpucost gpus lists them)", name)
+	if s := suggest(strings.ToUpper(strings.TrimSpace(name)), names); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}
+
+// gpuNames reads a list of catalog names or families, upper case.
+func (c *converter) gpuNames(p string, in []string) []string {
+	var out []string
+	for i, s := range in {
+		name := strings.ToUpper(strings.TrimSpace(s))
+		if !knownGPUName(name) {
+			c.errorf(fmt.Sprintf("%s[%d]", p, i), "%q is neither a catalog GPU model nor a family (gpucost gpus lists both)", s)
+			continue
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func knownGPUName(name string) bool {
+	if _, ok := gpus.Lookup(name); ok {
+		return true
+	}
+	for _, m := range gpus.Models() {
+		if strings.ToUpper(m.Family) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesGPU reports whether model m is one of names (catalog names or families, upper case).
+func matchesGPU(m gpus.Model, names []string) bool {
+	return slices.Contains(names, m.Name) || slices.Contains(names, strings.ToUpper(m.Family))
+}
+
+// continents reads a list of continents (schema.Continents).
+func (c *converter) continents(p string, in []string) []string {
+	out := c.names(p, in)
+	for i, s := range out {
+		if !slices.Contains(schema.Continents, s) {
+			c.errorf(fmt.Sprintf("%s[%d]", p, i), "unknown region %q: regions are continents (%s); name countries with countries", s, strings.Join(schema.Continents, ", "))
+		}
+	}
+	return out
+}
+
+// countries reads a list of ISO 3166-1 alpha-2 country codes.
+func (c *converter) countries(p string, in []string) []string {
+	var out []string
+	for i, s := range in {
+		code := strings.ToUpper(strings.TrimSpace(s))
+		if !schema.KnownCountry(code) {
+			c.errorf(fmt.Sprintf("%s[%d]", p, i), "unknown country %q: want an ISO 3166-1 code such as US, DE or JP", s)
+			continue
+		}
+		if !slices.Contains(out, code) {
+			out = append(out, code)
+		}
+	}
+	return out
+}
+
+// disjoint reports values both allowed and excluded.
+func (c *converter) disjoint(p, what string, allowed, excluded []string) {
+	for _, v := range allowed {
+		if slices.Contains(excluded, v) {
+			c.errorf(p, "%s %q is both allowed and excluded", what, v)
+		}
+	}
 }
 
 // positive returns *v, which must be > 0; a nil v is an error when required.
@@ -891,10 +1150,26 @@ func kindStrings() []string {
 
 func joinKinds() string { return strings.Join(kindStrings(), ", ") }
 
-func joinPrecisions() string {
-	out := make([]string, len(Precisions))
-	for i, p := range Precisions {
+func joinPrecisions(ps []Precision) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
 		out[i] = string(p)
+	}
+	return strings.Join(out, ", ")
+}
+
+func joinEngines() string {
+	out := make([]string, len(gpus.Engines))
+	for i, e := range gpus.Engines {
+		out[i] = string(e)
+	}
+	return strings.Join(out, ", ")
+}
+
+func joinTiers() string {
+	out := make([]string, len(schema.Tiers))
+	for i, t := range schema.Tiers {
+		out[i] = string(t)
 	}
 	return strings.Join(out, ", ")
 }
@@ -931,11 +1206,6 @@ func (w *Workload) check() error {
 		if len(w.Precisions) == 0 {
 			return errors.New("no precision")
 		}
-		for _, p := range w.Precisions {
-			if !slices.Contains(Precisions, p) {
-				return fmt.Errorf("unknown precision %q", p)
-			}
-		}
 		if w.KVCacheGB <= 0 && (w.ContextTokens <= 0 || w.Concurrency <= 0) {
 			return errors.New("needs context_tokens and concurrency, or kv_cache_gb")
 		}
@@ -954,9 +1224,17 @@ func (w *Workload) check() error {
 			return fmt.Errorf("unknown reference_gpu %q", w.ReferenceGPU)
 		}
 	}
-	if w.Current != nil {
-		if _, ok := gpus.Lookup(w.Current.GPUModel); !ok {
-			return fmt.Errorf("current: unknown gpu_model %q", w.Current.GPUModel)
+	if w.Kind == Custom && w.ReferenceGPU != "" {
+		if w.HoursPerMonth <= 0 && (w.UnitsPerMonth <= 0 || w.UnitsPerHour <= 0) {
+			return errors.New("custom work on a reference_gpu needs hours_per_month or units_per_month and units_per_hour")
+		}
+		if w.ScaleBy != ScaleByBandwidth && w.ScaleBy != ScaleByNone && !slices.Contains(Precisions, Precision(w.ScaleBy)) {
+			return fmt.Errorf("unknown scale_by %q", w.ScaleBy)
+		}
+	}
+	for _, p := range w.Precisions {
+		if !slices.Contains(Precisions, p) {
+			return fmt.Errorf("unknown precision %q", p)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
 )
@@ -63,12 +64,14 @@ func TestParseWorkload(t *testing.T) {
 		{
 			Name: "chat", Kind: optimizer.Inference, Line: 5, ParamsB: 70,
 			Precisions:    []optimizer.Precision{optimizer.FP8, optimizer.INT4},
+			Engine:        gpus.VLLM, // the default serving engine
 			ContextTokens: 8192, Concurrency: 4, KVPrecision: optimizer.FP16, Layers: 80, KVHeads: 8,
 			Providers: []string{"runpod", "lambda"},
 			Current:   &optimizer.Current{Provider: "lambda", GPUModel: "H100-SXM-80GB", GPUCount: 2, PriceType: schema.OnDemand, PaidUSDPerGPUHour: &paid},
 		},
 		{
 			Name: "ft", Kind: optimizer.FullFinetune, Line: 19, ParamsB: 13, GPUHours: 400,
+			Precisions:   []optimizer.Precision{optimizer.BF16}, // training's default: mixed bf16
 			ReferenceGPU: "A100-SXM-80GB", DeadlineHours: 48, RunsPerMonth: 1,
 		},
 	}
@@ -122,19 +125,19 @@ func TestParseErrors(t *testing.T) {
 			want: []string{
 				`w.yaml:8:25: teams[0].workloads[0].context_tokens: does not apply to kind lora`,
 				`w.yaml:5:13: teams[0].workloads[0]: lora needs train_tokens (per run), or gpu_hours with reference_gpu`,
-				`w.yaml:12:20: teams[0].workloads[1].precision: unknown precision "fp17" (want one of fp32, fp16, bf16, fp8, int8, int4)`,
+				`w.yaml:12:20: teams[0].workloads[1].precision: unknown precision "fp17" (want one of fp32, fp16, bf16, fp8, int8, int4, fp4)`,
 				`w.yaml:13:22: teams[0].workloads[1].concurrency: 2.5 must be a whole number ≥ 1`,
 				`w.yaml:9:13: teams[0].workloads[1]: inference needs context_tokens and concurrency (or kv_cache_gb) to size the KV cache`,
 			},
 		},
 		{
 			name: "unknown GPU model, price type and bad money",
-			doc: head + "      - name: w\n        kind: custom\n        min_vram_gb_per_gpu: 24\n        current:\n" +
+			doc: head + "      - name: w\n        kind: custom\n        min_vram_gb_per_gpu: 24\n        reference_gpu: RTX-4090\n        hours_per_month: 10\n        scale_by: bf16\n        current:\n" +
 				"          provider: runpod\n          gpu_model: RTX-4090\n          price_type: hourly\n          paid_usd_per_hour: free\n",
 			want: []string{
-				`w.yaml:10:22: teams[0].workloads[0].current.gpu_model: unknown GPU model "RTX-4090": use a canonical catalog name`,
-				`w.yaml:11:23: teams[0].workloads[0].current.price_type: unknown price type "hourly"`,
-				`w.yaml:12:30: teams[0].workloads[0].current.paid_usd_per_hour: "free" is not a positive amount of dollars`,
+				`w.yaml:8:24: teams[0].workloads[0].reference_gpu: unknown GPU model "RTX-4090": use a canonical catalog name (gpucost gpus lists them)`,
+				`w.yaml:14:23: teams[0].workloads[0].current.price_type: unknown price type "hourly"`,
+				`w.yaml:15:30: teams[0].workloads[0].current.paid_usd_per_hour: "free" is not a positive amount of dollars`,
 			},
 		},
 		{

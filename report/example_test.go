@@ -34,7 +34,7 @@ teams:
 	}
 	offer := func(provider, model string, vram float64, price string) schema.Offer {
 		p := decimal.RequireFromString(price)
-		return schema.Offer{ObservedAt: now.Add(-time.Hour), Provider: provider, OfferID: model, GPUModel: model, GPUCount: 1,
+		return schema.Offer{ObservedAt: now.Add(-time.Hour), Provider: provider, Tier: schema.TierSecure, OfferID: model, GPUModel: model, GPUCount: 1,
 			VRAMGB: vram, PriceType: schema.OnDemand, PriceUSDPerHour: p, PriceUSDPerGPUHour: p,
 			IntraNode: schema.IntraPCIe, InterNode: schema.InterNone}
 	}

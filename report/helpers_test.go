@@ -78,7 +78,7 @@ func MustPlan(tb testing.TB, name string, doc []byte, offers []schema.Offer, run
 	if err != nil {
 		tb.Fatalf("ParseWorkloads: %v", err)
 	}
-	p, err := optimizer.Optimize(optimizer.Input{Now: fixtureNow, Workloads: f, Offers: offers, LastGoodScrape: optimizer.LastGoodScrapes(runs)}, optimizer.DefaultOptions())
+	p, err := optimizer.Optimize(optimizer.Input{Now: fixtureNow, Workloads: f, Offers: offers}, optimizer.DefaultOptions())
 	if err != nil {
 		tb.Fatalf("Optimize: %v", err)
 	}

@@ -571,14 +571,14 @@ func providers(in Input, plan *optimizer.Plan) []ProviderStatus {
 	for _, e := range plan.ExcludedProviders {
 		p := get(e.Provider)
 		p.Excluded = true
-		if p.LastGoodAt == nil && e.LastGoodScrape != nil {
-			t := e.LastGoodScrape.UTC()
+		if p.LastGoodAt == nil && e.LastObserved != nil {
+			t := e.LastObserved.UTC()
 			p.LastGoodAt = &t
 		}
 	}
 	// A provider without a good scrape recent enough has no offers in the plan, whether the
 	// optimizer saw its old offers (and listed it) or the caller had already dropped them.
-	maxAge := time.Duration(plan.Options.MaxScrapeAgeHours * float64(time.Hour))
+	maxAge := time.Duration(plan.Options.MaxOfferAgeHours * float64(time.Hour))
 	out := make([]ProviderStatus, 0, len(by))
 	for _, p := range by {
 		if maxAge > 0 && ((p.LastGoodAt != nil && plan.GeneratedAt.Sub(*p.LastGoodAt) > maxAge) || (p.LastGoodAt == nil && p.LastStatus == schema.RunFailed)) {

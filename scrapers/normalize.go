@@ -56,25 +56,11 @@ func intraFromForm(m gpus.Match) schema.IntraNode {
 	case !m.Known:
 		return schema.IntraUnknown
 	case m.Model.BoardFabric:
-		return boardIntra(m.Model)
+		return m.Model.BoardIntraNode()
 	case m.Model.FormFactor == gpus.PCIe || m.Model.FormFactor == gpus.Consumer:
 		return schema.IntraPCIe
 	}
 	return schema.IntraUnknown
-}
-
-// boardIntra is the intra-node class of a model's own fabric: NVSwitch on HGX boards, NVLink
-// for V100's hybrid cube mesh and for bridges, Infinity Fabric on AMD boards.
-func boardIntra(m gpus.Model) schema.IntraNode {
-	switch m.Topology {
-	case gpus.TopologyNVSwitch:
-		return schema.IntraNVSwitch
-	case gpus.TopologyInfinityFabric:
-		return schema.IntraInfinityFabric
-	case gpus.TopologyNone:
-		return schema.IntraPCIe
-	}
-	return schema.IntraNVLink
 }
 
 // usd turns a provider's float price into a decimal at the stored precision. Binary noise

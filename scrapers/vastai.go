@@ -440,7 +440,7 @@ func vastOffers(vo vastOffer, run Run, sourceURL string) ([]schema.Offer, error)
 		o.NVLinkGbps = ptr(round(*vo.BWNVLink, 3))
 		o.IntraNode = schema.IntraNVLink
 		if m.Known && m.Model.BoardFabric {
-			o.IntraNode = boardIntra(m.Model)
+			o.IntraNode = m.Model.BoardIntraNode()
 		}
 	default:
 		o.IntraNode = schema.IntraPCIe

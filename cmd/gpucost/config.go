@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/gpucost/gpucost/optimizer"
 )
 
 // defaultConfigYAML is the embedded default configuration: every field, documented. A config
@@ -34,9 +36,9 @@ type Config struct {
 
 // OptimizeConfig configures `gpucost optimize` and its nightly run in serve.
 type OptimizeConfig struct {
-	Workloads   string   `yaml:"workloads"`
-	OfferMaxAge Duration `yaml:"offer_max_age"`
-	Schedule    string   `yaml:"schedule"`
+	Workloads string            `yaml:"workloads"`
+	Schedule  string            `yaml:"schedule"`
+	Options   optimizer.Options `yaml:"options"`
 }
 
 // ClickHouseConfig says where the store is.
@@ -200,6 +202,12 @@ func setFromString(v reflect.Value, raw string) error {
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString(raw)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return fmt.Errorf("invalid boolean %q (want true or false)", raw)
+		}
+		v.SetBool(b)
 	case reflect.Int, reflect.Int64:
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
@@ -250,6 +258,9 @@ func (c Config) validate() error {
 	}
 	if c.Optimize.Workloads == "" {
 		errs = append(errs, errors.New("optimize.workloads: required"))
+	}
+	if err := c.Optimize.Options.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("optimize.options: %w", err))
 	}
 	if c.HTTP.RetryWaitMax < c.HTTP.RetryWaitMin {
 		errs = append(errs, errors.New("http.retry_wait_max: must not be below http.retry_wait_min"))

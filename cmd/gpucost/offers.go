@@ -110,8 +110,9 @@ func cheapestPerGPU(offers []schema.Offer) []schema.Offer {
 	return out
 }
 
-// intraRank orders intra-node classes: a filter for nvlink keeps nvswitch too.
-var intraRank = map[schema.IntraNode]int{schema.IntraUnknown: 0, schema.IntraPCIe: 1, schema.IntraNVLink: 2, schema.IntraNVSwitch: 3}
+// intraRank orders intra-node classes: a filter for nvlink keeps nvswitch (and AMD's Infinity
+// Fabric, a GPU fabric of its own) too.
+var intraRank = map[schema.IntraNode]int{schema.IntraUnknown: 0, schema.IntraPCIe: 1, schema.IntraNVLink: 2, schema.IntraInfinityFabric: 2, schema.IntraNVSwitch: 3}
 
 func filterIntra(offers []schema.Offer, min schema.IntraNode) []schema.Offer {
 	var out []schema.Offer

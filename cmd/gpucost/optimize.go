@@ -24,9 +24,12 @@ count and price type that fits its memory, interconnect and interruption needs, 
 of finished work, and the monthly savings against what it runs on now. The plan is printed and
 stored in the plans table (one row per workload per run), so savings can be followed over time.
 
-Offers are the newest observation of each offer seen within optimize.offer_max_age; a provider
-whose last good scrape is older than the optimizer's freshness limit (24h) is excluded and
-reported. A workload nothing fits is reported with the reason, not an error.`
+Offers are the newest observation of each offer, scraped or imported. A price holds until its
+valid_until (an imported table may give one), else for optimize.options.max_offer_age_hours
+(24 by default) after it was observed; older offers are left out, a provider with none that
+holds is reported as excluded, and when age is why nothing fits the reason says so. Every
+assumption of the plan is an option in optimize.options (gpucost config print shows them). A
+workload nothing fits is reported with the reason, not an error.`
 
 func runOptimize(ctx context.Context, e env, args []string) int {
 	fs := newFlags("optimize", "[flags]", optimizeHelp)
@@ -98,10 +101,14 @@ func readWorkloads(cfg Config) (*optimizer.File, error) {
 	return optimizer.ParseWorkloads(cfg.Optimize.Workloads, data)
 }
 
-// planToday plans wl on the store's latest offers (seen within optimize.offer_max_age), with
-// each provider's freshness from the run log, and returns the offers and good runs it used.
+// planToday plans wl on the store's latest offers whose prices still hold, with the options of
+// optimize.options, and returns the offers and the good runs (for the report's provider status).
 func planToday(ctx context.Context, s *store.Store, cfg Config, wl *optimizer.File, now time.Time) (*optimizer.Plan, []schema.Offer, []schema.ScrapeRun, error) {
-	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: cfg.Optimize.OfferMaxAge.Std()})
+	opts := cfg.Optimize.Options
+	// A week more than a price holds: the optimizer sees the offers that expired lately, so it
+	// can say when age is why nothing fits; older ones (delisted long ago) stay in the store.
+	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + 7*24*time.Hour
+	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: lookBack})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -109,8 +116,8 @@ func planToday(ctx context.Context, s *store.Store, cfg Config, wl *optimizer.Fi
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	in := optimizer.Input{Now: now, Workloads: wl, Offers: offers, LastGoodScrape: optimizer.LastGoodScrapes(good)}
-	plan, err := optimizer.Optimize(in, optimizer.DefaultOptions())
+	in := optimizer.Input{Now: now, Workloads: wl, Offers: offers}
+	plan, err := optimizer.Optimize(in, opts)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("planning %s: %w", cfg.Optimize.Workloads, err)
 	}

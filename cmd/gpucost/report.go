@@ -247,7 +247,7 @@ func (j *reportJob) build(ctx context.Context, s *store.Store, week report.Week)
 	}
 	opts := report.DefaultOptions()
 	opts.HistoryWeeks = j.cfg.Report.HistoryWeeks
-	opts.MaxOfferAge = time.Duration(plan.Options.MaxScrapeAgeHours * float64(time.Hour))
+	opts.MaxOfferAge = time.Duration(plan.Options.MaxOfferAgeHours * float64(time.Hour))
 	end := asOf.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
 	from := end.AddDate(0, 0, -7*opts.HistoryWeeks-9)
 	for _, model := range planModels(plan) {

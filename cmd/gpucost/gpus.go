@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpucost/gpucost/gpus"
+)
+
+const gpusHelp = `List the GPU catalog: every model the optimizer plans with, by canonical name, with what
+decides the work it does: architecture and compute capability (or AMD gfx target), VRAM and
+memory bandwidth, dense tensor TFLOPS per precision (0 where the GPU has no hardware path for
+it; GeForce FP16/BF16 with FP32 accumulate), the GPU-to-GPU fabric it supports and how many GPUs
+one such domain joins, PCIe peer-to-peer, host CPU, TDP, and how well the figures are sourced.
+docs/gpus.md explains the figures, their sources and the software rules built on them.
+
+--output json and csv carry every field, the source included; markdown is the table of
+docs/gpus.md.`
+
+func runGPUs(_ context.Context, e env, args []string) int {
+	fs := newFlags("gpus", "[--output table|json|csv|markdown]", gpusHelp)
+	output := fs.String("output", "table", "table, json, csv or markdown")
+	if code := fs.parse(e, args); code >= 0 {
+		return code
+	}
+	models := gpus.Models()
+	var err error
+	switch *output {
+	case "table":
+		err = writeGPUTable(e.stdout, models)
+	case "json":
+		err = writeIndentedJSON(e.stdout, models)
+	case "csv":
+		err = writeGPUCSV(e.stdout, models)
+	case "markdown":
+		err = writeGPUMarkdown(e.stdout, models)
+	default:
+		fmt.Fprintf(e.stderr, "gpucost gpus: --output %q: want table, json, csv or markdown\n", *output)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gpucost gpus: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// tflops formats a dense rate: "-" where the GPU has no path for the precision.
+func tflops(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// fabric names a model's GPU-to-GPU fabric and its domain, briefly: "nvswitch×8", "bridge×2",
+// "cube_mesh×8", "inf_fabric×8", "none".
+func fabric(m gpus.Model) string {
+	name := map[gpus.Topology]string{gpus.TopologyHybridCubeMesh: "cube_mesh", gpus.TopologyInfinityFabric: "inf_fabric"}[m.Topology]
+	if name == "" {
+		name = string(m.Topology)
+	}
+	if !m.Linkable() {
+		return name
+	}
+	return fmt.Sprintf("%s×%d", name, m.NVLinkDomain)
+}
+
+func writeGPUTable(w io.Writer, models []gpus.Model) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tCC\tVRAM\tGB/S\tFP16\tBF16\tFP8\tINT8\tFP4\tFABRIC\tTDP")
+	for _, m := range models {
+		t := m.TFLOPS
+		fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", m.Name, m.CapabilityString(), m.VRAMGB, m.MemBandwidthGBps,
+			tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4), fabric(m), m.TDPWatts)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\nCC: compute capability or AMD target. VRAM GB per GPU. Dense tensor TFLOPS (INT8: TOPS);\n"+
+		"-: no hardware path. FABRIC: GPU link × GPUs one domain joins. TDP in W. Sources: --output json.")
+	return err
+}
+
+var gpuColumns = []string{"name", "family", "vendor", "arch", "capability", "vram_gb", "mem_bandwidth_gbps",
+	"fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
+	"topology", "nvlink_domain", "board_fabric", "pcie_peer_to_peer", "host_cpu", "tdp_watts", "grade", "source"}
+
+func gpuRow(m gpus.Model) []string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	t := m.TFLOPS
+	return []string{m.Name, m.Family, string(m.Vendor), m.Arch, m.CapabilityString(), f(m.VRAMGB), f(m.MemBandwidthGBps),
+		f(t.FP32), f(t.TF32), f(t.FP16), f(t.BF16), f(t.FP8), f(t.INT8), f(t.FP4),
+		string(m.Topology), strconv.Itoa(m.NVLinkDomain), strconv.FormatBool(m.BoardFabric), strconv.FormatBool(m.PeerToPeer),
+		string(m.HostCPU), strconv.Itoa(m.TDPWatts), string(m.Grade), m.Source}
+}
+
+func writeGPUCSV(w io.Writer, models []gpus.Model) error {
+	cw := csv.NewWriter(w)
+	cw.Write(gpuColumns)
+	for _, m := range models {
+		cw.Write(gpuRow(m))
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeGPUMarkdown writes the catalog table of docs/gpus.md.
+func writeGPUMarkdown(w io.Writer, models []gpus.Model) error {
+	head := []string{"model", "arch", "cc", "VRAM GB", "GB/s", "FP32", "TF32", "FP16", "BF16", "FP8", "INT8", "FP4", "fabric", "P2P", "host", "TDP W", "grade", "source"}
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
+	for range head {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, m := range models {
+		t := m.TFLOPS
+		host := string(m.HostCPU)
+		if host == "" {
+			host = "any"
+		}
+		p2p := "yes"
+		if !m.PeerToPeer {
+			p2p = "no"
+		}
+		cells := []string{m.Name, m.Arch, m.CapabilityString(), strconv.FormatFloat(m.VRAMGB, 'f', -1, 64), strconv.FormatFloat(m.MemBandwidthGBps, 'f', -1, 64),
+			tflops(t.FP32), tflops(t.TF32), tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4),
+			fabric(m), p2p, host, strconv.Itoa(m.TDPWatts), string(m.Grade), m.Source}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
