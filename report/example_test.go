@@ -63,10 +63,10 @@ teams:
 	}
 	// Output:
 	// 2025-W48 search saves 766.5 a month
-	// RTX-4090-24GB ×1 holds the 21.7 GB it needs at fp16 for $0.34/h, against $1.39/h for A100-SXM-80GB ×1 at runpod
+	// RTX-4090-24GB ×1 holds the 21.7 GB it needs at fp16 for $0.34/h, against $1.39/h for A100-SXM-80GB ×1 at runpod: $0.216 per 1M output tokens against $0.436
 	// move: RTX-4090-24GB runpod -12.8%
 	// week,team,team_email,workload,kind,status,current_provider,current_region,current_gpu_model,current_gpu_count,current_price_type,current_price_source,current_usd_per_hour,current_hours_per_month,current_usd_per_month,recommended_provider,recommended_region,recommended_gpu_model,recommended_gpu_count,recommended_nodes,recommended_price_type,recommended_precision,recommended_usd_per_hour,recommended_hours_per_month,recommended_usd_per_month,savings_usd_per_month,savings_percent,why
-	// 2025-W48,search,search-ml@example.com,chat-7b,inference,ok,runpod,,A100-SXM-80GB,1,on_demand,market,1.39,730,1014.7,runpod,,RTX-4090-24GB,1,1,on_demand,fp16,0.34,730,248.2,766.5,75.5,"RTX-4090-24GB ×1 holds the 21.7 GB it needs at fp16 for $0.34/h, against $1.39/h for A100-SXM-80GB ×1 at runpod"
+	// 2025-W48,search,search-ml@example.com,chat-7b,inference,ok,runpod,,A100-SXM-80GB,1,on_demand,market,1.39,730,1014.7,runpod,,RTX-4090-24GB,1,1,on_demand,fp16,0.34,730,248.2,766.5,75.5,"RTX-4090-24GB ×1 holds the 21.7 GB it needs at fp16 for $0.34/h, against $1.39/h for A100-SXM-80GB ×1 at runpod: $0.216 per 1M output tokens against $0.436"
 }
 
 // Weeks are ISO weeks starting on Monday, UTC; a date names the week it falls in.

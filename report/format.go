@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -80,6 +81,16 @@ func usd(d decimal.Decimal) string {
 
 // usdPerHour formats an hourly price: $1.39/h.
 func usdPerHour(d decimal.Decimal) string { return price(d) + "/h" }
+
+// unitUSD formats the price of a unit of work: in cents from a dollar up ($2.09), else to three
+// significant digits ($0.0652, $0.00022).
+func unitUSD(d decimal.Decimal) string {
+	if d.GreaterThanOrEqual(decimal.NewFromInt(1)) || !d.IsPositive() {
+		return usd(d)
+	}
+	places := int32(2 - math.Floor(math.Log10(d.InexactFloat64())))
+	return "$" + d.Round(places).String()
+}
 
 // price formats a unit price with two to four decimals: $0.20, $0.065, $1,126.40.
 func price(d decimal.Decimal) string {

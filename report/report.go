@@ -472,6 +472,9 @@ func why(w *optimizer.WorkloadPlan) string {
 	default:
 		s = fmt.Sprintf("%s for %s, against %s for %s ×%d at %s", rec, usdPerHour(r.PriceUSDPerHour),
 			usdPerHour(c.PriceUSDPerHour), clean(c.GPUModel, maxName), c.GPUCount, clean(c.Provider, maxName))
+		if u, cu := r.UnitCost, c.UnitCost; u != nil && cu != nil && u.Unit == cu.Unit && u.Unit != "run" {
+			s += fmt.Sprintf(": %s per %s against %s", unitUSD(u.USD), clean(u.Unit, maxName), unitUSD(cu.USD))
+		}
 	}
 	if r.PriceType == schema.Spot {
 		s += " (spot: can be interrupted)"

@@ -97,7 +97,9 @@ func TestSampleReportContent(t *testing.T) {
 	if chat.Name != "chat-7b" || chat.Recommended.GPUModel != "RTX-3090-24GB" || !chat.Savings.USDPerMonth.Equal(decimal.RequireFromString("868.7")) {
 		t.Errorf("chat-7b: %+v", chat)
 	}
-	if want := "RTX-3090-24GB ×1 holds the 21.7 GB it needs at fp16 for $0.20/h, against $1.39/h for A100-SXM-80GB ×1 at runpod"; chat.Why != want {
+	// Per 1M output tokens at 8 sequences: the 3090 decodes 936 GB/s ÷ 18.43 GB = 50.8 tokens/s
+	// each, 1.46M tokens an hour for $0.20; the A100 2,039 GB/s → 110.6, 3.19M for $1.39.
+	if want := "RTX-3090-24GB ×1 holds the 21.7 GB it needs at fp16 for $0.20/h, against $1.39/h for A100-SXM-80GB ×1 at runpod: $0.137 per 1M output tokens against $0.436"; chat.Why != want {
 		t.Errorf("chat-7b why = %q, want %q", chat.Why, want)
 	}
 	kinds := map[report.CaveatKind]int{}
@@ -285,6 +287,16 @@ func TestCaveatsAndWhy(t *testing.T) {
 				Recommended: &optimizer.Placement{Provider: "runpod", GPUModel: "H100-SXM-80GB", GPUCount: 8, PriceType: schema.OnDemand, PriceUSDPerHour: d("15.92")},
 				Savings:     &optimizer.Savings{USDPerMonth: d("-5781.6")}},
 			wantWhy: "Today's price ($8.00/h) is below every fitting offer on the market ($15.92/h at runpod); keep it",
+		},
+		{
+			name: "cost of a unit of work",
+			w: optimizer.WorkloadPlan{Name: "images", Status: optimizer.StatusOK,
+				Current: &optimizer.Placement{Provider: "lambda", GPUModel: "A100-SXM-80GB", GPUCount: 1, PriceType: schema.OnDemand, PriceSource: optimizer.PriceMarket,
+					PriceUSDPerHour: d("1.79"), UnitCost: &optimizer.UnitCost{Unit: "image", USD: d("0.000342857")}},
+				Recommended: &optimizer.Placement{Provider: "vastai", GPUModel: "H100-SXM-80GB", GPUCount: 1, PriceType: schema.OnDemand,
+					PriceUSDPerHour: d("2.1"), UnitCost: &optimizer.UnitCost{Unit: "image", USD: d("0.0000741")}},
+				Savings: &optimizer.Savings{USDPerMonth: d("80")}},
+			wantWhy: "H100-SXM-80GB ×1 for $2.10/h, against $1.79/h for A100-SXM-80GB ×1 at lambda: $0.0000741 per image against $0.000343",
 		},
 		{
 			name: "spot job with the optimizer's caveat",
