@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -380,5 +382,53 @@ func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 	// All three are history.
 	if n, err := countRows(fx.dsn, "offers", "startsWith(run_id, 'import-')"); err != nil || n != 3 {
 		t.Errorf("%d imported observations (%v), want 3", n, err)
+	}
+}
+
+// TestImportedPricesArePlanned imports two price tables and plans on them: the provider whose
+// table is current gets the workload (an import is market data like a scrape, with no scrape
+// run of its own), and the one whose prices are three days old is named in the plan with its
+// age as the reason, though it is cheaper.
+func TestImportedPricesArePlanned(t *testing.T) {
+	st := storetest.Open(t)
+	dsn := storetest.DatabaseDSN(t, st.Database())
+	dir := t.TempDir()
+	now := time.Now().UTC()
+	header := "provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,region\n"
+	fresh := writeFile(t, dir, "aws.csv", header+"aws,L40S-48GB,on_demand,1.86,"+now.Add(-time.Hour).Format(time.RFC3339)+",1,us-east-1\n")
+	stale := writeFile(t, dir, "azure.csv", header+"azure,L40S-48GB,on_demand,1.20,"+now.AddDate(0, 0, -3).Format(time.RFC3339)+",1,eastus\n")
+	workloads := writeFile(t, dir, "workloads.yaml", `teams:
+  - name: search
+    email: search@example.com
+    workloads:
+      - name: chat-7b
+        kind: inference
+        params_b: 7
+        precision: fp16
+        context_tokens: 4096
+        concurrency: 8
+        hours_per_month: 730
+`)
+	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\noptimize:\n  workloads: %q\n", dsn, workloads))
+	for _, table := range []string{fresh, stale} {
+		if code, out := runCLI("import", "--config", cfg, table); code != exitOK {
+			t.Fatalf("import %s: exit %d\n%s", table, code, out)
+		}
+	}
+	code, out := runCLI("optimize", "--output", "json", "--config", cfg)
+	if code != exitOK {
+		t.Fatalf("optimize: exit %d\n%s", code, out)
+	}
+	var plan optimizer.Plan
+	if err := json.Unmarshal([]byte(stdoutOf(out)), &plan); err != nil {
+		t.Fatalf("decoding the plan: %v\n%s", err, out)
+	}
+	rec := plan.Teams[0].Workloads[0].Recommended
+	if rec == nil || rec.Provider != "aws" || !rec.PriceUSDPerGPUHour.Equal(decimal.RequireFromString("1.86")) {
+		t.Fatalf("recommended %+v, want aws's imported L40S at $1.86", rec)
+	}
+	if len(plan.ExcludedProviders) != 1 || plan.ExcludedProviders[0].Provider != "azure" ||
+		!strings.Contains(plan.ExcludedProviders[0].Reason, "observed 3d ago, older than the 24h a price holds") {
+		t.Errorf("excluded providers %+v, want azure, its price 3 days old", plan.ExcludedProviders)
 	}
 }
