@@ -69,8 +69,8 @@ func (g *gen) marketOffer(i int) schema.Offer {
 	return s.offer()
 }
 
-// BenchmarkPlan plans workloads × offers end to end (index build included). The brief: 1,000
-// workloads × 100,000 offers well under a second on a 2-core machine.
+// BenchmarkPlan plans workloads × offers end to end (index build included). The target: 1,000
+// workloads × 100,000 offers under 250 ms on a 2-core machine.
 //
 //	go test ./optimizer -run '^$' -bench BenchmarkPlan -benchmem
 func BenchmarkPlan(b *testing.B) {
