@@ -78,6 +78,21 @@ const (
 // Engines lists every engine, in a stable order.
 var Engines = []Engine{VLLM, SGLang, TensorRTLLM, TGI}
 
+// String is the engine's name as its project writes it: vLLM, SGLang, TensorRT-LLM, TGI.
+func (e Engine) String() string {
+	switch e {
+	case VLLM:
+		return "vLLM"
+	case SGLang:
+		return "SGLang"
+	case TensorRTLLM:
+		return "TensorRT-LLM"
+	case TGI:
+		return "TGI"
+	}
+	return string(e)
+}
+
 // Runs returns nil when the engine supports the GPU, else the reason. From the engines' own
 // support pages: vLLM needs compute capability 7.5 (V100 was dropped) or ROCm on MI200, MI300,
 // MI350 or Radeon RDNA3; SGLang builds on CUDA 13 (sm_75 and newer) and supports MI300 and

@@ -67,7 +67,7 @@ func TestRuns(t *testing.T) {
 		{"P40-24GB", gpus.SGLang, "SGLang needs compute capability 7.5"},
 		{"MI300X-192GB", gpus.VLLM, ""},
 		{"MI300X-192GB", gpus.SGLang, ""},
-		{"MI300X-192GB", gpus.TensorRTLLM, "tensorrt-llm does not support MI300X (gfx942)"},
+		{"MI300X-192GB", gpus.TensorRTLLM, "TensorRT-LLM does not support MI300X (gfx942)"},
 		{"H100-SXM-80GB", gpus.TensorRTLLM, ""},
 		{"B200-SXM-180GB", gpus.TensorRTLLM, ""},
 		{"L40S-48GB", gpus.TensorRTLLM, ""},

@@ -247,7 +247,13 @@ func TestLoadImportOnceAndRefusesAPartialOne(t *testing.T) {
 // (analysts' queries on the views).
 func rawConn(tb testing.TB, s *store.Store) driver.Conn {
 	tb.Helper()
-	opts, err := clickhouse.ParseDSN(storetest.DatabaseDSN(tb, s.Database()))
+	return dial(tb, storetest.DatabaseDSN(tb, s.Database()))
+}
+
+// dial opens a driver connection to dsn, closed when the test ends.
+func dial(tb testing.TB, dsn string) driver.Conn {
+	tb.Helper()
+	opts, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -24,16 +24,7 @@ var clusterNodeAddrs = []string{"127.0.0.1:19101", "127.0.0.1:19102", "127.0.0.1
 // nodeConn connects to one node of the local cluster.
 func nodeConn(tb testing.TB, addr string) clickhouse.Conn {
 	tb.Helper()
-	opts, err := clickhouse.ParseDSN("clickhouse://default@" + addr + "/default?dial_timeout=5s")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
-	return conn
+	return dial(tb, "clickhouse://default@"+addr+"/default?dial_timeout=5s")
 }
 
 // TestClusterValidUntilMigration upgrades a cluster database with offers from before migration

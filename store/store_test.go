@@ -262,14 +262,22 @@ func TestInsertAndReadBackEveryField(t *testing.T) {
 // is a difference.
 var utcTimes = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) && a.Location().String() == b.Location().String() })
 
-func TestLatestOffersNewestPerKeyAndFilters(t *testing.T) {
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	s := storetest.Open(t)
-	s2, err := store.Open(context.Background(), storetest.DatabaseDSN(t, s.Database()), store.Options{Now: func() time.Time { return now }})
+// openAt opens a test database twice: s with the real clock, to write; at with its clock
+// stopped at now, to read what the store counts as recent.
+func openAt(t *testing.T, now time.Time) (s, at *store.Store) {
+	t.Helper()
+	s = storetest.Open(t)
+	at, err := store.Open(context.Background(), storetest.DatabaseDSN(t, s.Database()), store.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s2.Close()
+	t.Cleanup(func() { at.Close() })
+	return s, at
+}
+
+func TestLatestOffersNewestPerKeyAndFilters(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	s, s2 := openAt(t, now)
 	ctx := context.Background()
 	h := func(d int) time.Time { return now.Add(time.Duration(-d) * time.Hour) }
 	// Three runs of the same offers, the price of ask-1 moving; ask-old last seen 3 days ago.

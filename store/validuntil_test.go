@@ -204,12 +204,7 @@ func TestValidUntilMigration(t *testing.T) {
 
 func TestLatestOffersMaxAgeKeepsPricesStillValid(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	s := storetest.Open(t)
-	s2, err := store.Open(context.Background(), storetest.DatabaseDSN(t, s.Database()), store.Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s, s2 := openAt(t, now)
 	ctx := context.Background()
 	h := func(d int) time.Time { return now.Add(time.Duration(d) * time.Hour) }
 	at := func(id string, observed time.Time, validUntil *time.Time, perGPU string) schema.Offer {

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
-	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -415,14 +414,7 @@ func TestImportedPricesArePlanned(t *testing.T) {
 			t.Fatalf("import %s: exit %d\n%s", table, code, out)
 		}
 	}
-	code, out := runCLI("optimize", "--output", "json", "--config", cfg)
-	if code != exitOK {
-		t.Fatalf("optimize: exit %d\n%s", code, out)
-	}
-	var plan optimizer.Plan
-	if err := json.Unmarshal([]byte(stdoutOf(out)), &plan); err != nil {
-		t.Fatalf("decoding the plan: %v\n%s", err, out)
-	}
+	plan := optimizeJSON(t, cfg)
 	rec := plan.Teams[0].Workloads[0].Recommended
 	if rec == nil || rec.Provider != "aws" || !rec.PriceUSDPerGPUHour.Equal(decimal.RequireFromString("1.86")) {
 		t.Fatalf("recommended %+v, want aws's imported L40S at $1.86", rec)

@@ -15,6 +15,20 @@ import (
 	"github.com/gpucost/gpucost/store"
 )
 
+// optimizeJSON runs gpucost optimize --output json with the config file and decodes its plan.
+func optimizeJSON(t *testing.T, cfg string) optimizer.Plan {
+	t.Helper()
+	code, out := runCLI("optimize", "--output", "json", "--config", cfg)
+	if code != exitOK {
+		t.Fatalf("optimize: exit %d\n%s", code, out)
+	}
+	var plan optimizer.Plan
+	if err := json.Unmarshal([]byte(stdoutOf(out)), &plan); err != nil {
+		t.Fatalf("decoding the plan: %v\n%s", err, out)
+	}
+	return plan
+}
+
 // TestOptimizeSampleOnSnapshot plans the shipped sample workloads on the shipped snapshot, loaded
 // into the local ClickHouse, and checks every recommended line against the stored offers the
 // way a reader would: the offer exists, at that price, for that GPU, and the monthly cost is
@@ -25,14 +39,7 @@ func TestOptimizeSampleOnSnapshot(t *testing.T) {
 	if code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg); code != exitOK {
 		t.Fatalf("scrape: exit %d\n%s", code, out)
 	}
-	code, out := runCLI("optimize", "--output", "json", "--config", cfg)
-	if code != exitOK {
-		t.Fatalf("optimize: exit %d\n%s", code, out)
-	}
-	var plan optimizer.Plan
-	if err := json.Unmarshal([]byte(stdoutOf(out)), &plan); err != nil {
-		t.Fatalf("decoding the plan: %v\n%s", err, out)
-	}
+	plan := optimizeJSON(t, cfg)
 	offers, err := x.store.LatestOffers(context.Background(), store.OfferFilter{})
 	if err != nil {
 		t.Fatal(err)
