@@ -64,21 +64,8 @@ func TestClusterValidUntilMigration(t *testing.T) {
 	if err := node1.Exec(ctx, "ALTER TABLE "+db+".offers_latest_local ON CLUSTER gpucost ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at"); err != nil {
 		t.Fatal(err)
 	}
-	errs := make(chan error, 2)
-	for range 2 {
-		go func() {
-			m, err := store.Open(ctx, dsn, store.Options{Cluster: "gpucost"})
-			if err == nil {
-				_, err = m.Migrate(ctx)
-				m.Close()
-			}
-			errs <- err
-		}()
-	}
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatalf("concurrent migrate --cluster after a half-way 0010: %v", err)
-		}
+	if err := migrateTwiceAtOnce(ctx, dsn, store.Options{Cluster: "gpucost"}); err != nil {
+		t.Fatalf("concurrent migrate --cluster after a half-way 0010: %v", err)
 	}
 	for _, n := range clusterNodeAddrs {
 		for _, table := range []string{"offers_local", "offers", "offers_latest_local", "offers_latest", "latest_offers"} {

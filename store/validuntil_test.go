@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -182,21 +183,8 @@ func TestValidUntilMigration(t *testing.T) {
 		if _, err := s.MigrateFS(ctx, migrationsBefore(t, 10)); err != nil {
 			t.Fatal(err)
 		}
-		errs := make(chan error, 2)
-		for range 2 {
-			go func() {
-				m, err := store.Open(ctx, storetest.DatabaseDSN(t, s.Database()), store.Options{})
-				if err == nil {
-					_, err = m.Migrate(ctx)
-					m.Close()
-				}
-				errs <- err
-			}()
-		}
-		for range 2 {
-			if err := <-errs; err != nil {
-				t.Errorf("concurrent migrate: %v", err)
-			}
+		if err := migrateTwiceAtOnce(ctx, storetest.DatabaseDSN(t, s.Database()), store.Options{}); err != nil {
+			t.Errorf("concurrent migrate: %v", err)
 		}
 		checkValidUntilColumns(t, s)
 	})
@@ -268,4 +256,20 @@ func TestLatestOffersMaxAgeKeepsPricesStillValid(t *testing.T) {
 			t.Errorf("%s observed again two days ago without valid_until is still kept: %s", o.OfferID, fmt.Sprint(o.ValidUntil))
 		}
 	}
+}
+
+// migrateTwiceAtOnce runs two migrators on dsn at the same time and returns the first error.
+func migrateTwiceAtOnce(ctx context.Context, dsn string, opts store.Options) error {
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			m, err := store.Open(ctx, dsn, opts)
+			if err == nil {
+				_, err = m.Migrate(ctx)
+				m.Close()
+			}
+			errs <- err
+		}()
+	}
+	return errors.Join(<-errs, <-errs)
 }
