@@ -2,6 +2,8 @@ package optimizer_test
 
 import (
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -427,4 +429,99 @@ func TestUnitCost(t *testing.T) {
 	if u == nil || u.Unit != "1M output tokens" || !u.USD.Equal(want) {
 		t.Errorf("unit cost %+v, want %s per 1M output tokens", u, want)
 	}
+}
+
+// TestScaleByAndLinkReach: custom work scaled by a precision's rate only runs where that rate
+// exists, and a group of GPUs larger than its NVLink domain is costed over PCIe the same way
+// for today's placement, for offers, and in the reasons.
+func TestScaleByAndLinkReach(t *testing.T) {
+	t.Run("custom work scaled by bf16 is never placed on a card without BF16", func(t *testing.T) {
+		wp := planOne(t, `- name: render
+  kind: custom
+  min_vram_gb_per_gpu: 16
+  reference_gpu: A10-24GB
+  hours_per_month: 100
+  scale_by: bf16
+`, offers(
+			offerSpec{provider: "vastai", id: "v100", model: "V100-SXM2-32GB", gpus: 1, perGPU: "0.10"},
+			offerSpec{provider: "vastai", id: "a10", model: "A10-24GB", gpus: 1, perGPU: "0.50"},
+		), optimizer.DefaultOptions())
+		if wp.Recommended == nil || wp.Recommended.GPUModel != "A10-24GB" {
+			t.Fatalf("recommended %+v, want the A10: the V100 has no BF16 rate to scale by", wp.Recommended)
+		}
+		if want := "V100-SXM2-32GB ×1: no BF16 support (Volta, sm_70); the work scales by its bf16 rate"; !strings.Contains(reasons(wp), want) {
+			t.Errorf("rejections:\n%s\nwant %q", reasons(wp), want)
+		}
+	})
+	t.Run("today's card without the scale_by precision is costed at its best rate", func(t *testing.T) {
+		// 100 h on an A10 (125 dense BF16 TFLOPS); today's V100 has no BF16, so it is costed at
+		// its FP16 rate (125 TFLOPS): 100 × 125 / 125 = 100 h, at $0.10 = $10.00.
+		wp := planOne(t, `- name: render
+  kind: custom
+  min_vram_gb_per_gpu: 16
+  reference_gpu: A10-24GB
+  hours_per_month: 100
+  scale_by: bf16
+  current: {provider: vastai, gpu_model: V100-SXM2-32GB}
+`, offers(
+			offerSpec{provider: "vastai", id: "v100", model: "V100-SXM2-32GB", gpus: 1, perGPU: "0.10"},
+			offerSpec{provider: "vastai", id: "a10", model: "A10-24GB", gpus: 1, perGPU: "0.50"},
+		), optimizer.DefaultOptions())
+		c := wp.Current
+		if c == nil || !c.CostUSDPerMonth.Equal(decimal.RequireFromString("10")) {
+			t.Fatalf("current %+v, want 100 h at $0.10/h", c)
+		}
+		if want := "today's V100-SXM2-32GB has no BF16 support (Volta, sm_70) (the work scales by its bf16 rate): costed at its fp16 rate"; !strings.Contains(strings.Join(wp.Caveats, "\n"), want) {
+			t.Errorf("caveats %q, want %q", wp.Caveats, want)
+		}
+	})
+	t.Run("today's eight bridged H100 NVLs serve in pairs like the same offer", func(t *testing.T) {
+		// 70B at fp16 (140 GB of weights, 10.7 GB of KV cache) needs two 94 GB cards: tensor
+		// parallelism 2, inside one NVLink bridge. Today's 8 cards are 4 such pairs, each as
+		// fast as the pair of the same offer: 2 × 3,938 GB/s × NVLink 0.85 per step.
+		wp := planOne(t, `- name: chat-70b
+  kind: inference
+  params_b: 70
+  precision: fp16
+  context_tokens: 8192
+  concurrency: 4
+  layers: 80
+  kv_heads: 8
+  current: {provider: runpod, gpu_model: H100-NVL-94GB, gpu_count: 8}
+`, offers(
+			offerSpec{provider: "runpod", id: "nvl8", model: "H100-NVL-94GB", gpus: 8, perGPU: "2.00", intra: schema.IntraNVLink},
+		), optimizer.DefaultOptions())
+		r, c := wp.Recommended, wp.Current
+		if r == nil || c == nil {
+			t.Fatalf("recommended %+v, current %+v", r, c)
+		}
+		if r.DecodeTokensPerSecond != c.DecodeTokensPerSecond {
+			t.Errorf("a pair decodes %v tokens/s today and %v on the same offer", c.DecodeTokensPerSecond, r.DecodeTokensPerSecond)
+		}
+		// The same offer, the same pairs: per token both cost the same.
+		if c.UnitCost == nil || r.UnitCost == nil || !c.UnitCost.USD.Equal(r.UnitCost.USD) {
+			t.Errorf("per 1M tokens: today %+v, the offer %+v; want equal", c.UnitCost, r.UnitCost)
+		}
+	})
+	t.Run("the speed in a throughput reason is the one that was checked", func(t *testing.T) {
+		// 70B fp16 on four A6000s: the bridges join pairs, so the four talk over PCIe; the
+		// reason must give that speed, below the 15 tokens/s asked for, not the bridged one.
+		wp := planOne(t, `- name: chat-70b
+  kind: inference
+  params_b: 70
+  precision: fp16
+  kv_cache_gb: 10
+  min_decode_tokens_per_second: 15
+`, offers(
+			offerSpec{provider: "vastai", id: "a6000x4", model: "RTX-A6000-48GB", gpus: 4, perGPU: "0.40", intra: schema.IntraNVLink},
+			offerSpec{provider: "lambda", id: "h100x4", model: "H100-SXM-80GB", gpus: 4, perGPU: "2.49", intra: nvswitch},
+		), optimizer.DefaultOptions())
+		m := regexp.MustCompile(`RTX-A6000-48GB ×4: ~(\d+) tokens/s per sequence < 15 needed`).FindStringSubmatch(reasons(wp))
+		if m == nil {
+			t.Fatalf("rejections:\n%s\nwant the A6000s rejected for speed", reasons(wp))
+		}
+		if n, _ := strconv.Atoi(m[1]); n >= 15 {
+			t.Errorf("reason gives ~%d tokens/s, which is not below the 15 needed", n)
+		}
+	})
 }

@@ -469,7 +469,7 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 	if w.Kind == Inference {
 		inNode = n
 	}
-	linked := c.intra.Linked() && inNode <= c.model.NVLinkDomain
+	intra, linked := reach(c.model, c.intra, inNode)
 	switch {
 	case w.Kind == Inference && n > 1:
 		// Tensor parallelism needs to know how the GPUs talk: an interconnect the source does
@@ -489,10 +489,6 @@ func (p *planner) evalClass(w *Workload, vs []variant, vi int, c *class) (eval, 
 		if (w.Interconnect == LinkNVLink && !linked) || (w.Interconnect == LinkNVSwitch && (c.intra != schema.IntraNVSwitch || !linked)) {
 			return ev, stInterconnect
 		}
-	}
-	intra := c.intra
-	if !linked && intra.Linked() {
-		intra = schema.IntraPCIe // beyond the fabric's reach the GPUs talk over PCIe
 	}
 
 	// Several nodes.
@@ -608,7 +604,43 @@ func customScale(w *Workload, m gpus.Model) float64 {
 	case ScaleByNone, "":
 		return max(m.TFLOPS.BF16, m.TFLOPS.FP16)
 	}
+	if scaleByPrecision(w, m) != nil {
+		// Only today's placement can lack the path (offers without it are rejected, and so is
+		// such a reference GPU): it runs at its best rate instead.
+		return m.TFLOPS.Of(bestPrecision(m, Precision(w.ScaleBy)))
+	}
 	return m.TFLOPS.Of(Precision(w.ScaleBy))
+}
+
+// scaleByPrecision returns nil unless the custom work scales by a precision's rate that model m
+// has no path for, and then why.
+func scaleByPrecision(w *Workload, m gpus.Model) error {
+	switch w.ScaleBy {
+	case ScaleByBandwidth, ScaleByNone, "":
+		return nil
+	}
+	return m.Computes(Precision(w.ScaleBy))
+}
+
+// shardGroup is how many of a node's GPUs share the work's state, as evalClass counts them:
+// the fewest that hold it, at most the node.
+func shardGroup(o *Options, w *Workload, v *variant, m gpus.Model, nodeGPUs int) int {
+	if n, ok := o.minGPUs(w, v, m.VRAMGB); ok {
+		return min(n, nodeGPUs)
+	}
+	return nodeGPUs
+}
+
+// reach is how a group of n GPUs of model m joined by intra talk: over the fabric when the
+// group fits in its NVLink domain (linked), beyond it over PCIe.
+func reach(m gpus.Model, intra schema.IntraNode, n int) (_ schema.IntraNode, linked bool) {
+	switch {
+	case intra.Linked() && n <= m.NVLinkDomain:
+		return intra, true
+	case intra.Linked():
+		return schema.IntraPCIe, false
+	}
+	return intra, false
 }
 
 // customRate is the speed of custom work on n GPUs of model m: scale × GPUs × scaling.
@@ -900,17 +932,20 @@ func (p *planner) explain(w *Workload, vs []variant, r rejection) Rejection {
 			out.Reason = fmt.Sprintf("%s: only %s offers, which need a commitment", head(g), c.priceType)
 		}
 	case stThroughput:
-		speed := p.decodeSpeed(v, c.model, max(n, 1), c.intra)
+		intra, _ := reach(c.model, c.intra, max(n, 1))
+		speed := p.decodeSpeed(v, c.model, max(n, 1), intra)
 		out.Reason = fmt.Sprintf("%s: ~%.0f tokens/s per sequence < %s needed", head(max(n, 1)), speed, trimFloat(w.MinDecodeTokensPerSecond))
 	case stDeadline:
 		spot := c.priceType.Interruptible()
 		switch w.Kind {
 		case Inference:
-			h := p.inferenceJobHours(w, vs, r.vi, c.model, g, max(n, 1), c.intra, spot)
+			intra, _ := reach(c.model, c.intra, max(n, 1))
+			h := p.inferenceJobHours(w, vs, r.vi, c.model, g, max(n, 1), intra, spot)
 			out.Reason = fmt.Sprintf("%s: %s h of work a month at this throughput, more than the %s h in a month", head(g), trimFloat(roundHours(h)), trimFloat(o.HoursPerMonth))
 			return out
 		case Custom:
-			h := p.customHours(w, c.model, g, c.intra, false, spot)
+			intra, _ := reach(c.model, c.intra, min(g, max(n, 1)))
+			h := p.customHours(w, c.model, g, intra, false, spot)
 			out.Reason = fmt.Sprintf("%s: %s h of work a month at its %s, more than the %s h in a month", head(g), trimFloat(roundHours(h)), w.ScaleBy, trimFloat(o.HoursPerMonth))
 			return out
 		}
@@ -922,7 +957,8 @@ func (p *planner) explain(w *Workload, vs []variant, r rejection) Rejection {
 		if c.inter.RDMA() {
 			used = g * o.MaxNodes
 		}
-		h, _ := p.trainHours(v, c.model, used, c.intra, used > min(g, o.MaxGPUsPerNode), spot)
+		intra, _ := reach(c.model, c.intra, min(g, used))
+		h, _ := p.trainHours(v, c.model, used, intra, used > min(g, o.MaxGPUsPerNode), spot)
 		out.Reason = fmt.Sprintf("%s: %s h per run > %s h %s", head(used), trimFloat(roundHours(h)), trimFloat(deadline), what)
 		if c.inter.RDMA() {
 			out.Reason += fmt.Sprintf(" on %d nodes, the most allowed", o.MaxNodes)
@@ -1134,9 +1170,6 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 	default:
 		pl.Notes = append(pl.Notes, "intra-node link of today's nodes not known: PCIe assumed")
 	}
-	if intra.Linked() && nodeGPUs > model.NVLinkDomain {
-		intra = schema.IntraPCIe
-	}
 	pl.IntraNode = intra
 	if pl.Nodes > 1 {
 		pl.InterNode = schema.InterInfiniBand
@@ -1183,7 +1216,8 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 	replicas := 1
 	switch {
 	case w.Kind.Training():
-		h, _ := p.trainHours(&v, model, cur.GPUCount, intra, pl.Nodes > 1, spot)
+		linkedIntra, _ := reach(model, intra, shardGroup(o, w, &v, model, nodeGPUs))
+		h, _ := p.trainHours(&v, model, cur.GPUCount, linkedIntra, pl.Nodes > 1, spot)
 		hr := max(roundHours(h), 0.01)
 		hd := decimal.NewFromFloat(hr)
 		pl.HoursPerRun = &hd
@@ -1201,15 +1235,20 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 			tp = n
 		}
 		replicas = max(cur.GPUCount/tp, 1)
-		speed = p.decodeSpeed(&v, model, tp, intra)
+		tpIntra, _ := reach(model, intra, tp)
+		speed = p.decodeSpeed(&v, model, tp, tpIntra)
 		pl.DecodeTokensPerSecond = math.Round(speed*10) / 10
 		hoursMonth = p.hoursPerMonth(w)
 		if w.ReferenceGPU != "" {
-			hoursMonth = p.inferenceJobHours(w, vs, vi, model, cur.GPUCount, tp, intra, spot)
+			hoursMonth = p.inferenceJobHours(w, vs, vi, model, cur.GPUCount, tp, tpIntra, spot)
 		}
 		hoursMonth = roundHours(hoursMonth)
 	case w.ReferenceGPU != "":
-		hoursMonth = roundHours(p.customHours(w, model, cur.GPUCount, intra, pl.Nodes > 1, spot))
+		if err := scaleByPrecision(w, model); err != nil {
+			wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (the work scales by its %s rate): costed at its %s rate", model.Name, err, w.ScaleBy, bestPrecision(model, Precision(w.ScaleBy))))
+		}
+		linkedIntra, _ := reach(model, intra, shardGroup(o, w, &v, model, nodeGPUs))
+		hoursMonth = roundHours(p.customHours(w, model, cur.GPUCount, linkedIntra, pl.Nodes > 1, spot))
 	default:
 		hoursMonth = roundHours(p.hoursPerMonth(w))
 	}

@@ -356,6 +356,9 @@ func gpuCheck(w *Workload, v *variant, m gpus.Model) (stage, string) {
 			return stPrecision, fmt.Sprintf("%v; %s", err, precisionUse(w, v.precision))
 		}
 	}
+	if err := scaleByPrecision(w, m); err != nil {
+		return stPrecision, fmt.Sprintf("%v; the work scales by its %s rate", err, w.ScaleBy)
+	}
 	return stOK, ""
 }
 

@@ -906,6 +906,11 @@ func (c *converter) customWork(p string, r *rawWorkload, w *Workload) {
 	default:
 		c.errorf(p+".scale_by", "custom work on a reference_gpu needs scale_by (a precision such as bf16: its dense rate; memory_bandwidth; or none) or a precision")
 	}
+	if ref, ok := gpus.Lookup(w.ReferenceGPU); ok && slices.Contains(Precisions, Precision(w.ScaleBy)) {
+		if err := scaleByPrecision(w, ref); err != nil {
+			c.errorf(p+".scale_by", "the reference_gpu %s has %v, so no %s rate to scale from", ref.Name, err, w.ScaleBy)
+		}
+	}
 }
 
 func (c *converter) current(p string, r *rawCurrent) *Current {

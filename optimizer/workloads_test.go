@@ -141,6 +141,11 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "a reference GPU without the precision the work scales by",
+			doc:  head + "      - name: w\n        kind: custom\n        min_vram_gb_per_gpu: 24\n        reference_gpu: V100-SXM2-32GB\n        hours_per_month: 10\n        scale_by: bf16\n",
+			want: []string{`w.yaml:10:19: teams[0].workloads[0].scale_by: the reference_gpu V100-SXM2-32GB has no BF16 support (Volta, sm_70), so no bf16 rate to scale from`},
+		},
+		{
 			name: "team problems",
 			doc:  "teams:\n  - name: t\n    email: not-an-address\n    workloads: []\n  - name: t\n    email: t@example.com\n    workloads:\n      - name: w\n        kind: custom\n        min_vram_gb_per_gpu: 8\n        deadline: 3d\n",
 			want: []string{
