@@ -123,7 +123,7 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		if off.ValidUntil != nil && off.ValidUntil.After(pr.validTill) {
 			pr.validTill = *off.ValidUntil
 		}
-		fresh[i] = m.holds(off, now)
+		fresh[i] = off.Holds(now, m.maxAge)
 		pr.fresh = pr.fresh || fresh[i]
 	}
 	for _, name := range sortedKeys(m.providers) {
@@ -355,16 +355,6 @@ func compareOfferKeys(a, b *schema.Offer) int {
 		return c
 	}
 	return strings.Compare(a.Region, b.Region)
-}
-
-// holds reports whether the offer's price still holds at now: until its ValidUntil when the
-// source gave one, else for MaxOfferAgeHours after it was observed. An offer with neither
-// never holds.
-func (m *market) holds(off *schema.Offer, now time.Time) bool {
-	if off.ValidUntil != nil {
-		return !now.After(*off.ValidUntil)
-	}
-	return !off.ObservedAt.IsZero() && now.Sub(off.ObservedAt) <= m.maxAge
 }
 
 func perGPUPrice(o *schema.Offer) decimal.Decimal {

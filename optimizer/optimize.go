@@ -1020,8 +1020,8 @@ func (p *planner) noFitReason(w *Workload, vs []variant, rej []Rejection) string
 	expired, newest := p.expiredFitting(w, vs)
 	if len(p.m.classes) == 0 {
 		if p.m.summary.Stale > 0 {
-			return fmt.Sprintf("no offer's price holds now: all %d offers on the market are older than the %s h a price holds (optimize.options.max_offer_age_hours) or past their valid_until; scrape or import again, or raise the limit",
-				p.m.summary.Stale, trimFloat(p.opts.MaxOfferAgeHours))
+			return fmt.Sprintf("no offer's price holds now: %d of the %d offers on the market are older than the %s h a price holds (optimize.options.max_offer_age_hours) or past their valid_until; scrape or import again, or raise the limit",
+				p.m.summary.Stale, p.m.summary.Offers, trimFloat(p.opts.MaxOfferAgeHours))
 		}
 		return "no offers on the market (no offers given)"
 	}
@@ -1139,7 +1139,12 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 		if pl.Region == "" {
 			pl.Region = match.Region
 		}
-		if !p.m.holds(match, p.now) {
+		switch {
+		case match.Holds(p.now, p.m.maxAge):
+		case match.ValidUntil != nil:
+			wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement priced from a %s price that held until %s (its valid_until)",
+				cur.Provider, match.ValidUntil.UTC().Format("2006-01-02 15:04 UTC")))
+		default:
 			wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement priced from a %s price observed %s ago, which no longer holds (max_offer_age_hours %s)",
 				cur.Provider, age(p.now.Sub(match.ObservedAt)), trimFloat(o.MaxOfferAgeHours)))
 		}

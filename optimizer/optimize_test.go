@@ -380,6 +380,7 @@ func TestFreshness(t *testing.T) {
 			offers:    func(o []schema.Offer) { o[0].ObservedAt, o[0].ValidUntil = published, &yesterday },
 			want:      []optimizer.ExcludedProvider{{Provider: "tensordock", LastObserved: &published, Reason: "its prices held until 2025-11-28 13:00 UTC, 24h ago"}},
 			recommend: "runpod/ok ×1 on_demand",
+			caveat:    "current placement priced from a tensordock price that held until 2025-11-28 13:00 UTC (its valid_until)",
 		},
 		{
 			name: "nothing holds: the plan says age is why",
@@ -393,7 +394,7 @@ func TestFreshness(t *testing.T) {
 				{Provider: "tensordock", LastObserved: &stale, Reason: "newest price observed 30h ago, older than the 24h a price holds (max_offer_age_hours)"},
 			},
 			recommend: "<none>",
-			caveat:    "no offer's price holds now: all 2 offers on the market are older than the 24 h a price holds (optimize.options.max_offer_age_hours)",
+			caveat:    "no offer's price holds now: 2 of the 2 offers on the market are older than the 24 h a price holds (optimize.options.max_offer_age_hours)",
 		},
 	}
 	for _, tt := range tests {

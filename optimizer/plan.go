@@ -28,7 +28,7 @@ type Plan struct {
 // MarketSummary counts the offers given to Optimize.
 type MarketSummary struct {
 	Offers     int `json:"offers"`      // offers given
-	Considered int `json:"considered"`  // offers from fresh providers with a catalog GPU
+	Considered int `json:"considered"`  // offers whose price holds, of a catalog GPU, planned on
 	UnknownGPU int `json:"unknown_gpu"` // skipped: GPU model not in the catalog
 	Invalid    int `json:"invalid"`     // skipped: no GPUs or no positive price
 	Stale      int `json:"stale"`       // skipped: the price no longer holds

@@ -74,7 +74,7 @@ func newMarketData(in Input, opts Options, plan *optimizer.Plan, asOf time.Time)
 			if !marketPriceType(o.PriceType) || !o.PriceUSDPerGPUHour.IsPositive() || o.GPUModel == "" || excluded[o.Provider] {
 				continue
 			}
-			if o.ObservedAt.After(asOf.Add(time.Hour)) || asOf.Sub(o.ObservedAt) > opts.MaxOfferAge {
+			if o.ObservedAt.After(asOf.Add(time.Hour)) || !o.Holds(asOf, opts.MaxOfferAge) {
 				continue
 			}
 			k := priceKey{clean(o.GPUModel, maxName), clean(o.Provider, maxName), o.PriceType}

@@ -192,6 +192,21 @@ func TestMarket(t *testing.T) {
 			wantMoves:  1, wantOfferID: "a1",
 		},
 		{
+			// A published table observed three days ago and valid for a year is today's price,
+			// as it is in the plan; one whose valid_until has passed is not.
+			name: "an imported price holds until its valid_until",
+			offers: func() []schema.Offer {
+				table, expired := offer("aws", "t1", schema.OnDemand, "1.90", 72*time.Hour), offer("azure", "t2", schema.OnDemand, "1.80", 72*time.Hour)
+				nextYear, yesterday := now.AddDate(1, 0, 0), now.Add(-24*time.Hour)
+				table.ValidUntil, expired.ValidUntil = &nextYear, &yesterday
+				return []schema.Offer{offer("a", "a1", schema.OnDemand, "2.00", time.Hour), table, expired}
+			}(),
+			history:     []report.PricePoint{point(7, "a", schema.OnDemand, "2.00")},
+			wantPrices:  []price{{"aws", schema.OnDemand, "1.9", "", true}, {"a", schema.OnDemand, "2", "2", false}},
+			wantNew:     []string{"*aws"},
+			wantOfferID: "t1",
+		},
+		{
 			name:       "no offers given: now from the newest history day",
 			history:    []report.PricePoint{point(0, "a", schema.OnDemand, "2.00"), point(7, "a", schema.OnDemand, "2.00"), point(7, "b", schema.OnDemand, "1.50")},
 			wantPrices: []price{{"a", schema.OnDemand, "2", "2", true}, {"b", schema.OnDemand, "", "1.5", false}},

@@ -68,6 +68,16 @@ func (o *Offer) Key() Key {
 	return Key{Provider: o.Provider, OfferID: o.OfferID, PriceType: o.PriceType}
 }
 
+// Holds reports whether the offer's price holds at now: until its ValidUntil when the source
+// gives one (a published price table), else for maxAge after it was observed. The store's
+// OfferFilter.MaxAge applies the same rule in SQL.
+func (o *Offer) Holds(now time.Time, maxAge time.Duration) bool {
+	if o.ValidUntil != nil {
+		return now.Before(*o.ValidUntil)
+	}
+	return !o.ObservedAt.IsZero() && now.Sub(o.ObservedAt) <= maxAge
+}
+
 // HasFlag reports whether the offer carries the data-quality flag f.
 func (o *Offer) HasFlag(f DQFlag) bool {
 	for _, g := range o.DQFlags {

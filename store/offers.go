@@ -121,8 +121,11 @@ type OfferFilter struct {
 	// MaxAge keeps the offers that hold now (by the store's clock): those last observed within
 	// MaxAge, which removes offers a provider no longer lists, and those whose valid_until is
 	// still ahead however long ago they were observed (a published price table); an offer whose
-	// valid_until has passed is dropped. Zero keeps all.
+	// valid_until has passed is dropped (unless ExpiredWithin keeps it). Zero keeps all.
 	MaxAge time.Duration
+	// ExpiredWithin, with MaxAge, also keeps the offers whose valid_until passed within it, so
+	// that a caller can say a price table expired instead of finding nothing offered.
+	ExpiredWithin time.Duration
 	// Limit caps the number of rows returned (cheapest first); zero means no limit.
 	Limit int
 }
@@ -143,7 +146,7 @@ func (s *Store) latestOffersQuery(f OfferFilter) (string, []any) {
 	if f.MaxAge > 0 {
 		now := s.now().UTC().Truncate(time.Second)
 		where = append(where, "((valid_until IS NULL AND observed_at >= ?) OR valid_until > ?)")
-		args = append(args, now.Add(-f.MaxAge), now)
+		args = append(args, now.Add(-f.MaxAge), now.Add(-f.ExpiredWithin))
 	}
 	q := "SELECT " + offerColumns + " FROM " + s.table("offers_latest") + " FINAL"
 	if len(where) > 0 {

@@ -214,21 +214,25 @@ func TestLatestOffersMaxAgeKeepsPricesStillValid(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name   string
-		maxAge time.Duration
-		want   []string
+		name    string
+		maxAge  time.Duration
+		expired time.Duration // OfferFilter.ExpiredWithin
+		want    []string
 	}{
-		{"a day: seen within it and without an end, or valid until later", 24 * time.Hour,
+		{"a day: seen within it and without an end, or valid until later", 24 * time.Hour, 0,
 			[]string{"scraped-now", "published-a-month-ago-valid-a-year", "published-now-valid-a-week"}},
-		{"a year: an end that has passed still drops the price", 365 * 24 * time.Hour,
+		{"a year: an end that has passed still drops the price", 365 * 24 * time.Hour, 0,
 			[]string{"scraped-now", "scraped-3-days-ago", "published-a-month-ago-valid-a-year", "published-now-valid-a-week"}},
-		{"zero keeps all", 0,
+		{"a day, and what expired within two days: the planner can say a table expired", 24 * time.Hour, 48 * time.Hour,
+			[]string{"scraped-now", "published-a-month-ago-valid-a-year", "published-a-month-ago-expired-yesterday",
+				"published-now-expired-a-minute-ago", "published-now-valid-a-week"}},
+		{"zero keeps all", 0, 0,
 			[]string{"scraped-now", "scraped-3-days-ago", "published-a-month-ago-valid-a-year", "published-a-month-ago-expired-yesterday",
 				"published-now-expired-a-minute-ago", "published-now-valid-a-week"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s2.LatestOffers(ctx, store.OfferFilter{MaxAge: tt.maxAge})
+			got, err := s2.LatestOffers(ctx, store.OfferFilter{MaxAge: tt.maxAge, ExpiredWithin: tt.expired})
 			if err != nil {
 				t.Fatal(err)
 			}

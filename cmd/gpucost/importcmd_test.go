@@ -386,16 +386,17 @@ func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 
 // TestImportedPricesArePlanned imports two price tables and plans on them: the provider whose
 // table is current gets the workload (an import is market data like a scrape, with no scrape
-// run of its own), and the one whose prices are three days old is named in the plan with its
-// age as the reason, though it is cheaper.
+// run of its own); the one whose prices are three days old and the one whose table expired
+// yesterday are named in the plan with the reason, though they are cheaper.
 func TestImportedPricesArePlanned(t *testing.T) {
 	st := storetest.Open(t)
 	dsn := storetest.DatabaseDSN(t, st.Database())
 	dir := t.TempDir()
 	now := time.Now().UTC()
-	header := "provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,region\n"
-	fresh := writeFile(t, dir, "aws.csv", header+"aws,L40S-48GB,on_demand,1.86,"+now.Add(-time.Hour).Format(time.RFC3339)+",1,us-east-1\n")
-	stale := writeFile(t, dir, "azure.csv", header+"azure,L40S-48GB,on_demand,1.20,"+now.AddDate(0, 0, -3).Format(time.RFC3339)+",1,eastus\n")
+	header := "provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,region,valid_until\n"
+	fresh := writeFile(t, dir, "aws.csv", header+"aws,L40S-48GB,on_demand,1.86,"+now.Add(-time.Hour).Format(time.RFC3339)+",1,us-east-1,\n")
+	stale := writeFile(t, dir, "azure.csv", header+"azure,L40S-48GB,on_demand,1.20,"+now.AddDate(0, 0, -3).Format(time.RFC3339)+",1,eastus,\n")
+	expired := writeFile(t, dir, "gcp.csv", header+"gcp,L40S-48GB,on_demand,1.10,"+now.AddDate(0, -1, 0).Format(time.RFC3339)+",1,us-central1,"+now.Add(-24*time.Hour).Format(time.RFC3339)+"\n")
 	workloads := writeFile(t, dir, "workloads.yaml", `teams:
   - name: search
     email: search@example.com
@@ -409,7 +410,7 @@ func TestImportedPricesArePlanned(t *testing.T) {
         hours_per_month: 730
 `)
 	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\noptimize:\n  workloads: %q\n", dsn, workloads))
-	for _, table := range []string{fresh, stale} {
+	for _, table := range []string{fresh, stale, expired} {
 		if code, out := runCLI("import", "--config", cfg, table); code != exitOK {
 			t.Fatalf("import %s: exit %d\n%s", table, code, out)
 		}
@@ -419,8 +420,9 @@ func TestImportedPricesArePlanned(t *testing.T) {
 	if rec == nil || rec.Provider != "aws" || !rec.PriceUSDPerGPUHour.Equal(decimal.RequireFromString("1.86")) {
 		t.Fatalf("recommended %+v, want aws's imported L40S at $1.86", rec)
 	}
-	if len(plan.ExcludedProviders) != 1 || plan.ExcludedProviders[0].Provider != "azure" ||
-		!strings.Contains(plan.ExcludedProviders[0].Reason, "observed 3d ago, older than the 24h a price holds") {
-		t.Errorf("excluded providers %+v, want azure, its price 3 days old", plan.ExcludedProviders)
+	ex := plan.ExcludedProviders
+	if len(ex) != 2 || ex[0].Provider != "azure" || !strings.Contains(ex[0].Reason, "observed 3d ago, older than the 24h a price holds") ||
+		ex[1].Provider != "gcp" || !strings.Contains(ex[1].Reason, "its prices held until") {
+		t.Errorf("excluded providers %+v, want azure (its price 3 days old) and gcp (its table expired yesterday)", ex)
 	}
 }

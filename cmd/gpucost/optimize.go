@@ -105,10 +105,12 @@ func readWorkloads(cfg Config) (*optimizer.File, error) {
 // optimize.options, and returns the offers and the good runs (for the report's provider status).
 func planToday(ctx context.Context, s *store.Store, cfg Config, wl *optimizer.File, now time.Time) (*optimizer.Plan, []schema.Offer, []schema.ScrapeRun, error) {
 	opts := cfg.Optimize.Options
-	// A week more than a price holds: the optimizer sees the offers that expired lately, so it
-	// can say when age is why nothing fits; older ones (delisted long ago) stay in the store.
-	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + 7*24*time.Hour
-	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: lookBack})
+	// A week more than a price holds, and the tables that expired within the week: the
+	// optimizer sees the offers that stopped holding lately, so it can say when age is why
+	// nothing fits; older ones (delisted long ago) stay in the store.
+	const lately = 7 * 24 * time.Hour
+	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + lately
+	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
 	if err != nil {
 		return nil, nil, nil, err
 	}
