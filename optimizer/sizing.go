@@ -301,6 +301,8 @@ func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 			head, gb(f.NeededGB), o.MaxGPUsPerNode, w.Kind)
 	case f.Nodes > o.MaxNodes:
 		f.Reason = fmt.Sprintf("%s: needs %d nodes, more than the %d allowed", head, f.Nodes, o.MaxNodes)
+	case f.IntraNode == LinkNVSwitch && n > 1 && m.Topology != gpus.TopologyNVSwitch:
+		f.Reason = fmt.Sprintf("%s: no NVSwitch (its fabric: %s), %s", head, m.Topology, needsLink(w))
 	case f.IntraNode == LinkNVLink || f.IntraNode == LinkNVSwitch:
 		if why := fabricShort(m, inNode); why != "" {
 			f.Reason = fmt.Sprintf("%s: %s, %s", head, why, needsLink(w))

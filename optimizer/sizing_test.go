@@ -126,6 +126,14 @@ func TestFits(t *testing.T) {
 		{name: "custom 8 GPUs with NVLink", gpu: "H100-SXM-80GB",
 			w:    optimizer.Workload{Name: "c", Kind: optimizer.Custom, MinVRAMGBPerGPU: 80, GPUs: 8, Interconnect: optimizer.LinkNVLink},
 			want: fit{GPUs: 8, Nodes: 1, IntraNode: optimizer.LinkNVLink, InterNode: optimizer.LinkNone, Feasible: true}},
+		// A bridged pair is NVLink, not an NVSwitch fabric.
+		{name: "custom 2 GPUs on NVSwitch: not a bridged pair of A6000s", gpu: "RTX-A6000-48GB",
+			w:          optimizer.Workload{Name: "c", Kind: optimizer.Custom, MinVRAMGBPerGPU: 48, GPUs: 2, Interconnect: optimizer.LinkNVSwitch},
+			want:       fit{GPUs: 2, Nodes: 1, IntraNode: optimizer.LinkNVSwitch, InterNode: optimizer.LinkNone},
+			wantReason: "RTX-A6000-48GB ×2: no NVSwitch (its fabric: bridge), the workload asks for nvswitch"},
+		{name: "custom 8 GPUs on NVSwitch", gpu: "H100-SXM-80GB",
+			w:    optimizer.Workload{Name: "c", Kind: optimizer.Custom, MinVRAMGBPerGPU: 80, GPUs: 8, Interconnect: optimizer.LinkNVSwitch},
+			want: fit{GPUs: 8, Nodes: 1, IntraNode: optimizer.LinkNVSwitch, InterNode: optimizer.LinkNone, Feasible: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

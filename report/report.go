@@ -573,11 +573,7 @@ func providers(in Input, plan *optimizer.Plan) []ProviderStatus {
 	}
 	for _, e := range plan.ExcludedProviders {
 		p := get(e.Provider)
-		p.Excluded = true
-		if p.LastGoodAt == nil && e.LastObserved != nil {
-			t := e.LastObserved.UTC()
-			p.LastGoodAt = &t
-		}
+		p.Excluded = true // the plan's reason names the age of its newest price
 	}
 	// A provider without a good scrape recent enough has no offers in the plan, whether the
 	// optimizer saw its old offers (and listed it) or the caller had already dropped them.

@@ -397,3 +397,27 @@ func TestLongTextCapped(t *testing.T) {
 		t.Errorf("provider error of %d runes, want 300 and an ellipsis", n)
 	}
 }
+
+// TestImportedProviderLeftOut: a provider whose prices come from an imported table has no
+// scrape runs; when the plan leaves it out for age, the report says why in the plan's words and
+// shows no "last good run" it never had.
+func TestImportedProviderLeftOut(t *testing.T) {
+	observed := fixtureNow.Add(-72 * time.Hour)
+	plan := &optimizer.Plan{GeneratedAt: fixtureNow, Options: optimizer.DefaultOptions(),
+		ExcludedProviders: []optimizer.ExcludedProvider{{Provider: "aws", LastObserved: &observed, Reason: "newest price observed 3d ago, older than the 24h a price holds (max_offer_age_hours)"}},
+		Teams:             []optimizer.TeamPlan{{Name: "t", Email: "t@example.com", Workloads: []optimizer.WorkloadPlan{{Name: "w", Status: optimizer.StatusNoFit, Reason: "x"}}}}}
+	r, err := report.Build(report.Input{Plan: plan}, report.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Providers) != 1 || r.Providers[0].Provider != "aws" || !r.Providers[0].Excluded || r.Providers[0].LastGoodAt != nil {
+		t.Errorf("providers %+v, want aws excluded with no last good run", r.Providers)
+	}
+	var said []string
+	for _, c := range r.Teams[0].Caveats {
+		said = append(said, c.Message)
+	}
+	if want := "aws: left out of this plan (newest price observed 3d ago, older than the 24h a price holds (max_offer_age_hours))"; !strings.Contains(strings.Join(said, "\n"), want) {
+		t.Errorf("caveats %q, want %q", said, want)
+	}
+}

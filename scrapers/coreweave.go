@@ -318,8 +318,8 @@ func coreweaveInterconnect(name string, m gpus.Match, count int) (schema.IntraNo
 		return schema.IntraNVSwitch, schema.InterInfiniBand
 	case hgx:
 		return schema.IntraNVSwitch, schema.InterInfiniBand
-	case m.Known && m.Model.FormFactor == gpus.SXM && count >= 8:
-		return schema.IntraNVSwitch, schema.InterUnknown // an 8-GPU SXM board (HGX A100)
+	case m.Known && m.Model.BoardFabric && count >= 2:
+		return m.Model.BoardIntraNode(), schema.InterUnknown // the fabric the board carries (HGX A100: NVSwitch)
 	case m.Known && m.Model.FormFactor == gpus.PCIe && !m.Model.Linkable():
 		return schema.IntraPCIe, schema.InterUnknown
 	}

@@ -19,8 +19,9 @@ it; GeForce FP16/BF16 with FP32 accumulate), the GPU-to-GPU fabric it supports a
 one such domain joins, PCIe peer-to-peer, host CPU, TDP, and how well the figures are sourced.
 docs/gpus.md explains the figures, their sources and the software rules built on them.
 
---output json and csv carry every field, the source included; markdown is the table of
-docs/gpus.md.`
+--output json and csv carry every field, the source included, and what the software rules
+make of it: the serving engines that run on the GPU and whether FlashAttention-2 does;
+markdown is the table of docs/gpus.md.`
 
 func runGPUs(_ context.Context, e env, args []string) int {
 	fs := newFlags("gpus", "[--output table|json|csv|markdown]", gpusHelp)
@@ -34,7 +35,7 @@ func runGPUs(_ context.Context, e env, args []string) int {
 	case "table":
 		err = writeGPUTable(e.stdout, models)
 	case "json":
-		err = writeIndentedJSON(e.stdout, models)
+		err = writeIndentedJSON(e.stdout, listings(models))
 	case "csv":
 		err = writeGPUCSV(e.stdout, models)
 	case "markdown":
@@ -87,24 +88,48 @@ func writeGPUTable(w io.Writer, models []gpus.Model) error {
 	return err
 }
 
-var gpuColumns = []string{"name", "family", "vendor", "arch", "capability", "vram_gb", "mem_bandwidth_gbps",
-	"fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
-	"topology", "nvlink_domain", "board_fabric", "pcie_peer_to_peer", "host_cpu", "tdp_watts", "grade", "source"}
+// gpuListing is a catalog model with what the software rules make of it.
+type gpuListing struct {
+	gpus.Model
+	Engines         []gpus.Engine `json:"engines"` // the serving engines that support the GPU
+	FlashAttention2 bool          `json:"flash_attention_2"`
+}
 
-func gpuRow(m gpus.Model) []string {
+func listings(models []gpus.Model) []gpuListing {
+	out := make([]gpuListing, len(models))
+	for i, m := range models {
+		out[i] = gpuListing{Model: m, Engines: []gpus.Engine{}, FlashAttention2: m.FlashAttention2()}
+		for _, e := range gpus.Engines {
+			if m.Runs(e) == nil {
+				out[i].Engines = append(out[i].Engines, e)
+			}
+		}
+	}
+	return out
+}
+
+var gpuColumns = []string{"name", "family", "vendor", "arch", "capability", "form_factor", "vram_gb", "mem_bandwidth_gbps",
+	"fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
+	"topology", "nvlink_domain", "board_fabric", "pcie_peer_to_peer", "host_cpu", "tdp_watts", "engines", "flash_attention_2", "grade", "source"}
+
+func gpuRow(l gpuListing) []string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	t := m.TFLOPS
-	return []string{m.Name, m.Family, string(m.Vendor), m.Arch, m.CapabilityString(), f(m.VRAMGB), f(m.MemBandwidthGBps),
+	m, t := l.Model, l.TFLOPS
+	engines := make([]string, len(l.Engines))
+	for i, e := range l.Engines {
+		engines[i] = string(e)
+	}
+	return []string{m.Name, m.Family, string(m.Vendor), m.Arch, m.CapabilityString(), string(m.FormFactor), f(m.VRAMGB), f(m.MemBandwidthGBps),
 		f(t.FP32), f(t.TF32), f(t.FP16), f(t.BF16), f(t.FP8), f(t.INT8), f(t.FP4),
 		string(m.Topology), strconv.Itoa(m.NVLinkDomain), strconv.FormatBool(m.BoardFabric), strconv.FormatBool(m.PeerToPeer),
-		string(m.HostCPU), strconv.Itoa(m.TDPWatts), string(m.Grade), m.Source}
+		string(m.HostCPU), strconv.Itoa(m.TDPWatts), strings.Join(engines, ";"), strconv.FormatBool(l.FlashAttention2), string(m.Grade), m.Source}
 }
 
 func writeGPUCSV(w io.Writer, models []gpus.Model) error {
 	cw := csv.NewWriter(w)
 	cw.Write(gpuColumns)
-	for _, m := range models {
-		cw.Write(gpuRow(m))
+	for _, l := range listings(models) {
+		cw.Write(gpuRow(l))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -122,7 +147,7 @@ func writeGPUMarkdown(w io.Writer, models []gpus.Model) error {
 	for _, m := range models {
 		t := m.TFLOPS
 		host := string(m.HostCPU)
-		if host == "" {
+		if m.HostCPU == gpus.AnyHost {
 			host = "any"
 		}
 		p2p := "yes"
