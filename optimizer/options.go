@@ -16,8 +16,7 @@ type Options struct {
 	// (§1.3). Default 0.90.
 	Utilization float64 `json:"utilization" yaml:"utilization"`
 	// OverheadGiBPerGPU is the fixed CUDA context and allocator overhead on every GPU, in GiB
-	// (§1.3: 0.3–2 GiB, "≥1–2 GiB fixed overhead per GPU"). Default 1.0: the low end of the rule,
-	// because 70B FP16 on 2×80 GB (§1.4) only fits with it.
+	// (§1.3: 0.3–2 GiB). Default 1.0, with which 70B FP16 on 2×80 GB (§1.4) fits.
 	OverheadGiBPerGPU float64 `json:"overhead_gib_per_gpu" yaml:"overhead_gib_per_gpu"`
 	// WeightBytes is the bytes per parameter of inference weights at each precision (§1.1 table).
 	WeightBytes PrecisionBytes `json:"weight_bytes" yaml:"weight_bytes"`
@@ -35,7 +34,7 @@ type Options struct {
 
 	// FullTrainingBytesPerParam is the memory per parameter of weights, gradients and AdamW
 	// state for full fine-tuning and pretraining, sharded across GPUs (ZeRO-3/FSDP). §1.1 gives
-	// 16–18; default 18 (HF: fp16+fp32 weights 6, Adam 8, fp32 gradients 4), the upper end,
+	// 16–18; default 18 (bf16 and fp32 weights 6, AdamW 8, fp32 gradients 4), the upper end,
 	// because too few GPUs fail with OOM while one GPU too many only costs money.
 	FullTrainingBytesPerParam float64 `json:"full_training_bytes_per_param" yaml:"full_training_bytes_per_param"`
 	// LoRABaseBytesPerParam is the frozen base model of LoRA, in bf16. Default 2 (§1.1).
@@ -44,11 +43,11 @@ type Options struct {
 	// 0.5 + 0.2 bit/8 = 0.525 (§1.1).
 	QLoRABaseBytesPerParam float64 `json:"qlora_base_bytes_per_param" yaml:"qlora_base_bytes_per_param"`
 	// AdapterFraction is the size of LoRA adapters as a fraction of the base model's
-	// parameters. §1.1: 0.1–1%; default 0.003 (0.3%, near the geometric middle; r≈16 on the
-	// attention and MLP projections).
+	// parameters. Default 0.003 (§1.1: 0.3%, rank about 16 on the attention and MLP
+	// projections).
 	AdapterFraction float64 `json:"adapter_fraction" yaml:"adapter_fraction"`
 	// AdapterBytesPerParam is the memory per adapter parameter (weights, gradients, AdamW).
-	// Default 16 (§1.1: "~16 × adapter params").
+	// Default 16 (§1.1).
 	AdapterBytesPerParam float64 `json:"adapter_bytes_per_param" yaml:"adapter_bytes_per_param"`
 	// TrainingSeqLen and TrainingMicroBatch size the activations of training kinds when a
 	// workload gives neither seq_len nor micro_batch nor activations_gb. Defaults 2048 and 1.
@@ -56,7 +55,7 @@ type Options struct {
 	TrainingMicroBatch int `json:"training_micro_batch" yaml:"training_micro_batch"`
 	// ActivationLayerBytes is the working set of the one transformer layer being recomputed,
 	// in bytes per token per hidden unit, with full activation checkpointing and flash
-	// attention (Korthikanti et al. 2022: 34·s·b·h per layer; §1.1 "use gradient checkpointing").
+	// attention (§1.1, after Korthikanti et al. 2022: 34·s·b·h per layer).
 	// The checkpoints add 2 bytes per token per hidden unit per layer. Activations are per GPU
 	// (each data-parallel rank runs its own micro-batch). Default 34.
 	ActivationLayerBytes float64 `json:"activation_layer_bytes" yaml:"activation_layer_bytes"`
@@ -73,11 +72,11 @@ type Options struct {
 	// parallelism splits attention heads evenly, and head counts are powers of two. Default true.
 	TensorParallelPowerOfTwo bool `json:"tensor_parallel_power_of_two" yaml:"tensor_parallel_power_of_two"`
 	// InferenceTPRequiresNVLink makes NVLink a requirement for tensor-parallel inference instead
-	// of a throughput penalty (§1.4: "PCIe works but costs throughput"). Default false.
+	// of a throughput penalty (§1.4: over PCIe it works, more slowly). Default false.
 	InferenceTPRequiresNVLink bool `json:"inference_tp_requires_nvlink" yaml:"inference_tp_requires_nvlink"`
 	// ShardedTrainingRequiresNVLink requires NVLink/NVSwitch (or AMD Infinity Fabric) inside a
-	// node when training state is sharded over several GPUs (§1.4: ZeRO-3 all-gathers every
-	// step). Data-parallel copies of a model that fits one GPU run over PCIe. Default true.
+	// node when training state is sharded over several GPUs (§1.4: ZeRO-3 gathers the weights
+	// every step). Data-parallel copies of a model that fits one GPU run over PCIe. Default true.
 	ShardedTrainingRequiresNVLink bool `json:"sharded_training_requires_nvlink" yaml:"sharded_training_requires_nvlink"`
 	// AllowCommitments admits reserved and term prices; they need a commitment the plan cannot
 	// make for the team. Default false.
@@ -86,8 +85,8 @@ type Options struct {
 	// Throughput (§2.1).
 
 	// MFU is the model FLOPs utilization by form factor, for training time
-	// k·N·D / (n·TFLOPS·MFU·scaling). §2.1: 0.35–0.45 on SXM/NVSwitch, lower on PCIe or
-	// consumer cards; §1.4 uses 0.40 for H100 SXM.
+	// k·N·D / (n·TFLOPS·MFU·scaling). Defaults (§2.1): 0.40 on SXM and OAM boards, 0.35 on
+	// PCIe and NVL cards, 0.30 on GeForce.
 	MFU MFUByFormFactor `json:"mfu" yaml:"mfu"`
 	// Scaling is the efficiency of several GPUs working on one job, by interconnect.
 	Scaling ScalingEfficiency `json:"scaling" yaml:"scaling"`
@@ -97,8 +96,8 @@ type Options struct {
 	// frozen base, §1.4).
 	LoRAFLOPsPerParamToken float64 `json:"lora_flops_per_param_token" yaml:"lora_flops_per_param_token"`
 	// SpotRestartOverhead is the extra run time of a job on spot capacity: checkpoints, restarts
-	// and work lost between the last checkpoint and a preemption. Default 0.10 (an assumption to
-	// calibrate; market.md: spot "needs checkpointing").
+	// and work lost between the last checkpoint and a preemption. Default 0.10 (§2.1; an
+	// assumption to calibrate against your own preemption rate).
 	SpotRestartOverhead float64 `json:"spot_restart_overhead" yaml:"spot_restart_overhead"`
 	// MaxJobHours is the longest wall-clock run a plan may propose when the workload sets no
 	// deadline (a 70B pretraining on one node would take years). Default 1440 (60 days).
@@ -107,7 +106,7 @@ type Options struct {
 	// Market.
 
 	// HoursPerMonth converts hourly prices to monthly ones and is the default hours_per_month
-	// of always-on workloads. Default 730 (market.md: "A month is 730 hours").
+	// of always-on workloads. Default 730 (365 × 24 / 12, §2.1).
 	HoursPerMonth float64 `json:"hours_per_month" yaml:"hours_per_month"`
 	// MaxOfferAgeHours is how long a price holds after it was observed, when its source gives
 	// no end (an imported price table may: valid_until). Scraped and imported offers alike are
@@ -130,8 +129,8 @@ type PrecisionBytes struct {
 	BF16 float64 `json:"bf16" yaml:"bf16"` // 2
 	FP8  float64 `json:"fp8" yaml:"fp8"`   // 1
 	INT8 float64 `json:"int8" yaml:"int8"` // 1
-	// INT4 is 0.5 plus group scales and zero points (§1.1 "+~0.1–0.2"; §1.4 "INT4: ~35–40 GB"
-	// for 70B). Default 0.55.
+	// INT4 is 0.5 plus group scales and zero points (§1.1; §1.4: about 38 GB for 70B).
+	// Default 0.55.
 	INT4 float64 `json:"int4" yaml:"int4"`
 	// FP4 is NVFP4: 4 bits and one FP8 scale per 16 values, 4.5 bits. Default 0.5625.
 	FP4 float64 `json:"fp4" yaml:"fp4"`

@@ -165,9 +165,21 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 // the file and line.
 func decodeConfig(name string, data []byte, c *Config) error {
 	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict()); err != nil {
-		return fmt.Errorf("config %s: %s", name, yaml.FormatError(err, false, true))
+		msg := yaml.FormatError(err, false, true)
+		for key, now := range movedKeys {
+			if strings.Contains(msg, `unknown field "`+key+`"`) {
+				msg += "\n(" + key + " has moved: " + now + ")"
+			}
+		}
+		return fmt.Errorf("config %s: %s", name, msg)
 	}
 	return nil
+}
+
+// movedKeys are keys of earlier releases and where their setting lives now, for the error a
+// config file that still has one gets.
+var movedKeys = map[string]string{
+	"offer_max_age": "optimize.options.max_offer_age_hours, in hours (default 24)",
 }
 
 // applyEnv sets every field of v from its GPUCOST_* variable when that is set.

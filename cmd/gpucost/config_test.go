@@ -45,6 +45,7 @@ func TestLoadConfig(t *testing.T) {
 		"unknown provider":                 {file: write("prov.yaml", "scrape:\n  providers: [vastai, aws]\n"), want: `scrape.providers: unknown provider "aws"`},
 		"bad environment value":            {env: map[string]string{"GPUCOST_SCRAPE_LOAD_TIMEOUT": "soon"}, want: "GPUCOST_SCRAPE_LOAD_TIMEOUT: invalid duration"},
 		"an optimizer option out of range": {file: write("opt.yaml", "optimize:\n  options:\n    utilization: 1.5\n"), want: "optimize.options: option utilization: 1.5 not in (0, 1]"},
+		"a key that has moved":             {file: write("moved.yaml", "optimize:\n  offer_max_age: 6h\n"), want: "(offer_max_age has moved: optimize.options.max_offer_age_hours, in hours (default 24))"},
 		"an unknown optimizer option":      {file: write("optkey.yaml", "optimize:\n  options:\n    max_scrape_age_hours: 6\n"), want: "optkey.yaml: [3:5] unknown field \"max_scrape_age_hours\""},
 		"a bad boolean":                    {env: map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS": "sometimes"}, want: "GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS: invalid boolean"},
 	} {
