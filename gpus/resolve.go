@@ -34,7 +34,7 @@ const SnapTolerance = 0.07
 //     H100 named "HBM3" without a form is the SXM or NVL part (the PCIe card is HBM2e; this is
 //     how nvidia-smi and RunPod name the SXM card). A bare "H200" is the SXM part: NVIDIA's NVL
 //     variant is always labelled. On CoreWeave a bare "A100" is the HGX A100 (SXM, NVLink), as
-//     providers.md §4.5 documents. Everywhere else a family sold in several forms without a
+//     docs/providers.md §4.5 documents. Everywhere else a family sold in several forms without a
 //     form in the name (Lambda "H100 80GB", Vast "Tesla V100") stays unknown: the caller may
 //     add a form it can prove (Vast's bw_nvlink) and resolve again.
 //   - The memory comes from the name ("80GB", "(40 GB SXM4)") or else from vramGB; it must lie

@@ -27,7 +27,7 @@ func TestResolve(t *testing.T) {
 		vramGB   float64
 		want     want
 	}{
-		// Vast.ai gpu_name values (providers.md §1.5), VRAM in MiB converted to GB.
+		// Vast.ai gpu_name values (docs/providers.md §1.6), VRAM in MiB converted to GB.
 		{"vast H100 SXM 81559 MiB", "vastai", "H100 SXM", h100, want{"H100-SXM-80GB", true, true, 80}},
 		{"vast H100 PCIE", "vastai", "H100 PCIE", h100, want{"H100-PCIE-80GB", true, true, 80}},
 		{"vast H100 NVL", "vastai", "H100 NVL", gpus.MiBToGB(95830), want{"H100-NVL-94GB", true, true, 94}},
@@ -53,7 +53,7 @@ func TestResolve(t *testing.T) {
 		{"vast unknown GPU", "vastai", "GTX 1080 Ti", gpus.MiBToGB(11264), want{"", false, false, gpus.MiBToGB(11264)}},
 		{"vast modded 48 GB 4090 is not a 4090", "vastai", "RTX 4090", gpus.MiBToGB(49152), want{"", false, false, gpus.MiBToGB(49152)}},
 
-		// RunPod ids and display names (providers.md §2.3, §2.5), VRAM in GB.
+		// RunPod ids and display names (docs/providers.md §2.5, §2.8), VRAM in GB.
 		{"runpod H100 80GB HBM3 is SXM", "runpod", "NVIDIA H100 80GB HBM3", 80, want{"H100-SXM-80GB", true, false, 80}},
 		{"runpod H100 PCIe", "runpod", "NVIDIA H100 PCIe", 80, want{"H100-PCIE-80GB", true, false, 80}},
 		{"runpod H100 NVL", "runpod", "NVIDIA H100 NVL", 94, want{"H100-NVL-94GB", true, false, 94}},
@@ -84,7 +84,7 @@ func TestResolve(t *testing.T) {
 		{"runpod RTX PRO 6000 MIG slice", "runpod", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb", 24, want{"", false, false, 24}},
 		{"runpod unknown row", "runpod", "unknown", 0, want{"", false, false, 0}},
 
-		// Lambda descriptions and instance-type names (providers.md §3).
+		// Lambda descriptions and instance-type names (docs/providers.md §3.4, §3.7).
 		{"lambda description SXM5", "lambda", "8x H100 (80 GB SXM5)", 0, want{"H100-SXM-80GB", true, false, 80}},
 		{"lambda gpu_description PCIe", "lambda", "H100 (80 GB PCIe)", 0, want{"H100-PCIE-80GB", true, false, 80}},
 		{"lambda A100 40 SXM4", "lambda", "1x A100 (40 GB SXM4)", 0, want{"A100-SXM-40GB", true, false, 40}},
@@ -101,7 +101,7 @@ func TestResolve(t *testing.T) {
 		{"lambda CPU type", "lambda", "4x CPU cores", 0, want{"", false, false, 0}},
 		{"lambda page plan", "lambda", "NVIDIA B200 SXM6", 180, want{"B200-SXM-180GB", true, false, 180}},
 
-		// CoreWeave page names (providers.md §4.4).
+		// CoreWeave page names (docs/providers.md §4.7).
 		{"coreweave HGX H100", "coreweave", "NVIDIA HGX H100", 80, want{"H100-SXM-80GB", true, false, 80}},
 		{"coreweave HGX H200", "coreweave", "NVIDIA HGX H200", 141, want{"H200-SXM-141GB", true, false, 141}},
 		{"coreweave HGX B200", "coreweave", "NVIDIA HGX B200", 180, want{"B200-SXM-180GB", true, false, 180}},

@@ -27,7 +27,7 @@ import (
 const DefaultUserAgent = "gpucost/dev (+https://github.com/gpucost/gpucost)"
 
 // BrowserUserAgent is a browser-like User-Agent for hosts that refuse bots (CoreWeave answers
-// 403 to library user agents, providers.md §4.2).
+// 403 to library user agents, docs/providers.md §4.1).
 const BrowserUserAgent = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
 
 // ClientConfig configures the shared HTTP client. Zero fields take the defaults of
@@ -132,9 +132,9 @@ func (c ClientConfig) withDefaults() ClientConfig {
 // collector.WithTransport: colly then keeps its cookie jar, its timeout and its redirect
 // checks, and because the retrying client never follows redirects itself
 // (CheckRedirect = ErrUseLastResponse), colly's AllowedDomains holds on redirects too
-// (STYLE.md §7). Set the collector's MaxBodySize to 0 and rely on the client's limit, which
-// fails the request instead of truncating the page, and set the collector's UserAgent, since
-// colly always sends its own.
+// (docs/providers.md §6.5). Set the collector's MaxBodySize to 0 and rely on the client's
+// limit, which fails the request instead of truncating the page, and set the collector's
+// UserAgent, since colly always sends its own.
 type Client struct {
 	cfg    ClientConfig
 	logger *slog.Logger
@@ -518,10 +518,10 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// leveledLogger hands the injected slog.Logger to retryablehttp (STYLE.md §32) through a thin
-// adapter that redacts every attribute: retryablehttp logs full URLs and *url.Error values,
-// which can carry an api_key query parameter. Its per-attempt "request failed" is a warning:
-// the source reports the final outcome.
+// leveledLogger hands the injected slog.Logger to retryablehttp (docs/providers.md §6.6)
+// through a thin adapter that redacts every attribute: retryablehttp logs full URLs and
+// *url.Error values, which can carry an api_key query parameter. Its per-attempt "request
+// failed" is a warning: the source reports the final outcome.
 type leveledLogger struct {
 	l   *slog.Logger
 	red redactor

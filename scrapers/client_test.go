@@ -241,7 +241,7 @@ func TestClientConfigValidate(t *testing.T) {
 }
 
 // TestCollyTransportKeepsAllowedDomains: colly on the client's transport must refuse a redirect
-// to a domain outside AllowedDomains (STYLE.md §7): the retrying client does not follow
+// to a domain outside AllowedDomains (docs/providers.md §6.5): the retrying client does not follow
 // redirects itself, so colly's redirect check sees the 3xx.
 func TestCollyTransportKeepsAllowedDomains(t *testing.T) {
 	var forbiddenHit atomic.Bool

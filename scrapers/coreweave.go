@@ -18,7 +18,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// CoreWeave defaults (providers.md §4).
+// CoreWeave defaults (docs/providers.md §4.1).
 const (
 	// CoreWeaveName is the provider name CoreWeave offers are recorded under.
 	CoreWeaveName = "coreweave"
@@ -26,7 +26,7 @@ const (
 	DefaultCoreWeaveURL = "https://www.coreweave.com/pricing"
 )
 
-// Section anchors and the table header labels the parser relies on (providers.md §4.3).
+// Section anchors and the table header labels the parser relies on (docs/providers.md §4.2–4.3).
 const (
 	coreweaveGPUAnchor = "On-demand GPU instances"
 	coreweaveCPUAnchor = "On-demand CPU instances"
@@ -39,16 +39,16 @@ var coreweaveHeaders = []string{"GPU Model", "GPU Count", "VRAM", "On-Demand Pri
 
 // ParseCoreWeave parses CoreWeave's pricing page (https://www.coreweave.com/pricing) into
 // offers: for each region table (NORTH AMERICA, EUROPE) and each GPU row, an on-demand and a
-// spot offer where the page lists a price. It follows the recipe of providers.md §4.3:
+// spot offer where the page lists a price. It follows the recipe of docs/providers.md §4.3:
 //
 //   - Only the part between the "On-demand GPU instances" and "On-demand CPU instances"
 //     headings is read (the CPU section reuses the row markup and the region heading); each must
 //     appear exactly once.
 //   - Rows are every <div role="listitem" class="table-row-v2 w-dyn-item …">, whatever the third
-//     class (the HGX H100 row's is gpu-pricing-and-kubernetes-gpu-pricing, gotcha 1).
+//     class (the HGX H100 row's is gpu-pricing-and-kubernetes-gpu-pricing, §4.6 trap 1).
 //   - Prices come only from the labelled spans (instance-price, spot-price); the unlabelled
 //     desktop cells and the inference-price span (a per-GPU price for the inference platform
-//     only, gotcha 6) are ignored. "", "N/A" and "Contact sales" mean not offered.
+//     only, §4.6 trap 6) are ignored. "", "N/A" and "Contact sales" mean not offered.
 //   - Specs come from the labelled meta cells. The GPU count "4^1" (GB200/GB300: a count and a
 //     footnote) is its leading integer, also when the footnote is rendered as <sup>.
 //   - Prices are per instance ("$1,234.56", thousands separators allowed); the per-GPU price is

@@ -30,9 +30,9 @@ func TestParseCoreWeaveGolden(t *testing.T) {
 	}
 }
 
-// TestParseCoreWeaveOracle pins the expected values providers.md §4.4 gives for the live page of
-// 2026-08-22 (gpu-index's test oracle): 32 priced observations, 17 in North America and 15 in
-// Europe, and the per-GPU prices below.
+// TestParseCoreWeaveOracle pins the expected values docs/providers.md §4.7 gives for the live
+// page of 2026-08-22 (gpu-index's test oracle): 32 priced observations, 17 in North America and
+// 15 in Europe, and the per-GPU prices below.
 func TestParseCoreWeaveOracle(t *testing.T) {
 	offers, problems, err := scrapers.ParseCoreWeave(readTestdata(t, "coreweave_pricing.html"), runAug22, scrapers.DefaultCoreWeaveURL)
 	if err != nil {

@@ -23,9 +23,9 @@ import (
 	"github.com/gpucost/gpucost/scrapers"
 )
 
-// Fixtures (testdata/), built to providers.md (no live access):
+// Fixtures (testdata/), built to docs/providers.md (no live access):
 //
-//   - vastai_offers.json (§1): one search page of traps: the three verbatim sample offers of §1.6
+//   - vastai_offers.json (§1): one search page of traps: the three real sample offers of §1.9
 //     (V100 deverified at 0.06 + storage, H100 SXM 81559 MiB with ", US", RTX 3090 Quebec), a V100
 //     whose bw_nvlink proves SXM2, cpu_cores null and 0, min_bid above dph_total, a null
 //     geolocation, a clustered 8x H100 SXM, an empty and an unknown gpu_name, a modded 48 GB RTX
@@ -38,13 +38,13 @@ import (
 //     NVL and RTX 2000 Ada community), zero and null prices, spot equal to on-demand, the unknown
 //     row, and an unknown GPU (RTX PRO 4500 Blackwell). The snapshot's runpod part is recorded
 //     from it.
-//   - runpod_gputypes_traps.json (§2.3): the verbatim sample rows (yrys and gpu-index shapes: no
+//   - runpod_gputypes_traps.json (§2.8): the verbatim sample rows (yrys and gpu-index shapes: no
 //     cloud flags, lowestPrice null-filled), plus rows without id and with a non-string id, and a
 //     GraphQL error next to the data.
-//   - lambda_instance_types.json (§3.3): the instance-types response with the spec examples and
+//   - lambda_instance_types.json (§3.7): the instance-types response with the spec examples and
 //     the sky-cat v7 cents/vCPU/GiB tuples (8x B200 SXM6 at 3992 cents), the descriptions seen in
 //     the sources, capacity lists that are often empty, and cpu_4x_general. storage_gib values
-//     other than a10 and 8x H100 are placeholders, as §3.3 says.
+//     other than a10 and 8x H100 are placeholders, as §3.7 says.
 //   - lambda_instance_types_traps.json (§3.5): a 1.5.3-format record (no specs.gpus, price as the
 //     string "80"), the spec's "Example GPU" (unknown name), a negative price, the gdr variant,
 //     and a CPU type without specs.gpus.
@@ -55,7 +55,7 @@ import (
 //     GPU of the fixture above; vCPU/RAM/storage of the smaller B200 and A6000 sizes are
 //     placeholders.
 //   - lambda_pricing_changed.html: the same page redesigned as cards (no tabs, no data-plan).
-//   - coreweave_pricing.html (§4.3, §4.4): the pricing page with every GPU row and value (NA and
+//   - coreweave_pricing.html (§4.2, §4.7): the pricing page with every GPU row and value (NA and
 //     EU), the CPU section after it, footnotes.
 //   - coreweave_pricing_traps.html: thousands separators in a price, "Contact sales" inside a
 //     price, a "4<sup>1</sup>" count, an unknown GPU (Vera Rubin NVL144), an em-dash spot price

@@ -23,7 +23,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Lambda defaults (providers.md §3).
+// Lambda defaults (docs/providers.md §3.2, §3.6).
 const (
 	// LambdaName is the provider name Lambda offers are recorded under.
 	LambdaName = "lambda"
@@ -36,9 +36,9 @@ const (
 // ParseLambda parses a response of the Lambda Cloud API's GET /api/v1/instance-types into offers:
 // one on-demand offer per GPU instance type, sorted by instance type.
 //
-// Units (providers.md §3.4, §5): price_cents_per_hour is US cents per instance, so the offer
-// price is cents/100 and the per-GPU price that divided by specs.gpus. The GPU count is
-// specs.gpus; records in the older 1.5.3 format have no specs.gpus and carry the price as a
+// Units (docs/providers.md §3.3–3.4, §5): price_cents_per_hour is US cents per instance, so
+// the offer price is cents/100 and the per-GPU price that divided by specs.gpus. The GPU count
+// is specs.gpus; records in the older 1.5.3 format have no specs.gpus and carry the price as a
 // numeric string, so the count then comes from the description ("8x …") or the name
 // ("gpu_8x_…") and the offer is flagged schema.FlagCountParsed. VRAM per GPU comes only from the
 // description text ("(80 GB SXM5)"), and the form factor from its suffix. memory_gib and
@@ -46,10 +46,10 @@ const (
 //
 // Regions: Lambda charges the same price in every region, and regions_with_capacity_available
 // only says where an instance can be launched right now (often nowhere). So the offer is one per
-// instance type with an empty Region (offer_id = instance type, as DESIGN.md has it), never
-// dropped for lack of capacity: Stock is schema.StockNone when no region has capacity and
-// schema.StockUnknown (available, amount not published) otherwise. The region list itself has no
-// column in schema.Offer.
+// instance type with an empty Region (offer_id = instance type, as docs/analysts.md has it),
+// never dropped for lack of capacity: Stock is schema.StockNone when no region has capacity and
+// schema.StockUnknown (available, amount not published) otherwise. The region list itself has
+// no column in schema.Offer.
 //
 // CPU-only types (no GPU) are skipped. A GPU record that cannot be priced is left out and
 // reported in problems; the returned error is set only when the body as a whole is unusable
@@ -288,10 +288,10 @@ func lambdaSpec(raw json.RawMessage, f float64) *float64 {
 	return ptr(round(v*f, 2))
 }
 
-// ParseLambdaPage parses Lambda's public pricing page (https://lambda.ai/pricing, providers.md
-// §3.6) into on-demand offers: one per row of the instance tables, which come after the
-// "Instances pricing" heading, one tab per GPU count (8x, 4x, 2x, 1x) whose tabpanel holds rows
-// <tr data-plan="NVIDIA B200 SXM6"> with <td data-label="…"> cells.
+// ParseLambdaPage parses Lambda's public pricing page (https://lambda.ai/pricing,
+// docs/providers.md §3.6) into on-demand offers: one per row of the instance tables, which come
+// after the "Instances pricing" heading, one tab per GPU count (8x, 4x, 2x, 1x) whose tabpanel
+// holds rows <tr data-plan="NVIDIA B200 SXM6"> with <td data-label="…"> cells.
 //
 // The page prices per GPU (PRICE/GPU/HR*, before sales tax), so the offer price is that times
 // the tab's GPU count. The committed 1-Click Cluster tables before the heading, and the

@@ -14,7 +14,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// pageFetch fetches one HTML page through colly for a source (STYLE.md §35–37, §7): a fresh
+// pageFetch fetches one HTML page through colly for a source (docs/providers.md §6.5): a fresh
 // collector per run bound to the run's context, AllowedDomains derived from the page URL, one
 // request at a time with a delay, the shared client's transport (retries, body limit, record and
 // replay; redirects are left to colly, so AllowedDomains applies to them), colly's own body cap

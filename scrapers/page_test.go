@@ -18,7 +18,7 @@ import (
 )
 
 // TestPageFetchRedirects: colly follows a redirect within the page's domain and refuses one to
-// a foreign domain, although the transport is the retrying client's (STYLE.md §7).
+// a foreign domain, although the transport is the retrying client's (docs/providers.md §6.5).
 func TestPageFetchRedirects(t *testing.T) {
 	var foreignHits atomic.Int32
 	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -187,8 +187,8 @@ func snapshotLine(o schema.Offer) string {
 // lambdaCoreWeaveSnapshot are the sources of the snapshot's lambda/ and coreweave/ parts as the
 // demo runs them: Lambda with a key (the API) and without (the pricing page), and CoreWeave, in
 // recording order (it numbers the files). Each is recorded from a realistic fixture (every GPU
-// model of providers.md §3 and §4.4, not the trap files) served at its default URL, and must
-// replay to what its parser gives on that fixture.
+// model of docs/providers.md §3.7 and §4.7, not the trap files) served at its default URL, and
+// must replay to what its parser gives on that fixture.
 var lambdaCoreWeaveSnapshot = []struct {
 	name        string
 	newSource   func(*scrapers.Client) scrapers.Source

@@ -13,7 +13,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// RunPod defaults (providers.md §2).
+// RunPod defaults (docs/providers.md §2.1).
 const (
 	// RunPodName is the provider name RunPod offers are recorded under.
 	RunPodName = "runpod"
@@ -22,7 +22,7 @@ const (
 )
 
 // runPodQuery asks for every GPU type with both clouds' on-demand and spot prices and the
-// stock of the cheapest single-GPU pod (providers.md §2.1).
+// stock of the cheapest single-GPU pod (docs/providers.md §2.1).
 const runPodQuery = `{ gpuTypes { id displayName manufacturer memoryInGb secureCloud communityCloud ` +
 	`securePrice communityPrice secureSpotPrice communitySpotPrice maxGpuCount ` +
 	`lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice minVcpu minMemory stockStatus } } }`
@@ -113,7 +113,7 @@ const runPodPlaceholder = 0.5
 // cloud: one on-demand offer per GPU type and cloud (secure, community) that offers it, plus a
 // spot offer where the spot price is real.
 //
-// Units and traps (providers.md §2.2–2.6):
+// Units and traps (docs/providers.md §2.3–2.6):
 //   - Prices are USD per GPU-hour; an offer is one GPU (GPU count 1), so the offer price is the
 //     per-GPU price. offer_id is "<gpu type id>:<cloud>".
 //   - A price of 0 or null means not offered in that cloud, and so does a cloud flag

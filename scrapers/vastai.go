@@ -18,7 +18,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Vast.ai defaults (providers.md §1).
+// Vast.ai defaults (docs/providers.md §1.1–1.3).
 const (
 	// VastName is the provider name Vast.ai offers are recorded under.
 	VastName = "vastai"
@@ -289,7 +289,7 @@ func rawAskIDs(body []byte) []string {
 	return ids
 }
 
-// vastOffer holds the fields of a Vast offer the parser uses (providers.md §1.5). Every field
+// vastOffer holds the fields of a Vast offer the parser uses (docs/providers.md §1.4). Every field
 // but id is nullable in practice.
 type vastOffer struct {
 	ID                json.Number `json:"id"`
@@ -318,7 +318,7 @@ type vastOffer struct {
 // ParseVast parses one response of the Vast.ai offers search into offers, in response order:
 // for each ask, one on-demand offer and, when min_bid is set, one spot offer.
 //
-// Units and traps (providers.md §1.5–1.8):
+// Units and traps (docs/providers.md §1.4–1.8):
 //   - Prices are per offer (num_gpus GPUs): on-demand is dph_total (compute plus the storage
 //     pinned by allocated_storage; else search.totalHour, else dph_base + storage_total_cost),
 //     spot is min_bid + storage_total_cost, so both include the same disk. min_bid can exceed
