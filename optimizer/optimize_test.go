@@ -143,7 +143,7 @@ func TestJobArithmetic(t *testing.T) {
 	}
 }
 
-// TestPretrainMultiNode: 70B pretraining needs multi-node InfiniBand (gpus.md §1.4): single
+// TestPretrainMultiNode: 70B pretraining needs multi-node InfiniBand (docs/gpus.md §1.4): single
 // hosts and clusters without RDMA are rejected even when cheaper per GPU-hour.
 func TestPretrainMultiNode(t *testing.T) {
 	offs := offers(
@@ -182,7 +182,7 @@ func TestPretrainMultiNode(t *testing.T) {
 	}
 }
 
-// TestPretrainGPUHours pins the compute model to gpus.md §1.4: 70B on 1.4T tokens at 40% MFU
+// TestPretrainGPUHours pins the compute model to docs/gpus.md §1.4: 70B on 1.4T tokens at 40% MFU
 // is ≈ 413k H100-SXM GPU-hours (with perfect scaling).
 func TestPretrainGPUHours(t *testing.T) {
 	opts := optimizer.DefaultOptions()

@@ -20,7 +20,7 @@ func mustModel(tb testing.TB, name string) gpus.Model {
 	return m
 }
 
-// Reference workloads of gpus.md §1.4, with exact shapes from §1.2 where it gives them.
+// Reference workloads of docs/gpus.md §1.4, with exact shapes from §1.2 where it gives them.
 var (
 	llama2_7B = optimizer.Workload{Name: "7b", Kind: optimizer.Inference, ParamsB: 7, Precisions: []optimizer.Precision{optimizer.FP16},
 		Layers: 32, KVHeads: 32, HeadDim: 128, ContextTokens: 2048, Concurrency: 4}
@@ -156,7 +156,7 @@ func TestFits(t *testing.T) {
 	}
 }
 
-// TestSize pins the memory terms to gpus.md §1.1–1.2 (KV-cache examples and bytes per parameter).
+// TestSize pins the memory terms to docs/gpus.md §1.1–1.2 (KV-cache examples and bytes per parameter).
 func TestSize(t *testing.T) {
 	opts := optimizer.DefaultOptions()
 	inf := func(params float64, layers, kvHeads, ctx int, p optimizer.Precision) optimizer.Workload {
