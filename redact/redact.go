@@ -1,0 +1,235 @@
+// Package redact keeps secrets out of everything gpucost writes: logs, errors, run-log rows,
+// raw payloads, the spool, record folders, reports and the terminal.
+//
+// A Redactor knows two kinds of secret. The values it is given — API keys, the ClickHouse and
+// SMTP passwords, as the configuration loads them — are replaced wherever they appear, also
+// URL-escaped. Credentials recognisable by their shape are replaced whatever their value: the
+// password of a URL's userinfo (clickhouse://user:PASSWORD@host), a query parameter named like a
+// credential (?api_key=, &password=, ;token=), and an Authorization value (Bearer …, Basic …).
+//
+// One Redactor is built from the configuration and handed to every writer, so there is one
+// place where "what is a secret" is decided. Writing through it is cheap when nothing matches:
+// Bytes and String return their input unchanged.
+package redact
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"slices"
+)
+
+// Mark replaces every secret.
+const Mark = "REDACTED"
+
+// MinSecretLen is the shortest value treated as a secret: a shorter one ("1", "ab") would
+// shred every message it is in, and no key or password worth the name is that short.
+const MinSecretLen = 4
+
+// credentialName is the name of a query parameter or form field that carries a credential.
+const credentialName = `api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|passwd|pwd|signature|sig`
+
+var (
+	credentialParam = regexp.MustCompile(`(?i)^(?:` + credentialName + `)$`)
+	// The value of a credential parameter in a URL or a DSN, up to the next separator.
+	credentialValue = regexp.MustCompile(`(?i)([?&;](?:` + credentialName + `)=)[^&#;\s"'<>]+`)
+	// The password of a URL's userinfo: scheme://user:PASSWORD@host.
+	userinfoPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s"'<>]*:)[^@/\s"'<>]+@`)
+	// An Authorization header's credentials, or a bare bearer token.
+	authorization = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{8,}`)
+)
+
+// IsCredentialParam reports whether a query parameter of this name carries a credential.
+func IsCredentialParam(name string) bool { return credentialParam.MatchString(name) }
+
+// Redactor replaces secrets. The zero value and nil redact credentials by their shape only.
+type Redactor struct {
+	values [][]byte // the secrets and their URL-escaped forms, longest first
+}
+
+// New returns a Redactor of the given secret values; empty and too-short values are ignored.
+func New(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		r.add(s)
+	}
+	return r
+}
+
+// With returns a Redactor of r's secrets and more.
+func (r *Redactor) With(secrets ...string) *Redactor {
+	out := &Redactor{}
+	if r != nil {
+		out.values = slices.Clone(r.values)
+	}
+	for _, s := range secrets {
+		out.add(s)
+	}
+	return out
+}
+
+func (r *Redactor) add(s string) {
+	if len(s) < MinSecretLen {
+		return
+	}
+	for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
+		if !slices.ContainsFunc(r.values, func(b []byte) bool { return string(b) == v }) {
+			r.values = append(r.values, []byte(v))
+		}
+	}
+	slices.SortFunc(r.values, func(a, b []byte) int { return len(b) - len(a) })
+}
+
+// Bytes returns b with every secret replaced by Mark. It returns b itself when b holds none.
+func (r *Redactor) Bytes(b []byte) []byte {
+	out := b
+	if r != nil {
+		for _, v := range r.values {
+			if bytes.Contains(out, v) {
+				out = bytes.ReplaceAll(out, v, []byte(Mark))
+			}
+		}
+	}
+	if credentialValue.Match(out) {
+		out = credentialValue.ReplaceAll(out, []byte("${1}"+Mark))
+	}
+	if userinfoPassword.Match(out) {
+		out = userinfoPassword.ReplaceAll(out, []byte("${1}"+Mark+"@"))
+	}
+	if authorization.Match(out) {
+		out = authorization.ReplaceAll(out, []byte("${1}${2}"+Mark))
+	}
+	return out
+}
+
+// String returns s with every secret replaced by Mark.
+func (r *Redactor) String(s string) string {
+	if b := r.Bytes([]byte(s)); string(b) != s {
+		return string(b)
+	}
+	return s
+}
+
+// Error returns err unchanged when its message holds no secret, else an error with the
+// redacted message that still unwraps to err (errors.Is and errors.As keep working).
+func (r *Redactor) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := r.String(msg); red != msg {
+		return &redactedError{msg: red, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// Writer returns a writer that redacts what it writes to w. Each Write is redacted on its own,
+// so a secret split across two writes would pass: write whole lines (fmt.Fprintf, tabwriter,
+// encoding/json and slog all do). It reports len(p) written when w took the redacted bytes.
+func (r *Redactor) Writer(w io.Writer) io.Writer { return &writer{r: r, w: w} }
+
+type writer struct {
+	r *Redactor
+	w io.Writer
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	red := w.r.Bytes(p)
+	n, err := w.w.Write(red)
+	switch {
+	case err != nil:
+		return min(n, len(p)), err
+	case n < len(red):
+		return n, io.ErrShortWrite
+	}
+	return len(p), nil
+}
+
+// Handler returns an slog.Handler that redacts the message and every attribute (strings,
+// errors, Stringers, URLs and groups) before h sees them.
+func (r *Redactor) Handler(h slog.Handler) slog.Handler { return &handler{r: r, h: h} }
+
+type handler struct {
+	r *Redactor
+	h slog.Handler
+}
+
+func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+
+func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.h.Handle(ctx, out)
+}
+
+func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		red[i] = h.attr(a)
+	}
+	return &handler{r: h.r, h: h.h.WithAttrs(red)}
+}
+
+func (h *handler) WithGroup(name string) slog.Handler {
+	return &handler{r: h.r, h: h.h.WithGroup(name)}
+}
+
+func (h *handler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.String(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		red := make([]any, len(g))
+		for i, ga := range g {
+			red[i] = h.attr(ga)
+		}
+		return slog.Group(a.Key, red...)
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			return slog.String(a.Key, h.r.String(x.Error()))
+		case interface{ String() string }:
+			return slog.String(a.Key, h.r.String(x.String()))
+		case []byte:
+			return slog.String(a.Key, string(h.r.Bytes(x)))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
+
+// URL returns raw with its userinfo password, credential parameters and known secrets
+// replaced. A string that does not parse as a URL is redacted as text.
+func (r *Redactor) URL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), Mark)
+			raw = u.String()
+		}
+	}
+	return r.String(raw)
+}
+
+// Contains reports whether text holds one of r's secret values (shapes aside): for the checks
+// that scan output for leaks.
+func (r *Redactor) Contains(text []byte) bool {
+	if r == nil {
+		return false
+	}
+	return slices.ContainsFunc(r.values, func(v []byte) bool { return bytes.Contains(text, v) })
+}
