@@ -13,9 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -23,6 +23,7 @@ import (
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const reportHelp = `Write the weekly savings report, or email it to every team.
@@ -468,7 +469,7 @@ func (j *reportJob) mail(ctx context.Context, rep *report.Report, log sendLog, r
 		row := store.ReportSend{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: team, Recipients: res.Recipients,
 			Status: store.SendSent, SentAt: j.now(), MessageID: res.MessageID, Attempts: uint32(res.Attempts), Forced: req.force && !sent[team].IsZero()}
 		if res.Err != nil {
-			row.Status, row.Error = store.SendFailed, oneLine(res.Err.Error(), 500)
+			row.Status, row.Error = store.SendFailed, textcell.Clean(res.Err.Error(), 500)
 		}
 		// Record at once: a crash later must not send this team again.
 		if err := log.RecordSends(ctx, row); err != nil {
@@ -619,19 +620,19 @@ func printMailResults(w io.Writer, week report.Week, results []mailResult) {
 	if len(results) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "WEEK\tTEAM\tSTATUS\tTO\tATTEMPTS\tDETAIL\n")
+	tb := textcell.NewTable(w, 160)
+	tb.Row("WEEK", "TEAM", "STATUS", "TO", "ATTEMPTS", "DETAIL")
 	for _, r := range results {
 		detail := r.MessageID
 		switch {
 		case r.Err != nil:
-			detail = oneLine(r.Err.Error(), 160)
+			detail = r.Err.Error()
 		case r.File != "":
 			detail = r.File
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", week.ID, oneLine(r.Team, 40), r.Status, oneLine(r.Recipients, 60), r.Attempts, detail)
+		tb.Row(week.ID, textcell.Clean(r.Team, 40), r.Status, textcell.Clean(r.Recipients, 60), strconv.Itoa(r.Attempts), detail)
 	}
-	tw.Flush()
+	_ = tb.Flush() // a terminal that cannot be written to has no one to tell
 }
 
 func countResults(results []mailResult) (sent, skipped, failed int) {
