@@ -564,31 +564,32 @@ func (j *reportJob) smtpClient(password string) (*gomail.Client, error) {
 // check validates the report section, as part of Config.validate: a bad SMTP setting stops
 // every command at start, not the weekly job on Monday.
 func (r ReportConfig) check() error {
-	var errs []error
+	errs := []error{checkSchedule("report.schedule", r.Schedule)}
+	if r.OutDir == "" {
+		errs = append(errs, bad("report.out_dir", "required"))
+	}
 	if r.HistoryWeeks < 1 || r.HistoryWeeks > 104 {
-		errs = append(errs, fmt.Errorf("report.history_weeks: %d not in 1..104", r.HistoryWeeks))
+		errs = append(errs, bad("report.history_weeks", "%d not in 1..104", r.HistoryWeeks))
 	}
 	s := r.SMTP
 	if s.Host == "" {
-		errs = append(errs, errors.New("report.smtp.host: required"))
+		errs = append(errs, bad("report.smtp.host", "required"))
 	}
 	if s.Port < 1 || s.Port > 65535 {
-		errs = append(errs, fmt.Errorf("report.smtp.port: %d not a port", s.Port))
+		errs = append(errs, bad("report.smtp.port", "%d not a port", s.Port))
 	}
 	if _, err := report.Recipients(s.From); err != nil || strings.Contains(s.From, ",") {
-		errs = append(errs, fmt.Errorf("report.smtp.from: %q is not one email address", s.From))
+		errs = append(errs, bad("report.smtp.from", "%s is not one email address", quoteShort(s.From)))
 	}
 	if !slices.Contains([]string{"mandatory", "opportunistic", "off"}, s.StartTLS) {
-		errs = append(errs, fmt.Errorf("report.smtp.starttls: %q (want mandatory, opportunistic or off)", s.StartTLS))
+		errs = append(errs, bad("report.smtp.starttls", "%s (want mandatory, opportunistic or off)", quoteShort(s.StartTLS)))
 	}
-	if s.Timeout <= 0 {
-		errs = append(errs, errors.New("report.smtp.timeout: must be positive"))
-	}
+	errs = append(errs, positive("report.smtp.timeout", s.Timeout), notNegative("report.smtp.retry_wait", s.RetryWait))
 	if s.Retries < 0 || s.Retries > 10 {
-		errs = append(errs, fmt.Errorf("report.smtp.retries: %d not in 0..10", s.Retries))
+		errs = append(errs, bad("report.smtp.retries", "%d not in 0..10", s.Retries))
 	}
-	if s.RetryWait < 0 {
-		errs = append(errs, errors.New("report.smtp.retry_wait: must not be negative"))
+	if s.PasswordEnv != "" && !envName.MatchString(s.PasswordEnv) {
+		errs = append(errs, bad("report.smtp.password_env", "%s is not an environment variable name", quoteShort(s.PasswordEnv)))
 	}
 	return errors.Join(errs...)
 }
