@@ -15,7 +15,12 @@ import (
 
 const offersHelp = `List the current market from the store: the newest observation of every offer seen within
 --max-age, or imported with a valid_until still ahead (gpucost import), cheapest $/GPU-hour
-first; a price whose valid_until has passed is left out. Filters combine.`
+first; a price whose valid_until has passed is left out. Filters combine.
+
+Scraped text is untrusted: the table turns control characters (escape sequences, line breaks,
+tabs, bidi overrides) into spaces and cuts every cell to 40 characters; in CSV a cell that a
+spreadsheet would run as a formula (starting with = + - @) gets a leading apostrophe, and
+numbers stay numbers. JSON keeps the text as stored.`
 
 func runOffers(ctx context.Context, e env, args []string) int {
 	fs := newFlags("offers", "[flags]", offersHelp)
