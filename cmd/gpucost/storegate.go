@@ -84,6 +84,7 @@ func (g *storeGate) do(ctx context.Context, fn func(ctx context.Context) error) 
 		}
 		return fmt.Errorf("%w: no query slot came free within %s", errStoreBusy, g.timeout)
 	}
+	started := g.now()
 	done := make(chan error, 1)
 	go func() {
 		defer func() { <-g.slots }() // the slot is held until fn has really returned
@@ -95,7 +96,7 @@ func (g *storeGate) do(ctx context.Context, fn func(ctx context.Context) error) 
 	for {
 		select {
 		case err := <-done:
-			return g.classify(ctx, qctx, err)
+			return g.classify(ctx, qctx, g.now().Sub(started), err)
 		case <-slow.C:
 			check = g.check(ctx)
 		case err := <-check:
@@ -112,10 +113,12 @@ func (g *storeGate) do(ctx context.Context, fn func(ctx context.Context) error) 
 	}
 }
 
-// classify names the outcome of a query that returned: a deadline passed on a store that
-// answers its checks is a slow query; a pool that had no connection left is a busy store; a
-// broken connection makes the next requests check the store first.
-func (g *storeGate) classify(ctx, qctx context.Context, err error) error {
+// classify names the outcome of a query that returned after running for ran: a deadline passed
+// on a store that answers its checks is a slow query, unless the query had less than half the
+// deadline left after waiting for its slot (the store is busy, not the query wide); a pool that
+// had no connection left is a busy store; a broken connection makes the next requests check the
+// store first.
+func (g *storeGate) classify(ctx, qctx context.Context, ran time.Duration, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -126,6 +129,9 @@ func (g *storeGate) classify(ctx, qctx context.Context, err error) error {
 		// check during the query (one runs after storeProbeAfter), else do would have returned.
 		if cerr := <-g.check(ctx); cerr != nil {
 			return fmt.Errorf("%w: %v", errStoreUnavailable, cerr)
+		}
+		if ran < g.timeout/2 {
+			return fmt.Errorf("%w: the wait for a query slot left the query %s of its %s", errStoreBusy, ran.Round(time.Millisecond), g.timeout)
 		}
 		return fmt.Errorf("%w (%s): %v", errQueryTooSlow, g.timeout, err)
 	case errors.Is(err, clickhouse.ErrAcquireConnTimeout):
