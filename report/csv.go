@@ -1,13 +1,14 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/textcell"
 )
 
 // CSVHeader is the header row of the CSV format: one row per workload. Columns are only ever
@@ -22,16 +23,16 @@ var CSVHeader = []string{
 }
 
 // WriteCSV writes one row per workload of every team, under CSVHeader. Money is a plain
-// decimal (no currency sign or separators); empty means not applicable.
+// decimal (no currency sign or separators); empty means not applicable. Every cell passes
+// textcell.CSV: no control characters, and no text a spreadsheet would run as a formula.
 func WriteCSV(w io.Writer, r *Report) error {
-	cw := csv.NewWriter(w)
+	cw := textcell.NewCSVWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("writing the CSV report: %w", err)
 	}
-	t := cellText
 	for _, team := range r.Teams {
 		for _, wl := range team.Workloads {
-			row := []string{r.Week.ID, t(team.Name), t(team.Email), t(wl.Name), t(string(wl.Kind)), string(wl.Status)}
+			row := []string{r.Week.ID, team.Name, team.Email, wl.Name, string(wl.Kind), string(wl.Status)}
 			row = append(row, csvPlacement(wl.Current, false)...)
 			row = append(row, csvPlacement(wl.Recommended, true)...)
 			if s := wl.Savings; s != nil {
@@ -39,14 +40,13 @@ func WriteCSV(w io.Writer, r *Report) error {
 			} else {
 				row = append(row, "", "")
 			}
-			row = append(row, t(wl.Why))
+			row = append(row, wl.Why)
 			if err := cw.Write(row); err != nil {
 				return fmt.Errorf("writing the CSV report: %w", err)
 			}
 		}
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if err := cw.Flush(); err != nil {
 		return fmt.Errorf("writing the CSV report: %w", err)
 	}
 	return nil
@@ -60,7 +60,6 @@ func csvPlacement(p *Placement, recommended bool) []string {
 	if p == nil {
 		return make([]string, n)
 	}
-	t := cellText
 	money := func(d decimal.Decimal) string {
 		if !p.Priced() {
 			return ""
@@ -68,10 +67,10 @@ func csvPlacement(p *Placement, recommended bool) []string {
 		return d.String()
 	}
 	if recommended {
-		return []string{t(p.Provider), t(p.Region), t(p.GPUModel), strconv.Itoa(p.GPUCount), strconv.Itoa(p.Nodes),
-			t(string(p.PriceType)), t(p.Precision), money(p.USDPerHour), money(p.HoursPerMonth), money(p.USDPerMonth)}
+		return []string{p.Provider, p.Region, p.GPUModel, strconv.Itoa(p.GPUCount), strconv.Itoa(p.Nodes),
+			string(p.PriceType), p.Precision, money(p.USDPerHour), money(p.HoursPerMonth), money(p.USDPerMonth)}
 	}
-	return []string{t(p.Provider), t(p.Region), t(p.GPUModel), strconv.Itoa(p.GPUCount), t(string(p.PriceType)), string(p.PriceSource),
+	return []string{p.Provider, p.Region, p.GPUModel, strconv.Itoa(p.GPUCount), string(p.PriceType), string(p.PriceSource),
 		money(p.USDPerHour), money(p.HoursPerMonth), money(p.USDPerMonth)}
 }
 
@@ -80,18 +79,6 @@ func optDec(d *decimal.Decimal) string {
 		return ""
 	}
 	return d.String()
-}
-
-// cellText keeps a spreadsheet from running text as a formula: a cell that starts with = + -
-// @ or a tab gets a leading apostrophe (OWASP's CSV injection advice).
-func cellText(s string) string {
-	if s != "" {
-		switch s[0] {
-		case '=', '+', '-', '@', '\t', '\r':
-			return "'" + s
-		}
-	}
-	return s
 }
 
 // WriteJSON writes the report as indented JSON (see SCHEMA.md).

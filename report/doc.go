@@ -28,9 +28,10 @@
 // # Untrusted text
 //
 // Provider names, regions, offer ids, GPU names and run errors come from scraped pages and
-// APIs. Build strips control characters from them and caps their length; the HTML renderer
-// escapes them with html/template; Markdown escapes HTML and table syntax; CSV neutralizes
-// cells that a spreadsheet would run as formulas; the email's subject and addresses are built
+// APIs. Build strips control characters from them and caps their length (textcell.Clean, the
+// rule every terminal table of gpucost follows); the HTML renderer escapes them with
+// html/template; Markdown escapes HTML and table syntax; CSV writes every cell through
+// textcell.CSV, so none is run as a spreadsheet formula; the email's subject and addresses are built
 // so that no text can add a header. The JSON output is described in SCHEMA.md, and its field
 // names are stable within a schema version (Report.Schema).
 package report

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+
+	"github.com/gpucost/gpucost/textcell"
 )
 
 // EmailOptions say how a team's report email is addressed.
@@ -30,12 +32,12 @@ type EmailOptions struct {
 func (r *Report) Email(team string, opts EmailOptions) (*gomail.Msg, error) {
 	one, ok := r.ForTeam(team)
 	if !ok {
-		return nil, fmt.Errorf("building the email of team %q: no such team in the report", clean(team, maxName))
+		return nil, fmt.Errorf("building the email of team %q: no such team in the report", textcell.Clean(team, textcell.NameWidth))
 	}
 	t := one.Teams[0]
 	from, err := mail.ParseAddress(opts.From)
 	if err != nil {
-		return nil, fmt.Errorf("building the email of team %s: sender %q: %w", t.Name, clean(opts.From, maxName), err)
+		return nil, fmt.Errorf("building the email of team %s: sender %q: %w", t.Name, textcell.Clean(opts.From, textcell.NameWidth), err)
 	}
 	to, err := Recipients(t.Email)
 	if err != nil {
@@ -80,11 +82,11 @@ func (r *Report) Email(team string, opts EmailOptions) (*gomail.Msg, error) {
 
 // Subject is the subject line of a team's report email.
 func Subject(r *Report, t Team) string {
-	s := fmt.Sprintf("gpucost week %s: %s", r.Week.ID, clean(t.Name, maxName))
+	s := fmt.Sprintf("gpucost week %s: %s", r.Week.ID, textcell.Clean(t.Name, textcell.NameWidth))
 	if tt := t.Totals; tt.Compared > 0 && tt.SavingsUSDPerMonth.IsPositive() {
 		s += fmt.Sprintf(", save %s a month (%s)", usd(tt.SavingsUSDPerMonth), pct(tt.SavingsPercent))
 	}
-	return clean(s, 200)
+	return textcell.Clean(s, 200)
 }
 
 // Recipients parses a team's email field: one address or a comma-separated list. Every
@@ -95,11 +97,11 @@ func Recipients(field string) ([]*mail.Address, error) {
 		return nil, errors.New("the team has no email address")
 	}
 	if strings.ContainsAny(field, "\r\n") {
-		return nil, fmt.Errorf("email address %q contains a line break", clean(field, maxName))
+		return nil, fmt.Errorf("email address %q contains a line break", textcell.Clean(field, textcell.NameWidth))
 	}
 	list, err := mail.ParseAddressList(field)
 	if err != nil {
-		return nil, fmt.Errorf("email address %q: %w", clean(field, maxName), err)
+		return nil, fmt.Errorf("email address %q: %w", textcell.Clean(field, textcell.NameWidth), err)
 	}
 	return list, nil
 }

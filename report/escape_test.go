@@ -213,3 +213,93 @@ func TestUntrustedTextInEmailHeaders(t *testing.T) {
 		t.Error("an address with a line break was accepted")
 	}
 }
+
+// hostileText is one of each kind of text a scraped field could carry to attack a terminal or a
+// spreadsheet.
+var hostileText = map[string]string{
+	"ESC":     "H100\x1b[31m\x1b]0;pwned\x07",
+	"BEL":     "ding\x07\x07",
+	"NUL":     "A100\x00-80GB",
+	"bidi":    "safe\u202egnp.exe\u202c\u2066x\u2069",
+	"CR LF":   "us-east\r\nTOTAL\t$0\t$0",
+	"10 kB":   strings.Repeat("W", 10<<10),
+	"formula": `=HYPERLINK("http://x.example","click")`,
+	"minus":   "-2+3",
+}
+
+// TestHostileTextInTextAndCSV puts each hostile text in every scraped field of a report and
+// checks the terminal tables and the CSV: no control or bidi character, no forged line, no cell
+// wider than textcell allows in the text, no formula in the CSV.
+func TestHostileTextInTextAndCSV(t *testing.T) {
+	d := decimal.RequireFromString
+	for name, evil := range hostileText {
+		t.Run(name, func(t *testing.T) {
+			hours := d("730")
+			place := func(provider, perHour string, pt schema.PriceType) *optimizer.Placement {
+				return &optimizer.Placement{Provider: provider, Region: evil, GPUModel: "H100-SXM-80GB", GPUCount: 1, GPUsPerNode: 1, Nodes: 1,
+					PriceType: pt, PriceUSDPerHour: d(perHour), PriceUSDPerGPUHour: d(perHour), PriceSource: optimizer.PriceMarket,
+					HoursPerMonth: hours, CostUSDPerMonth: d(perHour).Mul(hours).Round(2)}
+			}
+			pct := d("50")
+			plan := &optimizer.Plan{GeneratedAt: fixtureNow, Options: optimizer.DefaultOptions(),
+				Teams: []optimizer.TeamPlan{{Name: "ml", Email: "ml@example.com", Workloads: []optimizer.WorkloadPlan{
+					{Name: evil, Kind: optimizer.Inference, Status: optimizer.StatusOK, Current: place("runpod", "2", schema.OnDemand),
+						Recommended: place(evil, "1", schema.OnDemand), Savings: &optimizer.Savings{USDPerMonth: d("730"), Percent: &pct}},
+					{Name: "nofit", Kind: optimizer.Inference, Status: optimizer.StatusNoFit, Reason: "needs " + evil},
+				}, Totals: optimizer.Totals{Workloads: 2, NoFit: 1, Compared: 1, CurrentUSDPerMonth: d("1460"), RecommendedUSDPerMonth: d("730"), SavingsUSDPerMonth: d("730"), SavingsPercent: &pct}}}}
+			r, err := report.Build(report.Input{Plan: plan,
+				Runs: []schema.ScrapeRun{{Provider: "lambda", Status: schema.RunFailed, FinishedAt: fixtureNow.Add(-time.Hour), Error: evil}}},
+				report.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			if err := report.WriteText(&text, r); err != nil {
+				t.Fatal(err)
+			}
+			totals := 0
+			for _, line := range strings.Split(text.String(), "\n") {
+				if i := strings.IndexFunc(line, isControlOrBidi); i >= 0 {
+					t.Errorf("text line holds %U: %.80q", []rune(line[i:])[0], line)
+				}
+				if n := len([]rune(line)); n > 2000 {
+					t.Errorf("a text line of %d characters: the hostile text is not cut", n)
+				}
+				if strings.HasPrefix(line, "TOTAL") {
+					totals++
+				}
+			}
+			if totals != 1 {
+				t.Errorf("%d TOTAL lines, want 1: the text forged a table line", totals)
+			}
+			var b bytes.Buffer
+			if err := report.WriteCSV(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(&b).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 3 {
+				t.Fatalf("%d CSV rows, want a header and 2 workloads", len(rows))
+			}
+			for _, row := range rows {
+				for _, cell := range row {
+					if i := strings.IndexFunc(cell, isControlOrBidi); i >= 0 {
+						t.Errorf("CSV cell holds %U: %.60q", []rune(cell[i:])[0], cell)
+					}
+					if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) && !isNumber(cell) {
+						t.Errorf("CSV cell %.60q would run as a formula", cell)
+					}
+				}
+			}
+		})
+	}
+}
+
+// isControlOrBidi reports a character that may not reach a terminal or a CSV cell.
+func isControlOrBidi(r rune) bool {
+	return (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+func isNumber(s string) bool { _, err := decimal.NewFromString(s); return err == nil }

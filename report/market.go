@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 // priceKey is one line of the market: a GPU model at a provider and price type.
@@ -59,7 +60,7 @@ func newMarketData(in Input, opts Options, plan *optimizer.Plan, asOf time.Time)
 		if d.After(asOf) {
 			continue
 		}
-		k := priceKey{clean(p.GPUModel, maxName), clean(p.Provider, maxName), p.PriceType}
+		k := priceKey{textcell.Clean(p.GPUModel, textcell.NameWidth), textcell.Clean(p.Provider, textcell.NameWidth), p.PriceType}
 		m.history[k] = append(m.history[k], Point{Day: d, USDPerGPUHour: p.MinUSDPerGPUHour})
 	}
 	// Sort each series by day; two points of one day (finer buckets) keep the low.
@@ -77,11 +78,11 @@ func newMarketData(in Input, opts Options, plan *optimizer.Plan, asOf time.Time)
 			if o.ObservedAt.After(asOf.Add(time.Hour)) || !o.Holds(asOf, opts.MaxOfferAge) {
 				continue
 			}
-			k := priceKey{clean(o.GPUModel, maxName), clean(o.Provider, maxName), o.PriceType}
+			k := priceKey{textcell.Clean(o.GPUModel, textcell.NameWidth), textcell.Clean(o.Provider, textcell.NameWidth), o.PriceType}
 			c, ok := m.now[k]
 			if !ok || o.PriceUSDPerGPUHour.LessThan(c.price) ||
-				(o.PriceUSDPerGPUHour.Equal(c.price) && clean(o.OfferID, maxName) < c.offerID) {
-				m.now[k] = cheapest{price: o.PriceUSDPerGPUHour, region: clean(o.Region, maxName), offerID: clean(o.OfferID, maxName)}
+				(o.PriceUSDPerGPUHour.Equal(c.price) && textcell.Clean(o.OfferID, textcell.NameWidth) < c.offerID) {
+				m.now[k] = cheapest{price: o.PriceUSDPerGPUHour, region: textcell.Clean(o.Region, textcell.NameWidth), offerID: textcell.Clean(o.OfferID, textcell.NameWidth)}
 			}
 		}
 	} else {

@@ -7,13 +7,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 // SchemaVersion names the JSON layout of Report. It changes only when a field is renamed,
@@ -360,8 +359,8 @@ func Build(in Input, opts Options) (*Report, error) {
 	for i := range plan.Teams {
 		tp := &plan.Teams[i]
 		t := Team{
-			Name:      clean(tp.Name, maxName),
-			Email:     clean(tp.Email, maxName),
+			Name:      textcell.Clean(tp.Name, textcell.NameWidth),
+			Email:     textcell.Clean(tp.Email, textcell.NameWidth),
 			Totals:    tp.Totals,
 			Workloads: make([]Workload, 0, len(tp.Workloads)),
 			Caveats:   []Caveat{},
@@ -404,8 +403,8 @@ func (r *Report) TeamNames() []string {
 
 func workload(w *optimizer.WorkloadPlan) Workload {
 	out := Workload{
-		Name:        clean(w.Name, maxName),
-		Kind:        optimizer.Kind(clean(string(w.Kind), maxName)),
+		Name:        textcell.Clean(w.Name, textcell.NameWidth),
+		Kind:        optimizer.Kind(textcell.Clean(string(w.Kind), textcell.NameWidth)),
 		Status:      w.Status,
 		Current:     placement(w.Current),
 		Recommended: placement(w.Recommended),
@@ -423,13 +422,13 @@ func placement(p *optimizer.Placement) *Placement {
 		return nil
 	}
 	return &Placement{
-		Provider:      clean(p.Provider, maxName),
-		Region:        clean(p.Region, maxName),
-		GPUModel:      clean(p.GPUModel, maxName),
+		Provider:      textcell.Clean(p.Provider, textcell.NameWidth),
+		Region:        textcell.Clean(p.Region, textcell.NameWidth),
+		GPUModel:      textcell.Clean(p.GPUModel, textcell.NameWidth),
 		GPUCount:      p.GPUCount,
 		Nodes:         p.Nodes,
-		PriceType:     schema.PriceType(clean(string(p.PriceType), maxName)),
-		Precision:     clean(string(p.Precision), maxName),
+		PriceType:     schema.PriceType(textcell.Clean(string(p.PriceType), textcell.NameWidth)),
+		Precision:     textcell.Clean(string(p.Precision), textcell.NameWidth),
 		PriceSource:   p.PriceSource,
 		USDPerHour:    p.PriceUSDPerHour,
 		USDPerGPUHour: p.PriceUSDPerGPUHour,
@@ -444,36 +443,36 @@ func placement(p *optimizer.Placement) *Placement {
 func why(w *optimizer.WorkloadPlan) string {
 	r, c := w.Recommended, w.Current
 	if w.Status == optimizer.StatusNoFit || r == nil {
-		reason := clean(w.Reason, maxText)
+		reason := textcell.Clean(w.Reason, textcell.TextWidth)
 		if reason == "" {
 			reason = "no offer on the market passes its checks"
 		}
 		return "Nothing on the market fits: " + reason
 	}
-	rec := fmt.Sprintf("%s ×%d", clean(r.GPUModel, maxName), r.GPUCount)
+	rec := fmt.Sprintf("%s ×%d", textcell.Clean(r.GPUModel, textcell.NameWidth), r.GPUCount)
 	if need := neededGB(w, r); need != "" {
 		rec += " holds the " + need + " GB it needs"
 	}
 	if r.Precision != "" {
-		rec += " at " + clean(string(r.Precision), maxName)
+		rec += " at " + textcell.Clean(string(r.Precision), textcell.NameWidth)
 	}
 	var s string
 	switch {
 	case c == nil || c.PriceSource == optimizer.PriceNone:
-		s = fmt.Sprintf("%s; %s at %s is the cheapest fitting offer today", rec, usdPerHour(r.PriceUSDPerHour), clean(r.Provider, maxName))
+		s = fmt.Sprintf("%s; %s at %s is the cheapest fitting offer today", rec, usdPerHour(r.PriceUSDPerHour), textcell.Clean(r.Provider, textcell.NameWidth))
 	case samePlacement(c, r) && w.Savings != nil && !w.Savings.USDPerMonth.IsPositive():
 		s = "Already on the cheapest fitting placement"
 	case w.Savings != nil && w.Savings.USDPerMonth.IsNegative():
-		s = fmt.Sprintf("Today's price (%s) is below every fitting offer on the market (%s at %s); keep it", usdPerHour(c.PriceUSDPerHour), usdPerHour(r.PriceUSDPerHour), clean(r.Provider, maxName))
+		s = fmt.Sprintf("Today's price (%s) is below every fitting offer on the market (%s at %s); keep it", usdPerHour(c.PriceUSDPerHour), usdPerHour(r.PriceUSDPerHour), textcell.Clean(r.Provider, textcell.NameWidth))
 	case r.HoursPerRun != nil && c.HoursPerRun != nil && r.CostUSDPerRun != nil && c.CostUSDPerRun != nil:
 		s = fmt.Sprintf("On %s ×%d%s a run takes %s h and costs %s, against %s h and %s on %s ×%d at %s",
-			clean(r.GPUModel, maxName), r.GPUCount, needNote(w, r), r.HoursPerRun.String(), usd(*r.CostUSDPerRun), c.HoursPerRun.String(), usd(*c.CostUSDPerRun),
-			clean(c.GPUModel, maxName), c.GPUCount, clean(c.Provider, maxName))
+			textcell.Clean(r.GPUModel, textcell.NameWidth), r.GPUCount, needNote(w, r), r.HoursPerRun.String(), usd(*r.CostUSDPerRun), c.HoursPerRun.String(), usd(*c.CostUSDPerRun),
+			textcell.Clean(c.GPUModel, textcell.NameWidth), c.GPUCount, textcell.Clean(c.Provider, textcell.NameWidth))
 	default:
 		s = fmt.Sprintf("%s for %s, against %s for %s ×%d at %s", rec, usdPerHour(r.PriceUSDPerHour),
-			usdPerHour(c.PriceUSDPerHour), clean(c.GPUModel, maxName), c.GPUCount, clean(c.Provider, maxName))
+			usdPerHour(c.PriceUSDPerHour), textcell.Clean(c.GPUModel, textcell.NameWidth), c.GPUCount, textcell.Clean(c.Provider, textcell.NameWidth))
 		if u, cu := r.UnitCost, c.UnitCost; u != nil && cu != nil && u.Unit == cu.Unit && u.Unit != "run" {
-			s += fmt.Sprintf(": %s per %s against %s", unitUSD(u.USD), clean(u.Unit, maxName), unitUSD(cu.USD))
+			s += fmt.Sprintf(": %s per %s against %s", unitUSD(u.USD), textcell.Clean(u.Unit, textcell.NameWidth), unitUSD(cu.USD))
 		}
 	}
 	if r.PriceType == schema.Spot {
@@ -512,9 +511,9 @@ func neededGB(w *optimizer.WorkloadPlan, r *optimizer.Placement) string {
 
 func workloadCaveats(w *optimizer.WorkloadPlan) []Caveat {
 	var out []Caveat
-	name := clean(w.Name, maxName)
+	name := textcell.Clean(w.Name, textcell.NameWidth)
 	if w.Status == optimizer.StatusNoFit || w.Recommended == nil {
-		reason := clean(w.Reason, maxText)
+		reason := textcell.Clean(w.Reason, textcell.TextWidth)
 		if reason == "" {
 			reason = "no offer passes its checks"
 		}
@@ -525,16 +524,16 @@ func workloadCaveats(w *optimizer.WorkloadPlan) []Caveat {
 		if r.HoursPerRun != nil {
 			advice = "the job must checkpoint and resume"
 		}
-		out = append(out, Caveat{Kind: CaveatSpot, Workload: name, Provider: clean(r.Provider, maxName),
-			Message: fmt.Sprintf("%s: recommended on spot capacity at %s, which can be taken back at any time; %s", name, clean(r.Provider, maxName), advice)})
+		out = append(out, Caveat{Kind: CaveatSpot, Workload: name, Provider: textcell.Clean(r.Provider, textcell.NameWidth),
+			Message: fmt.Sprintf("%s: recommended on spot capacity at %s, which can be taken back at any time; %s", name, textcell.Clean(r.Provider, textcell.NameWidth), advice)})
 	}
 	if c := w.Current; c != nil && c.PriceSource == optimizer.PriceNone {
-		out = append(out, Caveat{Kind: CaveatUnpriced, Workload: name, Provider: clean(c.Provider, maxName),
+		out = append(out, Caveat{Kind: CaveatUnpriced, Workload: name, Provider: textcell.Clean(c.Provider, textcell.NameWidth),
 			Message: fmt.Sprintf("%s: today's placement (%s %s ×%d, %s) matches no offer on the market and no price paid is given, so it is left out of the totals",
-				name, clean(c.Provider, maxName), clean(c.GPUModel, maxName), c.GPUCount, clean(string(c.PriceType), maxName))})
+				name, textcell.Clean(c.Provider, textcell.NameWidth), textcell.Clean(c.GPUModel, textcell.NameWidth), c.GPUCount, textcell.Clean(string(c.PriceType), textcell.NameWidth))})
 	}
 	for _, cv := range w.Caveats {
-		out = append(out, Caveat{Kind: CaveatPlan, Workload: name, Message: name + ": " + clean(cv, maxText)})
+		out = append(out, Caveat{Kind: CaveatPlan, Workload: name, Message: name + ": " + textcell.Clean(cv, textcell.TextWidth)})
 	}
 	return out
 }
@@ -543,7 +542,7 @@ func workloadCaveats(w *optimizer.WorkloadPlan) []Caveat {
 func providers(in Input, plan *optimizer.Plan) []ProviderStatus {
 	by := map[string]*ProviderStatus{}
 	get := func(name string) *ProviderStatus {
-		name = clean(name, maxName)
+		name = textcell.Clean(name, textcell.NameWidth)
 		if p, ok := by[name]; ok {
 			return p
 		}
@@ -557,7 +556,7 @@ func providers(in Input, plan *optimizer.Plan) []ProviderStatus {
 		if p.LastRunAt == nil || at.After(*p.LastRunAt) {
 			p.LastRunAt, p.LastStatus, p.Error = &at, r.Status, ""
 			if r.Status != schema.RunOK {
-				p.Error = clean(r.Error, maxText)
+				p.Error = textcell.Clean(r.Error, textcell.TextWidth)
 			}
 		}
 	}
@@ -600,7 +599,7 @@ func runTime(r schema.ScrapeRun) time.Time {
 func providerCaveats(ps []ProviderStatus, plan *optimizer.Plan) []Caveat {
 	reasons := map[string]string{}
 	for _, e := range plan.ExcludedProviders {
-		reasons[clean(e.Provider, maxName)] = clean(e.Reason, maxText)
+		reasons[textcell.Clean(e.Provider, textcell.NameWidth)] = textcell.Clean(e.Reason, textcell.TextWidth)
 	}
 	for _, p := range ps {
 		if _, ok := reasons[p.Provider]; ok || !p.Excluded {
@@ -649,7 +648,7 @@ func providerCaveats(ps []ProviderStatus, plan *optimizer.Plan) []Caveat {
 func teamModels(t *optimizer.TeamPlan) []string {
 	var out []string
 	add := func(m string) {
-		if m = clean(m, maxName); m != "" && !slices.Contains(out, m) {
+		if m = textcell.Clean(m, textcell.NameWidth); m != "" && !slices.Contains(out, m) {
 			out = append(out, m)
 		}
 	}
@@ -671,53 +670,12 @@ func recommendedModels(t *optimizer.TeamPlan) []string {
 	var out []string
 	for _, w := range t.Workloads {
 		if w.Recommended != nil {
-			if m := clean(w.Recommended.GPUModel, maxName); m != "" && !slices.Contains(out, m) {
+			if m := textcell.Clean(w.Recommended.GPUModel, textcell.NameWidth); m != "" && !slices.Contains(out, m) {
 				out = append(out, m)
 			}
 		}
 	}
 	return out
-}
-
-// Caps on untrusted text: names (providers, regions, GPU models, teams) and sentences
-// (errors, reasons).
-const (
-	maxName = 80
-	maxText = 300
-)
-
-// clean makes untrusted text safe to place in any output: control characters (newlines
-// included) become spaces, runs of spaces collapse, invalid UTF-8 is replaced, and the text
-// is capped at max runes with an ellipsis.
-func clean(s string, max int) string {
-	if s == "" {
-		return ""
-	}
-	var b strings.Builder
-	space := false
-	n := 0
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
-				r = '\uFFFD'
-			}
-		}
-		if unicode.IsControl(r) || unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r) {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		space = false
-		if n >= max {
-			return strings.TrimSpace(b.String()) + "…"
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
 }
 
 // stamp formats a time for sentences: 2025-11-29 13:00 UTC.

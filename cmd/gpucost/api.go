@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 )
@@ -26,7 +28,6 @@ const (
 	apiMaxOfferAge   = 366 * 24 * time.Hour
 	apiMaxQueryBytes = 2048 // of the whole query string
 	apiMaxValueBytes = 256  // of one parameter value
-	apiTimeout       = 30 * time.Second
 )
 
 // analyticsStore is what the API and the dashboard read. *store.Store implements it; tests
@@ -39,27 +40,38 @@ type analyticsStore interface {
 
 // analytics serves the JSON API (/api/v1/offers, /api/v1/history, /api/v1/changes) and the
 // dashboard (/). Every parameter is validated before the store is touched: a bad one is a 400
-// that names it, and values reach ClickHouse only as bound query arguments.
+// that names it, and values reach ClickHouse only as bound query arguments. Every query runs
+// through the server's storeGate: bounded concurrency, a deadline, and an honest 503 when the
+// store is down or paused (504 only for a slow query on a store that answers). The dashboard
+// is served from a refresher, rebuilt at most once per serve.dashboard_refresh.
 type analytics struct {
 	store  func(ctx context.Context) (analyticsStore, error)
+	gate   *storeGate
+	flight singleflight.Group // identical API reads in flight
+	page   *refresher[dashboardView]
 	now    func() time.Time
 	logger *slog.Logger
 }
 
+// newAnalytics returns the API and dashboard on the store that store opens, its queries through
+// gate, the dashboard rebuilt at most once per refresh.
+func newAnalytics(store func(ctx context.Context) (analyticsStore, error), gate *storeGate, refresh time.Duration, now func() time.Time, logger *slog.Logger) *analytics {
+	a := &analytics{store: store, gate: gate, now: now, logger: logger}
+	// One rebuild makes one offers query and then the charts' history queries, four at a time.
+	a.page = newRefresher(refresh, time.Duration(1+dashboardCharts/4)*gate.timeout, true, a.buildDashboard)
+	return a
+}
+
 // mountAPI adds the JSON API and the dashboard to the server's mux.
 func (s *server) mountAPI(mux *http.ServeMux) {
-	a := &analytics{
-		store: func(ctx context.Context) (analyticsStore, error) {
-			st, err := s.store.get(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return st, nil
-		},
-		now:    s.now,
-		logger: s.logger,
+	st := func(ctx context.Context) (analyticsStore, error) {
+		st, err := s.store.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	}
-	a.mount(mux)
+	newAnalytics(st, s.gate, s.cfg.Serve.DashboardRefresh.Std(), s.now, s.logger).mount(mux)
 }
 
 func (a *analytics) mount(mux *http.ServeMux) {
@@ -209,12 +221,7 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Limit = limit + 1
-	st, ctx, cancel, ok := a.open(w, r)
-	if !ok {
-		return
-	}
-	defer cancel()
-	offers, err := st.LatestOffers(ctx, f)
+	offers, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.Offer, error) { return st.LatestOffers(ctx, f) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
@@ -276,12 +283,7 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 			q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), int(max.Hours()/24), q.Interval)})
 		return
 	}
-	st, ctx, cancel, ok := a.open(w, r)
-	if !ok {
-		return
-	}
-	defer cancel()
-	points, err := st.History(ctx, q)
+	points, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]store.HistoryPoint, error) { return st.History(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
@@ -336,12 +338,7 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Limit = limit + 1
-	st, ctx, cancel, ok := a.open(w, r)
-	if !ok {
-		return
-	}
-	defer cancel()
-	changes, err := st.Changes(ctx, q)
+	changes, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]store.PriceChange, error) { return st.Changes(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
@@ -372,16 +369,37 @@ func (a *analytics) rangeParams(v url.Values, def string, now time.Time) (from, 
 	return from, to, nil
 }
 
-// open returns the store with a request deadline, or answers 503.
-func (a *analytics) open(w http.ResponseWriter, r *http.Request) (analyticsStore, context.Context, context.CancelFunc, bool) {
-	ctx, cancel := context.WithTimeout(r.Context(), apiTimeout)
-	st, err := a.store(ctx)
-	if err != nil {
-		cancel()
-		a.unavailable(w, r, err)
-		return nil, nil, nil, false
-	}
-	return st, ctx, cancel, true
+// read runs the store read of one API answer through the gate. Identical requests in flight
+// (the same path and query string) share one read and get the same rows, so a crowd asking the
+// same question costs one query. The read is detached from the first client's cancellation:
+// the others still wait for it. The rows are shared: callers must not change them.
+func read[T any](a *analytics, r *http.Request, fn func(ctx context.Context, st analyticsStore) (T, error)) (T, error) {
+	v, err, _ := a.flight.Do(r.URL.Path+"?"+r.URL.RawQuery, func() (any, error) {
+		var rows T
+		err := a.query(context.WithoutCancel(r.Context()), func(ctx context.Context, st analyticsStore) (err error) {
+			rows, err = fn(ctx, st)
+			return err
+		})
+		if err != nil {
+			return nil, err // fn may still be running (see storeGate.do): rows is not read
+		}
+		return rows, nil
+	})
+	rows, _ := v.(T)
+	return rows, err
+}
+
+// query runs fn on the store through the gate: opening the store is part of the query, so a
+// store that cannot be reached or hangs while connecting is unavailable like one that hangs on
+// a query.
+func (a *analytics) query(ctx context.Context, fn func(ctx context.Context, st analyticsStore) error) error {
+	return a.gate.do(ctx, func(ctx context.Context) error {
+		st, err := a.store(ctx)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, st)
+	})
 }
 
 // fail answers 400 for a bad request, naming the parameter.
@@ -394,15 +412,31 @@ func (a *analytics) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, http.StatusBadRequest, apiError{Error: br.Error(), Parameter: strings.Trim(br.param, `"`)})
 }
 
-// unavailable answers 503 when the store cannot answer; the cause is logged, not shown.
+// unavailable answers a request the store could not: the cause is logged, not shown.
 func (a *analytics) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // the client has gone: nobody reads an answer
+	}
 	a.logger.Error("API request failed", "path", r.URL.Path, "err", err)
-	status := http.StatusServiceUnavailable
-	msg := "the price store is unavailable; try again later"
-	if errors.Is(err, context.DeadlineExceeded) {
-		status, msg = http.StatusGatewayTimeout, "the query took too long; narrow the request"
+	status, msg, retry := storeErrorStatus(err)
+	if retry != "" {
+		w.Header().Set("Retry-After", retry)
 	}
 	writeJSON(w, status, apiError{Error: msg})
+}
+
+// storeErrorStatus maps a store error to the HTTP status, the message a client sees and a
+// Retry-After in seconds (or ""). Only a query that ran past serve.query_timeout on a store that
+// answers is a 504 asking to narrow the request; a store that is down, paused or saturated is a
+// 503.
+func storeErrorStatus(err error) (status int, msg, retryAfter string) {
+	switch {
+	case errors.Is(err, errQueryTooSlow):
+		return http.StatusGatewayTimeout, "the query took too long; narrow the request (a shorter range, fewer GPU models or providers)", ""
+	case errors.Is(err, errStoreBusy):
+		return http.StatusServiceUnavailable, "the price store is busy; try again in a moment", "1"
+	}
+	return http.StatusServiceUnavailable, "the price store is unavailable; try again later", "5"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -39,10 +39,12 @@ func (s refusingStore) Changes(context.Context, store.ChangesQuery) ([]store.Pri
 	return nil, errors.New("refused")
 }
 
+// testAnalytics is the API and the dashboard on the stores st returns, with serve's default
+// gate and a dashboard rebuilt on every request; the gate's liveness check opens the store.
 func testAnalytics(st func(context.Context) (analyticsStore, error)) http.Handler {
-	a := &analytics{store: st, now: time.Now, logger: slog.New(slog.DiscardHandler)}
+	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := st(ctx); return err })
 	mux := http.NewServeMux()
-	a.mount(mux)
+	newAnalytics(st, gate, time.Nanosecond, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
 	return mux
 }
 

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const changesHelp = `List price changes, newest first: every time an offer's $/GPU-hour differed from its
@@ -100,7 +99,7 @@ func writeChanges(w io.Writer, output string, changes []store.PriceChange) error
 		}
 		return writeIndentedJSON(w, changes)
 	case "csv":
-		cw := csv.NewWriter(w)
+		cw := textcell.NewCSVWriter(w)
 		if err := cw.Write(changesHeader); err != nil {
 			return err
 		}
@@ -112,20 +111,19 @@ func writeChanges(w io.Writer, output string, changes []store.PriceChange) error
 				return err
 			}
 		}
-		cw.Flush()
-		return cw.Error()
+		return cw.Flush()
 	default:
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHANGED AT\tPROVIDER\tGPU\tN\tPRICE TYPE\tOLD $/GPU-H\tNEW $/GPU-H\tCHANGE\tOFFER\tPREVIOUSLY SEEN")
+		t := textcell.NewTable(w, textcell.NameWidth)
+		t.Row("CHANGED AT", "PROVIDER", "GPU", "N", "PRICE TYPE", "OLD $/GPU-H", "NEW $/GPU-H", "CHANGE", "OFFER", "PREVIOUSLY SEEN")
 		for _, c := range changes {
 			sign := ""
 			if c.ChangePct.IsPositive() {
 				sign = "+"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s%s%%\t%s\t%s\n", c.ChangedAt.Format("2006-01-02 15:04"), c.Provider, c.GPUModel, c.GPUCount,
-				c.PriceType, c.OldPrice.StringFixed(4), c.NewPrice.StringFixed(4), sign, c.ChangePct.StringFixed(1), oneLine(c.OfferID, 32),
+			t.Row(c.ChangedAt.Format("2006-01-02 15:04"), c.Provider, c.GPUModel, strconv.Itoa(int(c.GPUCount)),
+				string(c.PriceType), c.OldPrice.StringFixed(4), c.NewPrice.StringFixed(4), sign+c.ChangePct.StringFixed(1)+"%", textcell.Clean(c.OfferID, 32),
 				c.PreviousAt.Format("2006-01-02 15:04"))
 		}
-		return tw.Flush()
+		return t.Flush()
 	}
 }

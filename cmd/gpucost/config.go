@@ -4,13 +4,21 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/robfig/cron/v3"
 
 	"github.com/gpucost/gpucost/optimizer"
 )
@@ -90,10 +98,12 @@ type ProviderConfig struct {
 
 // ServeConfig configures `gpucost serve`.
 type ServeConfig struct {
-	Listen         string   `yaml:"listen"`
-	ScrapeSchedule string   `yaml:"scrape_schedule"`
-	StaleAfter     Duration `yaml:"stale_after"`
-	ShutdownGrace  Duration `yaml:"shutdown_grace"`
+	Listen           string   `yaml:"listen"`
+	ScrapeSchedule   string   `yaml:"scrape_schedule"`
+	StaleAfter       Duration `yaml:"stale_after"`
+	ShutdownGrace    Duration `yaml:"shutdown_grace"`
+	QueryTimeout     Duration `yaml:"query_timeout"`
+	DashboardRefresh Duration `yaml:"dashboard_refresh"`
 }
 
 // ReportConfig configures `gpucost report` and its weekly email in serve.
@@ -126,9 +136,22 @@ type Duration time.Duration
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("invalid duration %q (want e.g. 90s, 5m, 2h)", b)
+		return fmt.Errorf("invalid duration %s (want e.g. 90s, 5m, 2h)", quoteShort(string(b)))
 	}
 	*d = Duration(v)
+	return nil
+}
+
+// UnmarshalYAML parses a duration in a config file; its error carries the node's position, so
+// a bad duration names the file and line.
+func (d *Duration) UnmarshalYAML(node ast.Node) error {
+	tk := node.GetToken()
+	if tk == nil {
+		return &yaml.SyntaxError{Message: "a duration is required (e.g. 90s, 5m, 2h)", Token: tk}
+	}
+	if err := d.UnmarshalText([]byte(tk.Value)); err != nil {
+		return &yaml.SyntaxError{Message: err.Error(), Token: tk}
+	}
 	return nil
 }
 
@@ -139,10 +162,11 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 func (d Duration) Std() time.Duration { return time.Duration(d) }
 
 // loadConfig returns the embedded defaults, overlaid by the file at path (when not empty) and
-// then by GPUCOST_* environment variables, validated. Errors name the file and line, or the
-// variable.
+// then by GPUCOST_* environment variables, validated. Every error names where the bad value
+// came from: the file and line, or the variable.
 func loadConfig(path string, getenv func(string) string) (Config, error) {
 	var c Config
+	org := origins{}
 	if err := decodeConfig("embedded defaults", defaultConfigYAML, &c); err != nil {
 		return c, err
 	}
@@ -154,26 +178,123 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		if err := decodeConfig(path, data, &c); err != nil {
 			return c, err
 		}
+		org.addFile(path, data)
 	}
-	if err := applyEnv(reflect.ValueOf(&c).Elem(), "GPUCOST", getenv); err != nil {
+	if err := applyEnv(reflect.ValueOf(&c).Elem(), "GPUCOST", "", getenv, org); err != nil {
 		return c, err
 	}
-	return c, c.validate()
+	return c, org.explain(c.validate())
 }
 
-// decodeConfig decodes data strictly onto c: unknown keys and wrong types are errors that name
-// the file and line.
+// decodeConfig decodes data strictly onto c: unknown keys, wrong types and bad values are errors
+// that name the file and line, with the lines around it.
 func decodeConfig(name string, data []byte, c *Config) error {
-	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict()); err != nil {
-		msg := yaml.FormatError(err, false, true)
-		for key, now := range movedKeys {
-			if strings.Contains(msg, `unknown field "`+key+`"`) {
-				msg += "\n(" + key + " has moved: " + now + ")"
+	err := yaml.UnmarshalWithOptions(data, c, yaml.Strict())
+	if err == nil {
+		return nil
+	}
+	var ye yaml.Error
+	if !errors.As(err, &ye) || ye.GetToken() == nil {
+		return fmt.Errorf("config %s: %s", name, yaml.FormatError(err, false, true))
+	}
+	pos := ye.GetToken().Position
+	msg := ye.GetMessage()
+	for key, now := range movedKeys {
+		if strings.Contains(msg, `unknown field "`+key+`"`) {
+			msg += " (" + key + " has moved: " + now + ")"
+		}
+	}
+	// FormatError starts with "[line:column] message"; the lines of the file around it follow.
+	_, excerpt, _ := strings.Cut(yaml.FormatError(err, false, true), "\n")
+	return fmt.Errorf("config %s:%d:%d: %s\n%s", name, pos.Line, pos.Column, msg, excerpt)
+}
+
+// origins says where each configuration value came from, by key path (serve.stale_after): a
+// file and line ("config FILE:LINE") or a variable ("environment variable GPUCOST_..."). A key
+// in neither has its embedded default.
+type origins map[string]string
+
+// addFile records the line of every key of a config file, flow mappings included.
+func (o origins) addFile(name string, data []byte) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return // decodeConfig has reported it
+	}
+	var walk func(prefix string, n ast.Node)
+	walk = func(prefix string, n ast.Node) {
+		switch n := n.(type) {
+		case *ast.MappingNode:
+			for _, v := range n.Values {
+				walk(prefix, v)
+			}
+		case *ast.MappingValueNode:
+			key := n.Key.GetToken().Value
+			if prefix != "" {
+				key = prefix + "." + key
+			}
+			o[key] = fmt.Sprintf("config %s:%d", name, n.Key.GetToken().Position.Line)
+			walk(key, n.Value)
+		}
+	}
+	for _, doc := range f.Docs {
+		walk("", doc.Body)
+	}
+}
+
+// of returns where key's value came from; "" for an embedded default.
+func (o origins) of(key string) string { return o[key] }
+
+// explain prefixes every fieldError of err with where its value came from.
+func (o origins) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	for _, e := range flatten(err) {
+		var fe fieldError
+		if !errors.As(e, &fe) {
+			out = append(out, e)
+			continue
+		}
+		from := ""
+		for _, k := range append([]string{fe.key}, fe.also...) {
+			if from = o.of(k); from != "" {
+				break
 			}
 		}
-		return fmt.Errorf("config %s: %s", name, msg)
+		if from == "" {
+			from = "the embedded defaults (cmd/gpucost/gpucost.yaml)"
+		}
+		out = append(out, fmt.Errorf("%s: %w", from, fe))
 	}
-	return nil
+	return errors.Join(out...)
+}
+
+// flatten lists the errors joined in err.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// fieldError is a bad configuration value: its key path and what is wrong. also names other
+// keys the value is checked against (their origin is named when key's is the default).
+type fieldError struct {
+	key  string
+	msg  string
+	also []string
+}
+
+func (e fieldError) Error() string { return e.key + ": " + e.msg }
+
+// bad returns a fieldError.
+func bad(key, format string, args ...any) error {
+	return fieldError{key: key, msg: fmt.Sprintf(format, args...)}
 }
 
 // movedKeys are keys of earlier releases and where their setting lives now, for the error a
@@ -182,16 +303,21 @@ var movedKeys = map[string]string{
 	"offer_max_age": "optimize.options.max_offer_age_hours, in hours (default 24)",
 }
 
-// applyEnv sets every field of v from its GPUCOST_* variable when that is set.
-func applyEnv(v reflect.Value, prefix string, getenv func(string) string) error {
+// applyEnv sets every field of v from its GPUCOST_* variable when that is set, and records the
+// variable as the origin of the field's key path (path is the key path of v).
+func applyEnv(v reflect.Value, prefix, path string, getenv func(string) string, org origins) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		name := prefix + "_" + strings.ToUpper(key)
+		keyPath := key
+		if path != "" {
+			keyPath = path + "." + key
+		}
 		fv := v.Field(i)
 		if f.Type.Kind() == reflect.Struct {
-			if err := applyEnv(fv, name, getenv); err != nil {
+			if err := applyEnv(fv, name, keyPath, getenv, org); err != nil {
 				return err
 			}
 			continue
@@ -201,8 +327,9 @@ func applyEnv(v reflect.Value, prefix string, getenv func(string) string) error 
 			continue
 		}
 		if err := setFromString(fv, raw); err != nil {
-			return fmt.Errorf("environment variable %s: %w", name, err)
+			return fmt.Errorf("environment variable %s: %s: %w", name, keyPath, err)
 		}
+		org[keyPath] = "environment variable " + name
 	}
 	return nil
 }
@@ -249,36 +376,216 @@ func setFromString(v reflect.Value, raw string) error {
 // providerNames are the sources gpucost knows, in the order they are listed.
 var providerNames = []string{"coreweave", "lambda", "runpod", "vastai"}
 
+// validate checks every value: each error is a fieldError naming its key. Commands can rely
+// on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
 func (c Config) validate() error {
 	var errs []error
-	for _, p := range c.Scrape.Providers {
-		if !contains(providerNames, p) {
-			errs = append(errs, fmt.Errorf("scrape.providers: unknown provider %q (want some of %s)", p, strings.Join(providerNames, ", ")))
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if c.Scrape.Parallelism < 1 {
-		errs = append(errs, errors.New("scrape.parallelism: must be at least 1"))
+	add(c.ClickHouse.check())
+	add(c.Scrape.check())
+	add(c.HTTP.check())
+	for _, name := range providerNames {
+		pc, _ := providerConfig(c, name)
+		add(pc.check("providers." + name))
 	}
-	if c.Scrape.MinOfferRatio < 0 || c.Scrape.MinOfferRatio > 1 {
-		errs = append(errs, errors.New("scrape.min_offer_ratio: must be between 0 and 1"))
-	}
-	if c.Scrape.MaxPricePerGPUHour <= 0 {
-		errs = append(errs, errors.New("scrape.max_price_per_gpu_hour: must be positive"))
-	}
-	if c.Scrape.SpoolDir == "" {
-		errs = append(errs, errors.New("scrape.spool_dir: required"))
-	}
+	add(c.Serve.check())
 	if c.Optimize.Workloads == "" {
-		errs = append(errs, errors.New("optimize.workloads: required"))
+		add(bad("optimize.workloads", "required"))
 	}
-	if err := c.Optimize.Options.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("optimize.options: %w", err))
-	}
-	if c.HTTP.RetryWaitMax < c.HTTP.RetryWaitMin {
-		errs = append(errs, errors.New("http.retry_wait_max: must not be below http.retry_wait_min"))
-	}
-	errs = append(errs, c.Report.check())
+	add(checkSchedule("optimize.schedule", c.Optimize.Schedule))
+	add(optionErrors(c.Optimize.Options.Validate()))
+	add(c.Report.check())
 	return errors.Join(errs...)
+}
+
+// optionErrors turns the optimizer's errors ("option NAME: ...") into fieldErrors of
+// optimize.options.NAME. optimizer.Options.Validate gives no typed error, so its message is
+// read here, the one place that does.
+func optionErrors(err error) error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	for _, e := range flatten(err) {
+		if name, msg, ok := strings.Cut(strings.TrimPrefix(e.Error(), "option "), ": "); ok && strings.HasPrefix(e.Error(), "option ") {
+			out = append(out, bad("optimize.options."+name, "%s", msg))
+		} else {
+			out = append(out, bad("optimize.options", "%v", e))
+		}
+	}
+	return errors.Join(out...)
+}
+
+// dsnSchemes are the DSN schemes of the ClickHouse driver: the native protocol, or HTTP(S).
+var dsnSchemes = []string{"clickhouse", "tcp", "http", "https"}
+
+// check parses the DSN the way the store will, so a DSN that cannot work fails here, at load,
+// and not on every query of a run. Errors never repeat the DSN (it may hold a password).
+func (c ClickHouseConfig) check() error {
+	if c.DSN == "" {
+		return bad("clickhouse.dsn", "required (clickhouse://user@host:9000/database)")
+	}
+	u, err := url.Parse(c.DSN)
+	if err != nil {
+		return bad("clickhouse.dsn", "not a URL like clickhouse://user@host:9000/database (URL-encode special characters of the password)")
+	}
+	if !contains(dsnSchemes, u.Scheme) {
+		return bad("clickhouse.dsn", "scheme %s: want clickhouse:// (the native protocol) or http(s)://", quoteShort(u.Scheme))
+	}
+	opts, err := clickhouse.ParseDSN(c.DSN)
+	if err != nil {
+		// The driver's errors name the bad parameter and its value, never the password
+		// (clickhouse_options.go redacts the URL).
+		return bad("clickhouse.dsn", "%v", err)
+	}
+	var errs []error
+	for _, a := range opts.Addr {
+		if _, port, err := net.SplitHostPort(a); err != nil || !validPort(port, false) {
+			errs = append(errs, bad("clickhouse.dsn", "address %s: want host:port", quoteShort(a)))
+		}
+	}
+	if opts.DialTimeout < 0 || opts.ReadTimeout < 0 || opts.ConnMaxLifetime < 0 {
+		errs = append(errs, bad("clickhouse.dsn", "dial_timeout, read_timeout and conn_max_lifetime must not be negative"))
+	}
+	if opts.MaxOpenConns < 0 || opts.MaxIdleConns < 0 {
+		errs = append(errs, bad("clickhouse.dsn", "max_open_conns and max_idle_conns must not be negative"))
+	}
+	if c.Cluster != "" && !clusterName.MatchString(c.Cluster) {
+		errs = append(errs, bad("clickhouse.cluster", "%s is not a cluster name (letters, digits, '_', '.', '-')", quoteShort(c.Cluster)))
+	}
+	return errors.Join(errs...)
+}
+
+// maxOpenConns is the size of the DSN's connection pool (max_open_conns; the driver's default
+// is 10). The configuration has been validated.
+func (c ClickHouseConfig) maxOpenConns() int {
+	opts, err := clickhouse.ParseDSN(c.DSN)
+	if err != nil || opts.MaxOpenConns <= 0 {
+		return 10
+	}
+	return opts.MaxOpenConns
+}
+
+var clusterName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+func (s ScrapeConfig) check() error {
+	var errs []error
+	if len(s.Providers) == 0 {
+		errs = append(errs, bad("scrape.providers", "name at least one of %s", strings.Join(providerNames, ", ")))
+	}
+	seen := map[string]bool{}
+	for _, p := range s.Providers {
+		switch {
+		case !contains(providerNames, p):
+			errs = append(errs, bad("scrape.providers", "unknown provider %s (want some of %s)", quoteShort(p), strings.Join(providerNames, ", ")))
+		case seen[p]:
+			errs = append(errs, bad("scrape.providers", "%s is listed twice", p))
+		}
+		seen[p] = true
+	}
+	if s.Parallelism < 1 {
+		errs = append(errs, bad("scrape.parallelism", "must be at least 1, not %d", s.Parallelism))
+	}
+	errs = append(errs, positive("scrape.source_timeout", s.SourceTimeout), positive("scrape.load_timeout", s.LoadTimeout),
+		notNegative("scrape.lock_wait", s.LockWait))
+	if !(s.MinOfferRatio >= 0 && s.MinOfferRatio <= 1) {
+		errs = append(errs, bad("scrape.min_offer_ratio", "must be between 0 and 1, not %g", s.MinOfferRatio))
+	}
+	if !(s.MaxPricePerGPUHour > 0) {
+		errs = append(errs, bad("scrape.max_price_per_gpu_hour", "must be positive, not %g", s.MaxPricePerGPUHour))
+	}
+	if !(s.OutlierFactor == 0 || s.OutlierFactor > 1) {
+		errs = append(errs, bad("scrape.outlier_factor", "must be above 1 (or 0 to disable the check), not %g", s.OutlierFactor))
+	}
+	if s.SpoolDir == "" {
+		errs = append(errs, bad("scrape.spool_dir", "required"))
+	}
+	return errors.Join(errs...)
+}
+
+func (h HTTPConfig) check() error {
+	errs := []error{notNegative("http.retry_wait_min", h.RetryWaitMin), notNegative("http.retry_wait_max", h.RetryWaitMax),
+		positive("http.attempt_timeout", h.AttemptTimeout)}
+	if h.RetryMax < 0 || h.RetryMax > 100 {
+		errs = append(errs, bad("http.retry_max", "must be between 0 and 100, not %d", h.RetryMax))
+	}
+	if h.RetryWaitMax < h.RetryWaitMin {
+		errs = append(errs, fieldError{key: "http.retry_wait_max", also: []string{"http.retry_wait_min"},
+			msg: fmt.Sprintf("%s is below http.retry_wait_min %s", h.RetryWaitMax.Std(), h.RetryWaitMin.Std())})
+	}
+	if h.MaxBodyBytes <= 0 {
+		errs = append(errs, bad("http.max_body_bytes", "must be positive, not %d", h.MaxBodyBytes))
+	}
+	if strings.IndexFunc(h.UserAgent, unicode.IsControl) >= 0 {
+		errs = append(errs, bad("http.user_agent", "holds a control character"))
+	}
+	return errors.Join(errs...)
+}
+
+// envName is what an environment variable may be called.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (p ProviderConfig) check(key string) error {
+	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), notNegative(key+".delay", p.Delay)}
+	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
+		errs = append(errs, bad(key+".api_key_env", "%s is not an environment variable name", quoteShort(p.APIKeyEnv)))
+	}
+	return errors.Join(errs...)
+}
+
+// checkURL accepts "" (the source's default) or an absolute http(s) URL.
+func checkURL(key, s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return bad(key, "%s is not an http(s):// URL", quoteShort(s))
+	}
+	return nil
+}
+
+func (s ServeConfig) check() error {
+	errs := []error{checkSchedule("serve.scrape_schedule", s.ScrapeSchedule), positive("serve.stale_after", s.StaleAfter),
+		notNegative("serve.shutdown_grace", s.ShutdownGrace), positive("serve.query_timeout", s.QueryTimeout),
+		positive("serve.dashboard_refresh", s.DashboardRefresh)}
+	if _, port, err := net.SplitHostPort(s.Listen); err != nil || !validPort(port, true) {
+		errs = append(errs, bad("serve.listen", "%s is not an address like 127.0.0.1:8080 or :8080", quoteShort(s.Listen)))
+	}
+	return errors.Join(errs...)
+}
+
+// validPort accepts a port number (0, any free port, only when zeroOK).
+func validPort(s string, zeroOK bool) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n <= 65535 && (n > 0 || (zeroOK && n == 0))
+}
+
+// checkSchedule parses a cron spec as gpucost serve's scheduler does (cron.New's standard
+// parser: five fields or a descriptor such as @every 30m).
+func checkSchedule(key, spec string) error {
+	if _, err := cron.ParseStandard(spec); err != nil {
+		return bad(key, "%s is not a cron schedule (e.g. \"5 * * * *\" or \"@every 30m\"): %v", quoteShort(spec), err)
+	}
+	return nil
+}
+
+func positive(key string, d Duration) error {
+	if d <= 0 {
+		return bad(key, "must be positive, not %s", d.Std())
+	}
+	return nil
+}
+
+func notNegative(key string, d Duration) error {
+	if d < 0 {
+		return bad(key, "must not be negative, not %s", d.Std())
+	}
+	return nil
 }
 
 // apiKey reads a provider's key from its file or environment variable; "" when neither is set.

@@ -10,7 +10,11 @@ import (
 
 const configHelp = `Print the effective configuration as YAML: the embedded defaults, overlaid by the config file
 and GPUCOST_* environment variables. Secrets are masked: the DSN's password is replaced, and for
-each provider the output says whether an API key was found, never the key.`
+each provider the output says whether an API key was found, never the key.
+
+Every value is checked as every command checks it (the DSN as the driver parses it, timeouts,
+limits, cron schedules, addresses, URLs): a bad one is an error naming the file and line, or
+the GPUCOST_* variable, and the key, with exit code 2.`
 
 func runConfig(_ context.Context, e env, args []string) int {
 	fs := newFlags("config", "print [--config FILE]", configHelp)

@@ -57,29 +57,35 @@ type dashboardPage struct {
 	Error      string
 }
 
+// dashboardView is the dashboard as last built: its data and the page rendered from it.
+type dashboardView struct {
+	page dashboardPage
+	html []byte
+}
+
 // dashboard serves the page at /: the cheapest offer per GPU model now, and the last month's
 // daily history of each model across providers. It is rendered on the server, with inline SVG
-// charts and no scripts.
+// charts and no scripts. Its data changes hourly, so every request is served the page last
+// built (see analytics.page): however many clients load it, the store sees one rebuild per
+// serve.dashboard_refresh. When a rebuild fails, the last page is served with a notice saying
+// how old it is; with no page yet, the answer is an error page with a 503 (504 for a slow store).
 func (a *analytics) dashboard(w http.ResponseWriter, r *http.Request) {
-	now := a.now().UTC()
-	page := dashboardPage{Now: now, MarketAge: "24 hours", Days: dashboardDays}
-	status := http.StatusOK
-	ctx, cancel := context.WithTimeout(r.Context(), apiTimeout)
-	defer cancel()
-	st, err := a.store(ctx)
-	if err == nil {
-		err = a.fillDashboard(ctx, st, now, &page)
-	}
+	view, at, have, err := a.page.get(r.Context())
+	status, body := http.StatusOK, view.html
 	if err != nil {
-		a.logger.Error("Dashboard failed", "err", err)
-		page.Error = "The price store is unavailable, so there is nothing to show. /healthz says more."
-		status = http.StatusServiceUnavailable
-	}
-	var buf bytes.Buffer
-	if err := dashboardTemplate.Execute(&buf, page); err != nil {
-		a.logger.Error("Rendering the dashboard failed", "err", err)
-		http.Error(w, "rendering the dashboard failed", http.StatusInternalServerError)
-		return
+		page := view.page
+		if have {
+			page.Error = "The price store did not answer the last refresh: these prices are from " + at.UTC().Format("2006-01-02 15:04") + " UTC. /healthz says more."
+		} else {
+			page = dashboardPage{Now: a.now().UTC(), MarketAge: "24 hours", Days: dashboardDays,
+				Error: "The price store is unavailable, so there is nothing to show. /healthz says more."}
+			status, _, _ = storeErrorStatus(err)
+		}
+		if body, err = renderDashboard(page); err != nil {
+			a.logger.Error("Rendering the dashboard failed", "err", err)
+			http.Error(w, "rendering the dashboard failed", http.StatusInternalServerError)
+			return
+		}
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -87,12 +93,39 @@ func (a *analytics) dashboard(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
-func (a *analytics) fillDashboard(ctx context.Context, st analyticsStore, now time.Time, page *dashboardPage) error {
-	offers, err := st.LatestOffers(ctx, store.OfferFilter{MaxAge: dashboardMarketAge})
+// buildDashboard reads the dashboard's data from the store and renders the page (the
+// refresher's load).
+func (a *analytics) buildDashboard(ctx context.Context) (dashboardView, error) {
+	now := a.now().UTC()
+	page := dashboardPage{Now: now, MarketAge: "24 hours", Days: dashboardDays}
+	if err := a.fillDashboard(ctx, now, &page); err != nil {
+		a.logger.Error("Dashboard refresh failed", "err", err)
+		return dashboardView{}, err
+	}
+	html, err := renderDashboard(page)
 	if err != nil {
+		return dashboardView{}, err
+	}
+	return dashboardView{page: page, html: html}, nil
+}
+
+func renderDashboard(page dashboardPage) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := dashboardTemplate.Execute(&buf, page); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (a *analytics) fillDashboard(ctx context.Context, now time.Time, page *dashboardPage) error {
+	var offers []schema.Offer
+	if err := a.query(ctx, func(ctx context.Context, st analyticsStore) (err error) {
+		offers, err = st.LatestOffers(ctx, store.OfferFilter{MaxAge: dashboardMarketAge})
+		return err
+	}); err != nil {
 		return err
 	}
 	page.Rows = marketRows(offers)
@@ -113,8 +146,11 @@ func (a *analytics) fillDashboard(ctx context.Context, st analyticsStore, now ti
 	for i, m := range models {
 		g.Go(func() error {
 			q := store.HistoryQuery{GPUModel: m.GPUModel, From: from, To: to, Interval: store.Day}
-			points, err := st.History(gctx, q)
-			if err != nil {
+			var points []store.HistoryPoint
+			if err := a.query(gctx, func(ctx context.Context, st analyticsStore) (err error) {
+				points, err = st.History(ctx, q)
+				return err
+			}); err != nil {
 				return err
 			}
 			svg, err := historySVG("cheapest $/GPU-hour per day, by provider and price type", q, points)

@@ -69,7 +69,8 @@ func providerServer(t *testing.T, provider string, before func(w http.ResponseWr
 }
 
 // proxy is a TCP proxy in front of ClickHouse that a test can cut, so "ClickHouse stopped"
-// can happen to one test without stopping the server every other test uses.
+// can happen to one test without stopping the server every other test uses. It can also pause,
+// as a SIGSTOPped server does: connections are accepted and kept, but no byte goes through.
 type proxy struct {
 	t      *testing.T
 	ln     net.Listener
@@ -77,6 +78,7 @@ type proxy struct {
 	mu     sync.Mutex
 	down   bool
 	conns  []net.Conn
+	resume chan struct{} // closed while the proxy forwards; open while it is paused
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -84,10 +86,48 @@ func newProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{t: t, ln: ln, target: target}
+	p := &proxy{t: t, ln: ln, target: target, resume: make(chan struct{})}
+	close(p.resume)
 	go p.accept()
-	t.Cleanup(func() { ln.Close(); p.setDown(true) })
+	t.Cleanup(func() { ln.Close(); p.setPaused(false); p.setDown(true) })
 	return p
+}
+
+// setPaused stops forwarding bytes in both directions (true) or resumes (false).
+func (p *proxy) setPaused(paused bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.resume:
+		if paused {
+			p.resume = make(chan struct{})
+		}
+	default:
+		if !paused {
+			close(p.resume)
+		}
+	}
+}
+
+// pipe copies src to dst, holding every chunk while the proxy is paused.
+func (p *proxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			resume := p.resume
+			p.mu.Unlock()
+			<-resume
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (p *proxy) accept() {
@@ -111,8 +151,8 @@ func (p *proxy) accept() {
 		p.mu.Lock()
 		p.conns = append(p.conns, c, up)
 		p.mu.Unlock()
-		go func() { io.Copy(up, c); up.Close() }()
-		go func() { io.Copy(c, up); c.Close() }()
+		go p.pipe(up, c)
+		go p.pipe(c, up)
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const exportHelp = `Write price data for notebooks and spreadsheets, as CSV or Parquet.
@@ -30,6 +30,9 @@ const exportHelp = `Write price data for notebooks and spreadsheets, as CSV or P
 Prices are exact: CSV writes them with 6 decimals, Parquet as DECIMAL(18, 6); times are UTC
 (CSV: RFC 3339; Parquet: timestamps in milliseconds, adjusted to UTC). Nullable columns are
 empty in CSV and null in Parquet; dq_flags is a ';'-separated list in CSV and a list in Parquet.
+Scraped text is untrusted: in CSV, control characters become spaces and a cell that a
+spreadsheet would run as a formula (starting with = + - @) gets a leading apostrophe; numbers
+(-1.5) stay numbers. Parquet keeps the text as stored.
 --out - (the default) writes to standard output, except Parquet to a terminal.`
 
 func runExport(ctx context.Context, e env, args []string) int {
@@ -250,13 +253,13 @@ func newOfferWriter(w io.Writer, format string) (offerWriter, error) {
 			},
 		}, nil
 	}
-	cw := csv.NewWriter(w)
+	cw := textcell.NewCSVWriter(w)
 	if err := cw.Write(offerExportHeader); err != nil {
 		return offerWriter{}, err
 	}
 	return offerWriter{
 		write: func(o *schema.Offer) error { return cw.Write(offerCSVRow(o)) },
-		close: func() error { cw.Flush(); return cw.Error() },
+		close: cw.Flush,
 	}, nil
 }
 

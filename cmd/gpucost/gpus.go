@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const gpusHelp = `List the GPU catalog: every model the optimizer plans with, by canonical name, with what
@@ -73,14 +72,15 @@ func fabric(m gpus.Model) string {
 }
 
 func writeGPUTable(w io.Writer, models []gpus.Model) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tCC\tVRAM\tGB/S\tFP16\tBF16\tFP8\tINT8\tFP4\tFABRIC\tTDP")
+	tb := textcell.NewTable(w, textcell.NameWidth)
+	tb.Row("MODEL", "CC", "VRAM", "GB/S", "FP16", "BF16", "FP8", "INT8", "FP4", "FABRIC", "TDP")
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	for _, m := range models {
 		t := m.TFLOPS
-		fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", m.Name, m.CapabilityString(), m.VRAMGB, m.MemBandwidthGBps,
-			tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4), fabric(m), m.TDPWatts)
+		tb.Row(m.Name, m.CapabilityString(), g(m.VRAMGB), g(m.MemBandwidthGBps),
+			tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4), fabric(m), strconv.Itoa(m.TDPWatts))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tb.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "\nCC: compute capability or AMD target. VRAM GB per GPU. Dense tensor TFLOPS (INT8: TOPS);\n"+
@@ -126,13 +126,16 @@ func gpuRow(l gpuListing) []string {
 }
 
 func writeGPUCSV(w io.Writer, models []gpus.Model) error {
-	cw := csv.NewWriter(w)
-	cw.Write(gpuColumns)
-	for _, l := range listings(models) {
-		cw.Write(gpuRow(l))
+	cw := textcell.NewCSVWriter(w)
+	if err := cw.Write(gpuColumns); err != nil {
+		return err
 	}
-	cw.Flush()
-	return cw.Error()
+	for _, l := range listings(models) {
+		if err := cw.Write(gpuRow(l)); err != nil {
+			return err
+		}
+	}
+	return cw.Flush()
 }
 
 // writeGPUMarkdown writes the catalog table of docs/gpus.md.

@@ -2,19 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const historyHelp = `Print the price history of one GPU model: per bucket (hour, day or week, UTC; weeks start on
@@ -316,7 +315,7 @@ func writeHistory(w io.Writer, output string, interval store.Interval, points []
 		}
 		return writeIndentedJSON(w, points)
 	case "csv":
-		cw := csv.NewWriter(w)
+		cw := textcell.NewCSVWriter(w)
 		if err := cw.Write(historyHeader); err != nil {
 			return err
 		}
@@ -327,15 +326,15 @@ func writeHistory(w io.Writer, output string, interval store.Interval, points []
 				return err
 			}
 		}
-		cw.Flush()
-		return cw.Error()
+		return cw.Flush()
 	default:
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "BUCKET\tPROVIDER\tPRICE TYPE\tMIN $/GPU-H\tAVG\tMEDIAN\tMAX\tOBS\tOFFERS\t")
+		t := textcell.NewTable(w, textcell.NameWidth)
+		t.Row("BUCKET", "PROVIDER", "PRICE TYPE", "MIN $/GPU-H", "AVG", "MEDIAN", "MAX", "OBS", "OFFERS", "")
 		for _, p := range points {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", bucketLabel(p.Bucket, interval), p.Provider, p.PriceType,
-				p.Min.StringFixed(4), p.Avg.StringFixed(4), p.Median.StringFixed(4), p.Max.StringFixed(4), p.Observations, p.Offers)
+			t.Row(bucketLabel(p.Bucket, interval), p.Provider, string(p.PriceType),
+				p.Min.StringFixed(4), p.Avg.StringFixed(4), p.Median.StringFixed(4), p.Max.StringFixed(4),
+				strconv.FormatUint(p.Observations, 10), strconv.FormatUint(p.Offers, 10), "")
 		}
-		return tw.Flush()
+		return t.Flush()
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const importHelp = `Load a published price table (CSV) as price observations. The first line names the columns,
@@ -65,6 +66,9 @@ Exit codes: 0 loaded (or already loaded); 1 bad lines or a store failure; 2 bad 
 // maxImportBytes bounds the file: it is kept whole as a raw payload.
 const maxImportBytes = 64 << 20
 
+// maxImportErrorWidth caps one printed error line: the file name, line, column and message.
+const maxImportErrorWidth = 600
+
 func runImport(ctx context.Context, e env, args []string) int {
 	fs := newFlags("import", "[flags] FILE.csv", importHelp)
 	fs.withConfig()
@@ -101,7 +105,8 @@ func runImport(ctx context.Context, e env, args []string) int {
 				fmt.Fprintf(e.stderr, "… and %d more\n", len(errs)-shown)
 				break
 			}
-			fmt.Fprintln(e.stderr, err)
+			// An error quotes the file's text, which is untrusted: one clean line each.
+			fmt.Fprintln(e.stderr, textcell.Clean(err.Error(), maxImportErrorWidth))
 		}
 		fmt.Fprintf(e.stderr, "gpucost import: %s has %d bad lines: nothing loaded\n", path, countLines(errs))
 		return exitFailed

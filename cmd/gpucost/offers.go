@@ -2,21 +2,25 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const offersHelp = `List the current market from the store: the newest observation of every offer seen within
 --max-age, or imported with a valid_until still ahead (gpucost import), cheapest $/GPU-hour
-first; a price whose valid_until has passed is left out. Filters combine.`
+first; a price whose valid_until has passed is left out. Filters combine.
+
+Scraped text is untrusted: the table turns control characters (escape sequences, line breaks,
+tabs, bidi overrides) into spaces and cuts every cell to 40 characters; in CSV a cell that a
+spreadsheet would run as a formula (starting with = + - @) gets a leading apostrophe, and
+numbers stay numbers. JSON keeps the text as stored.`
 
 func runOffers(ctx context.Context, e env, args []string) int {
 	fs := newFlags("offers", "[flags]", offersHelp)
@@ -85,7 +89,7 @@ func runOffers(ctx context.Context, e env, args []string) int {
 	case "csv":
 		err = writeOffersCSV(e.stdout, offers)
 	default:
-		writeOffersTable(e.stdout, offers)
+		err = writeOffersTable(e.stdout, offers)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
@@ -136,18 +140,23 @@ func offerRow(o schema.Offer) []string {
 		o.Region, string(o.Tier), o.OfferID, o.ObservedAt.UTC().Format(time.RFC3339)}
 }
 
-func writeOffersTable(w io.Writer, offers []schema.Offer) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tGPU\tN\tVRAM\tPRICE TYPE\t$/GPU-H\t$/H\tINTRA\tINTER\tREGION")
+// offerCellWidth caps every cell of the offers table: a scraped name never pads every row.
+const offerCellWidth = 40
+
+// writeOffersTable writes the offers as a terminal table; scraped text passes textcell.
+func writeOffersTable(w io.Writer, offers []schema.Offer) error {
+	t := textcell.NewTable(w, offerCellWidth)
+	t.Row("PROVIDER", "GPU", "N", "VRAM", "PRICE TYPE", "$/GPU-H", "$/H", "INTRA", "INTER", "REGION")
 	for _, o := range offers {
 		r := offerRow(o)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], oneLine(r[9], 28))
+		t.Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], textcell.Clean(r[9], 28))
 	}
-	tw.Flush()
+	return t.Flush()
 }
 
+// writeOffersCSV writes the offers under offerTableHeader; every cell passes textcell.CSV.
 func writeOffersCSV(w io.Writer, offers []schema.Offer) error {
-	cw := csv.NewWriter(w)
+	cw := textcell.NewCSVWriter(w)
 	if err := cw.Write(offerTableHeader); err != nil {
 		return err
 	}
@@ -156,6 +165,5 @@ func writeOffersCSV(w io.Writer, offers []schema.Offer) error {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.Flush()
 }

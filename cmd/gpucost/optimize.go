@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -17,6 +15,7 @@ import (
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const optimizeHelp = `Plan every team's workloads on today's offers: for each workload, the cheapest provider, GPU,
@@ -133,11 +132,9 @@ func writePlan(w io.Writer, plan *optimizer.Plan, format string) error {
 	case "csv":
 		return writePlanCSV(w, plan.Rows(""))
 	case "markdown":
-		writePlanMarkdown(w, plan)
-		return nil
+		return writePlanMarkdown(w, plan)
 	}
-	writePlanTable(w, plan)
-	return nil
+	return writePlanTable(w, plan)
 }
 
 func money(d *decimal.Decimal) string {
@@ -161,30 +158,39 @@ func placement(provider, model string, count int, pt schema.PriceType) string {
 	return fmt.Sprintf("%s %s×%d %s", provider, model, count, pt)
 }
 
-func writePlanTable(w io.Writer, plan *optimizer.Plan) {
+// writePlanTable writes the plan as a terminal table; names and reasons pass textcell.
+func writePlanTable(w io.Writer, plan *optimizer.Plan) error {
 	rows := plan.Rows("")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TEAM\tWORKLOAD\tNOW\t$/MONTH\tRECOMMENDED\t$/MONTH\tSAVES\t%")
+	tb := textcell.NewTable(w, textcell.NameWidth)
+	tb.Row("TEAM", "WORKLOAD", "NOW", "$/MONTH", "RECOMMENDED", "$/MONTH", "SAVES", "%")
 	for _, r := range rows {
 		rec := placement(r.RecProvider, r.RecGPUModel, r.RecGPUCount, r.RecPriceType)
 		if r.Status != "ok" {
-			rec = "nothing fits: " + oneLine(r.Reason, 60)
+			rec = "nothing fits: " + textcell.Clean(r.Reason, 60)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Team, r.Workload,
+		tb.Row(textcell.Clean(r.Team, 40), textcell.Clean(r.Workload, 40),
 			placement(r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount, r.CurrentPriceType), money(r.CurrentUSDPerMonth),
 			rec, money(r.RecUSDPerMonth), money(r.SavingsUSDPerMonth), pct(r.SavingsPercent))
 	}
-	tw.Flush()
+	if err := tb.Flush(); err != nil {
+		return err
+	}
 	t := plan.Totals
 	fmt.Fprintf(w, "\norganisation: %d workloads, now %s/month, recommended %s/month, saves %s/month (%s)\n",
 		t.Workloads, money(&t.CurrentUSDPerMonth), money(&t.RecommendedUSDPerMonth), money(&t.SavingsUSDPerMonth), pct(t.SavingsPercent))
 	for _, x := range plan.ExcludedProviders {
-		fmt.Fprintf(w, "excluded provider: %+v\n", x)
+		if _, err := fmt.Fprintf(w, "excluded provider %s: %s\n", textcell.Clean(x.Provider, textcell.NameWidth), textcell.Clean(x.Reason, textcell.TextWidth)); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-func writePlanMarkdown(w io.Writer, plan *optimizer.Plan) {
-	esc := strings.NewReplacer("|", `\|`, "\n", " ")
+// writePlanMarkdown writes the plan as a Markdown table; cells are cleaned by textcell and
+// their pipes escaped, so no text adds a cell or a line.
+func writePlanMarkdown(w io.Writer, plan *optimizer.Plan) error {
+	pipe := strings.NewReplacer("|", `\|`)
+	esc := func(s string) string { return pipe.Replace(textcell.Clean(s, textcell.TextWidth)) }
 	fmt.Fprintln(w, "| Team | Workload | Now | $/month | Recommended | $/month | Saves | % |")
 	fmt.Fprintln(w, "|---|---|---|--:|---|--:|--:|--:|")
 	for _, r := range plan.Rows("") {
@@ -192,18 +198,19 @@ func writePlanMarkdown(w io.Writer, plan *optimizer.Plan) {
 		if r.Status != "ok" {
 			rec = "nothing fits: " + r.Reason
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", esc.Replace(r.Team), esc.Replace(r.Workload),
-			esc.Replace(placement(r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount, r.CurrentPriceType)), money(r.CurrentUSDPerMonth),
-			esc.Replace(rec), money(r.RecUSDPerMonth), money(r.SavingsUSDPerMonth), pct(r.SavingsPercent))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", esc(r.Team), esc(r.Workload),
+			esc(placement(r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount, r.CurrentPriceType)), money(r.CurrentUSDPerMonth),
+			esc(rec), money(r.RecUSDPerMonth), money(r.SavingsUSDPerMonth), pct(r.SavingsPercent))
 	}
 	t := plan.Totals
-	fmt.Fprintf(w, "\n**Organisation:** %d workloads, now %s/month, recommended %s/month, saves %s/month (%s).\n",
+	_, err := fmt.Fprintf(w, "\n**Organisation:** %d workloads, now %s/month, recommended %s/month, saves %s/month (%s).\n",
 		t.Workloads, money(&t.CurrentUSDPerMonth), money(&t.RecommendedUSDPerMonth), money(&t.SavingsUSDPerMonth), pct(t.SavingsPercent))
+	return err
 }
 
 func writePlanCSV(w io.Writer, rows []schema.PlanRow) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"team", "workload", "kind", "status", "reason", "current_provider", "current_gpu_model", "current_gpu_count",
+	cw := textcell.NewCSVWriter(w)
+	err := cw.Write([]string{"team", "workload", "kind", "status", "reason", "current_provider", "current_gpu_model", "current_gpu_count",
 		"current_price_type", "current_usd_per_month", "recommended_provider", "recommended_region", "recommended_gpu_model",
 		"recommended_gpu_count", "recommended_price_type", "recommended_usd_per_hour", "recommended_usd_per_month",
 		"savings_usd_per_month", "savings_percent"})
@@ -214,11 +221,16 @@ func writePlanCSV(w io.Writer, rows []schema.PlanRow) error {
 		return d.String()
 	}
 	for _, r := range rows {
-		cw.Write([]string{r.Team, r.Workload, r.Kind, r.Status, r.Reason, r.CurrentProvider, r.CurrentGPUModel, strconv.Itoa(r.CurrentGPUCount),
+		if err != nil {
+			return err
+		}
+		err = cw.Write([]string{r.Team, r.Workload, r.Kind, r.Status, r.Reason, r.CurrentProvider, r.CurrentGPUModel, strconv.Itoa(r.CurrentGPUCount),
 			string(r.CurrentPriceType), num(r.CurrentUSDPerMonth), r.RecProvider, r.RecRegion, r.RecGPUModel,
 			strconv.Itoa(r.RecGPUCount), string(r.RecPriceType), num(r.RecUSDPerHour), num(r.RecUSDPerMonth),
 			num(r.SavingsUSDPerMonth), num(r.SavingsPercent)})
 	}
-	cw.Flush()
-	return cw.Error()
+	if err != nil {
+		return err
+	}
+	return cw.Flush()
 }

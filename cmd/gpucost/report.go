@@ -13,9 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -23,6 +23,7 @@ import (
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const reportHelp = `Write the weekly savings report, or email it to every team.
@@ -468,7 +469,7 @@ func (j *reportJob) mail(ctx context.Context, rep *report.Report, log sendLog, r
 		row := store.ReportSend{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: team, Recipients: res.Recipients,
 			Status: store.SendSent, SentAt: j.now(), MessageID: res.MessageID, Attempts: uint32(res.Attempts), Forced: req.force && !sent[team].IsZero()}
 		if res.Err != nil {
-			row.Status, row.Error = store.SendFailed, oneLine(res.Err.Error(), 500)
+			row.Status, row.Error = store.SendFailed, textcell.Clean(res.Err.Error(), 500)
 		}
 		// Record at once: a crash later must not send this team again.
 		if err := log.RecordSends(ctx, row); err != nil {
@@ -563,31 +564,32 @@ func (j *reportJob) smtpClient(password string) (*gomail.Client, error) {
 // check validates the report section, as part of Config.validate: a bad SMTP setting stops
 // every command at start, not the weekly job on Monday.
 func (r ReportConfig) check() error {
-	var errs []error
+	errs := []error{checkSchedule("report.schedule", r.Schedule)}
+	if r.OutDir == "" {
+		errs = append(errs, bad("report.out_dir", "required"))
+	}
 	if r.HistoryWeeks < 1 || r.HistoryWeeks > 104 {
-		errs = append(errs, fmt.Errorf("report.history_weeks: %d not in 1..104", r.HistoryWeeks))
+		errs = append(errs, bad("report.history_weeks", "%d not in 1..104", r.HistoryWeeks))
 	}
 	s := r.SMTP
 	if s.Host == "" {
-		errs = append(errs, errors.New("report.smtp.host: required"))
+		errs = append(errs, bad("report.smtp.host", "required"))
 	}
 	if s.Port < 1 || s.Port > 65535 {
-		errs = append(errs, fmt.Errorf("report.smtp.port: %d not a port", s.Port))
+		errs = append(errs, bad("report.smtp.port", "%d not a port", s.Port))
 	}
 	if _, err := report.Recipients(s.From); err != nil || strings.Contains(s.From, ",") {
-		errs = append(errs, fmt.Errorf("report.smtp.from: %q is not one email address", s.From))
+		errs = append(errs, bad("report.smtp.from", "%s is not one email address", quoteShort(s.From)))
 	}
 	if !slices.Contains([]string{"mandatory", "opportunistic", "off"}, s.StartTLS) {
-		errs = append(errs, fmt.Errorf("report.smtp.starttls: %q (want mandatory, opportunistic or off)", s.StartTLS))
+		errs = append(errs, bad("report.smtp.starttls", "%s (want mandatory, opportunistic or off)", quoteShort(s.StartTLS)))
 	}
-	if s.Timeout <= 0 {
-		errs = append(errs, errors.New("report.smtp.timeout: must be positive"))
-	}
+	errs = append(errs, positive("report.smtp.timeout", s.Timeout), notNegative("report.smtp.retry_wait", s.RetryWait))
 	if s.Retries < 0 || s.Retries > 10 {
-		errs = append(errs, fmt.Errorf("report.smtp.retries: %d not in 0..10", s.Retries))
+		errs = append(errs, bad("report.smtp.retries", "%d not in 0..10", s.Retries))
 	}
-	if s.RetryWait < 0 {
-		errs = append(errs, errors.New("report.smtp.retry_wait: must not be negative"))
+	if s.PasswordEnv != "" && !envName.MatchString(s.PasswordEnv) {
+		errs = append(errs, bad("report.smtp.password_env", "%s is not an environment variable name", quoteShort(s.PasswordEnv)))
 	}
 	return errors.Join(errs...)
 }
@@ -619,19 +621,19 @@ func printMailResults(w io.Writer, week report.Week, results []mailResult) {
 	if len(results) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "WEEK\tTEAM\tSTATUS\tTO\tATTEMPTS\tDETAIL\n")
+	tb := textcell.NewTable(w, 160)
+	tb.Row("WEEK", "TEAM", "STATUS", "TO", "ATTEMPTS", "DETAIL")
 	for _, r := range results {
 		detail := r.MessageID
 		switch {
 		case r.Err != nil:
-			detail = oneLine(r.Err.Error(), 160)
+			detail = r.Err.Error()
 		case r.File != "":
 			detail = r.File
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", week.ID, oneLine(r.Team, 40), r.Status, oneLine(r.Recipients, 60), r.Attempts, detail)
+		tb.Row(week.ID, textcell.Clean(r.Team, 40), r.Status, textcell.Clean(r.Recipients, 60), strconv.Itoa(r.Attempts), detail)
 	}
-	tw.Flush()
+	_ = tb.Flush() // a terminal that cannot be written to has no one to tell
 }
 
 func countResults(results []mailResult) (sent, skipped, failed int) {

@@ -24,10 +24,15 @@ const serveHelp = `Run gpucost as a service: a scheduler (UTC cron) that runs th
 the nightly plan (optimize.schedule) and the weekly report email (report.schedule), and an HTTP
 server on serve.listen with
   /healthz     the last run of each provider and its staleness (503 when a provider's last good
-               run is older than serve.stale_after, or the store is unreachable)
+               run is older than serve.stale_after, or the store is unreachable); the run log
+               is read at most every 2 seconds, however often /healthz is asked
   /metrics     Prometheus metrics: runs, offers, rejects, HTTP attempts, durations, last success
   /api/v1/...  offers, history and price changes as JSON (see docs/analysts.md)
-  /            a dashboard: the cheapest offer per GPU model and price-history charts.
+  /            a dashboard: the cheapest offer per GPU model and price-history charts, rebuilt
+               at most every serve.dashboard_refresh (1m) and served from memory in between.
+The API and the dashboard run at most half of the DSN's max_open_conns queries at once, each
+within serve.query_timeout: a store that is down or paused is a 503 within about two seconds,
+a query that is slow on a store that answers a 504.
 A job still running when its next time comes is skipped; a job that panics is logged and the
 service carries on. On SIGTERM or SIGINT the scheduler stops, the run in flight finishes or
 spools its batches (within serve.shutdown_grace), and the process exits 0.`
@@ -73,6 +78,8 @@ type server struct {
 	registry *prometheus.Registry
 	metrics  *pipeline.Metrics
 	store    *lazyStore
+	gate     *storeGate         // every store read of the HTTP side
+	runLog   *refresher[runLog] // what /healthz reports of the runs
 	cron     *cron.Cron
 	now      func() time.Time
 
@@ -112,7 +119,24 @@ func newServer(cfg Config, e env, logger *slog.Logger) (*server, error) {
 		jobs: map[string]*jobState{},
 		ctx:  context.Background(),
 	}
+	// Half the pool: the scheduled jobs (a scrape loads up to scrape.parallelism batches at
+	// once) and the gate's liveness checks keep connections of their own.
+	s.gate = newStoreGate(cfg.ClickHouse.maxOpenConns()/2, cfg.Serve.QueryTimeout.Std(), s.probe)
+	s.runLog = newRefresher(healthzRefresh, cfg.Serve.QueryTimeout.Std(), false, s.lastRuns)
 	return s, nil
+}
+
+// healthzRefresh is how often /healthz reads the run log at most.
+const healthzRefresh = 2 * time.Second
+
+// probe is the store gate's liveness check: the smallest query on gpucost's own tables.
+func (s *server) probe(ctx context.Context) error {
+	st, err := s.store.get(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = st.SchemaVersion(ctx)
+	return err
 }
 
 // scheduleScrape adds the hourly scrape.
@@ -273,12 +297,11 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	last, good, err := s.lastRuns(ctx)
+	runs, _, _, err := s.runLog.get(r.Context())
 	if err != nil {
 		h.Status, h.StoreError = "degraded", err.Error()
 	}
+	last, good := runs.last, runs.good
 	for _, p := range s.cfg.Scrape.Providers {
 		ph := providerHealth{Provider: p, Stale: true}
 		if r, ok := last[p]; ok {
@@ -304,27 +327,36 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	_ = writeIndentedJSON(w, h)
 }
 
-func (s *server) lastRuns(ctx context.Context) (last, good map[string]schema.ScrapeRun, err error) {
-	last, good = map[string]schema.ScrapeRun{}, map[string]schema.ScrapeRun{}
-	st, err := s.store.get(ctx)
+// runLog is the last run and the last good run of each provider.
+type runLog struct {
+	last, good map[string]schema.ScrapeRun
+}
+
+// lastRuns reads the run log through the gate (runLog's load).
+func (s *server) lastRuns(ctx context.Context) (runLog, error) {
+	var runs, goods []schema.ScrapeRun
+	err := s.gate.do(ctx, func(ctx context.Context) error {
+		st, err := s.store.get(ctx)
+		if err != nil {
+			return err
+		}
+		if runs, err = st.LastRuns(ctx); err != nil {
+			return err
+		}
+		goods, err = st.LastGoodRuns(ctx)
+		return err
+	})
 	if err != nil {
-		return last, good, err
+		return runLog{}, err
 	}
-	runs, err := st.LastRuns(ctx)
-	if err != nil {
-		return last, good, err
-	}
+	l := runLog{last: map[string]schema.ScrapeRun{}, good: map[string]schema.ScrapeRun{}}
 	for _, r := range runs {
-		last[r.Provider] = r
-	}
-	goods, err := st.LastGoodRuns(ctx)
-	if err != nil {
-		return last, good, err
+		l.last[r.Provider] = r
 	}
 	for _, r := range goods {
-		good[r.Provider] = r
+		l.good[r.Provider] = r
 	}
-	return last, good, nil
+	return l, nil
 }
 
 // cronLogger adapts slog to cron's logger interface.

@@ -1,0 +1,380 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/store/storetest"
+)
+
+// hostileNames is one of each kind of text a scraped field could carry to attack a terminal or a
+// spreadsheet: escape sequences that recolour the terminal or retitle it, BEL, NUL, bidi
+// overrides that reverse what follows, CR/LF and tabs that would forge a table line, a name long
+// enough to pad every row, and formulas.
+var hostileNames = []struct{ name, text string }{
+	{"ESC", "H100\x1b[31mRED\x1b[0m\x1b]0;pwned\x07"},
+	{"BEL", "ding\x07\x07dong"},
+	{"NUL", "nul\x00\x00byte"},
+	{"bidi", "safe\u202egnp.exe\u202c\u2066iso\u2069"},
+	{"CR LF", "us-east\r\nlambda  H100  1  80  on_demand  0.0100\ttab"},
+	{"10 kB", strings.Repeat("W", 10<<10)},
+	{"formula", `=HYPERLINK("http://x.example","click")`},
+	{"at", "@SUM(1+1)*cmd|' /C calc'!A0"},
+}
+
+// badRune finds what may not reach a terminal or a CSV cell: C0 and C1 controls (tab only
+// where allowed), DEL, bidi overrides and isolates.
+func badRune(s string, tabOK bool) (rune, bool) {
+	for _, r := range s {
+		switch {
+		case r == '\t' && tabOK:
+		case r < 0x20, r >= 0x7f && r <= 0x9f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0xfeff:
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// checkTable checks a terminal table: wantLines lines, no control or bidi character, none wider
+// than maxWidth characters.
+func checkTable(t *testing.T, out string, wantLines, maxWidth int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != wantLines {
+		t.Errorf("%d lines, want %d: a cell forged or removed a line\n%.2000s", len(lines), wantLines, out)
+	}
+	for _, l := range lines {
+		if r, bad := badRune(l, false); bad {
+			t.Errorf("a line holds %U: %.100q", r, l)
+		}
+		if n := utf8.RuneCountInString(l); n > maxWidth {
+			t.Errorf("a line of %d characters (at most %d): a long name pads the table: %.100q", n, maxWidth, l)
+		}
+	}
+}
+
+// checkCSV parses a CSV output and checks it: wantRows records of wantCells each, no control or
+// bidi character in a cell, no cell a spreadsheet would run as a formula; numeric columns (by
+// header name) hold numbers, negative ones included.
+func checkCSV(t *testing.T, out string, wantRows int, numeric ...string) [][]string {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("the CSV does not parse: %v", err)
+	}
+	if len(rows) != wantRows {
+		t.Errorf("%d CSV records, want %d", len(rows), wantRows)
+	}
+	if len(rows) == 0 {
+		return rows
+	}
+	num := map[int]bool{}
+	for i, h := range rows[0] {
+		for _, n := range numeric {
+			if h == n {
+				num[i] = true
+			}
+		}
+	}
+	if len(num) != len(numeric) {
+		t.Fatalf("header %v lacks some of %v", rows[0], numeric)
+	}
+	for _, row := range rows[1:] {
+		if len(row) != len(rows[0]) {
+			t.Errorf("a record of %d cells under a header of %d", len(row), len(rows[0]))
+		}
+		for i, cell := range row {
+			if r, bad := badRune(cell, false); bad {
+				t.Errorf("cell %q holds %U: %.80q", rows[0][i], r, cell)
+			}
+			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
+				if _, err := decimal.NewFromString(cell); err != nil {
+					t.Errorf("cell %q would run as a formula: %.80q", rows[0][i], cell)
+				}
+			}
+			if num[i] && cell != "" {
+				if _, err := decimal.NewFromString(cell); err != nil {
+					t.Errorf("numeric cell %q is %q, not a number", rows[0][i], cell)
+				}
+			}
+		}
+	}
+	return rows
+}
+
+// hostileOffers is one offer per hostile name, the name in every text field a scraper fills.
+func hostileOffers(at time.Time, price string) []schema.Offer {
+	var out []schema.Offer
+	for i, h := range hostileNames {
+		p := decimal.RequireFromString(price).Add(decimal.New(int64(i), -2))
+		out = append(out, schema.Offer{ObservedAt: at, RunID: "hostile-" + at.Format("150405"), SourceURL: "https://example.test/" + h.name,
+			Provider: h.text, OfferID: h.text, Tier: schema.TierSecure, Region: h.text, Country: "US",
+			GPUModel: "H100-SXM-80GB", GPUNameRaw: h.text, GPUCount: 1, VRAMGB: 80, PriceType: schema.OnDemand,
+			PriceUSDPerHour: p, PriceUSDPerGPUHour: p, IntraNode: schema.IntraPCIe, InterNode: schema.InterNone, Stock: schema.StockHigh})
+	}
+	return out
+}
+
+// TestHostileTextInEveryWriter feeds each table and CSV writer of the CLI the hostile names.
+func TestHostileTextInEveryWriter(t *testing.T) {
+	now := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
+	offers := hostileOffers(now, "1.50")
+	unknown := offers[0]
+	unknown.GPUModel, unknown.GPUNameRaw = "", hostileNames[5].text // "? " + the raw name in the table
+	offers = append(offers, unknown)
+	n := len(offers)
+
+	var changes []store.PriceChange
+	var points []store.HistoryPoint
+	for _, h := range hostileNames {
+		changes = append(changes, store.PriceChange{ChangedAt: now, PreviousAt: now.Add(-time.Hour), Provider: h.text, PriceType: schema.OnDemand,
+			OfferID: h.text, GPUModel: "H100-SXM-80GB", GPUCount: 1, Tier: schema.TierSecure, Region: h.text,
+			OldPrice: decimal.RequireFromString("2"), NewPrice: decimal.RequireFromString("1.9"), ChangeUSD: decimal.RequireFromString("-0.1"),
+			ChangePct: decimal.RequireFromString("-5"), RunID: h.text})
+		points = append(points, store.HistoryPoint{Bucket: now, Provider: h.text, GPUModel: h.text, PriceType: schema.OnDemand,
+			Min: decimal.RequireFromString("1"), Avg: decimal.RequireFromString("1"), Max: decimal.RequireFromString("1"), Median: decimal.RequireFromString("1"),
+			Observations: 1, Offers: 1})
+	}
+	plan := hostilePlan(now)
+	rows := plan.Rows("")
+
+	// A table line is at most the sum of its column caps and separators.
+	const wide = 600
+	t.Run("offers table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeOffersTable(&b, offers); err != nil {
+			t.Fatal(err)
+		}
+		checkTable(t, b.String(), 1+n, 10*(offerCellWidth+2))
+	})
+	t.Run("changes table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeChanges(&b, "table", changes); err != nil {
+			t.Fatal(err)
+		}
+		checkTable(t, b.String(), 1+len(changes), wide)
+	})
+	t.Run("history table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeHistory(&b, "table", store.Day, points); err != nil {
+			t.Fatal(err)
+		}
+		checkTable(t, b.String(), 1+len(points), wide)
+	})
+	t.Run("optimize table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writePlanTable(&b, plan); err != nil {
+			t.Fatal(err)
+		}
+		// The table, a blank line, the organisation line and one line per excluded provider.
+		checkTable(t, b.String(), 1+len(rows)+2+len(plan.ExcludedProviders), wide)
+	})
+	t.Run("optimize markdown", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writePlanMarkdown(&b, plan); err != nil {
+			t.Fatal(err)
+		}
+		checkTable(t, b.String(), 2+len(rows)+2, 2500)
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(l, "| ") && strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") != 9 {
+				t.Errorf("a Markdown row with other than 8 cells: %.100q", l)
+			}
+		}
+	})
+	t.Run("mail results table", func(t *testing.T) {
+		var results []mailResult
+		for _, h := range hostileNames {
+			results = append(results, mailResult{Team: h.text, Recipients: h.text, Status: "failed", Attempts: 1, Err: errors.New(h.text)})
+		}
+		var b bytes.Buffer
+		printMailResults(&b, report.Week{ID: "2026-W05"}, results)
+		checkTable(t, b.String(), 1+len(results), wide)
+	})
+	t.Run("import errors", func(t *testing.T) {
+		var file strings.Builder
+		file.WriteString("provider,gpu,price_type,usd_per_gpu_hour,observed_at")
+		for _, h := range hostileNames {
+			file.WriteString("," + strings.NewReplacer("\r", "", "\n", "", ",", "", `"`, "").Replace(h.text))
+		}
+		file.WriteString("\n")
+		for _, h := range hostileNames {
+			fmt.Fprintf(&file, "%q,%q,spot,%q,2026-01-01\n", h.text, h.text, h.text)
+		}
+		path := filepath.Join(t.TempDir(), "evil.csv")
+		if err := os.WriteFile(path, []byte(file.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out := runCLI("import", "--dry-run", path)
+		if code != exitFailed {
+			t.Fatalf("exit %d, want %d\n%.3000s", code, exitFailed, out)
+		}
+		_, stderr, _ := strings.Cut(out, "--- stderr\n")
+		for _, l := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+			if r, bad := badRune(l, false); bad {
+				t.Errorf("an error line holds %U: %.100q", r, l)
+			}
+			if n := utf8.RuneCountInString(l); n > maxImportErrorWidth+1 {
+				t.Errorf("an error line of %d characters", n)
+			}
+		}
+	})
+
+	t.Run("offers csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeOffersCSV(&b, offers); err != nil {
+			t.Fatal(err)
+		}
+		got := checkCSV(t, b.String(), 1+n, "gpus", "vram_gb", "usd_per_gpu_hour", "usd_per_hour")
+		// Export keeps text whole: the 10 kB name is one cell of 10 kB.
+		if len(got) > 6 && got[6][11] != hostileNames[5].text {
+			t.Errorf("offer_id of the long name is %d bytes, want it whole", len(got[6][11]))
+		}
+	})
+	t.Run("export offers csv", func(t *testing.T) {
+		var b bytes.Buffer
+		ow, err := newOfferWriter(&b, "csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range offers {
+			if err := ow.write(&offers[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ow.close(); err != nil {
+			t.Fatal(err)
+		}
+		checkCSV(t, b.String(), 1+n, "gpu_count", "vram_gb", "price_usd_per_hour", "price_usd_per_gpu_hour")
+	})
+	t.Run("changes csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeChanges(&b, "csv", changes); err != nil {
+			t.Fatal(err)
+		}
+		rows := checkCSV(t, b.String(), 1+len(changes), "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "change_usd", "change_pct")
+		if len(rows) > 1 && (rows[1][11] != "-0.100000" || rows[1][12] != "-5.00") {
+			t.Errorf("change_usd %q and change_pct %q, want the negative numbers -0.100000 and -5.00 as numbers", rows[1][11], rows[1][12])
+		}
+	})
+	t.Run("history and export history csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeHistoryExport(&b, "csv", points); err != nil {
+			t.Fatal(err)
+		}
+		checkCSV(t, b.String(), 1+len(points), "min_usd_per_gpu_hour", "observations")
+	})
+	t.Run("optimize csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writePlanCSV(&b, rows); err != nil {
+			t.Fatal(err)
+		}
+		checkCSV(t, b.String(), 1+len(rows), "savings_usd_per_month", "recommended_usd_per_hour")
+	})
+}
+
+// hostilePlan is a plan whose teams, workloads, providers, regions and reasons carry the
+// hostile names (the workloads file and the scraped offers both feed a plan).
+func hostilePlan(now time.Time) *optimizer.Plan {
+	d := decimal.RequireFromString
+	plan := &optimizer.Plan{GeneratedAt: now, Options: optimizer.DefaultOptions()}
+	for _, h := range hostileNames {
+		place := func(provider string, perHour string) *optimizer.Placement {
+			hours := d("730")
+			return &optimizer.Placement{Provider: provider, Region: h.text, GPUModel: h.text, GPUCount: 1, GPUsPerNode: 1, Nodes: 1,
+				PriceType: schema.OnDemand, PriceUSDPerHour: d(perHour), PriceUSDPerGPUHour: d(perHour), PriceSource: optimizer.PriceMarket,
+				HoursPerMonth: hours, CostUSDPerMonth: d(perHour).Mul(hours).Round(2)}
+		}
+		more := d("-730")
+		plan.Teams = append(plan.Teams, optimizer.TeamPlan{Name: h.text, Email: "t@example.com", Workloads: []optimizer.WorkloadPlan{
+			{Name: h.text, Kind: optimizer.Inference, Status: optimizer.StatusOK, Current: place("runpod", "1"), Recommended: place(h.text, "2"),
+				Savings: &optimizer.Savings{USDPerMonth: more, Percent: &more}},
+			{Name: h.text + "2", Kind: optimizer.Inference, Status: optimizer.StatusNoFit, Reason: h.text},
+		}})
+		plan.ExcludedProviders = append(plan.ExcludedProviders, optimizer.ExcludedProvider{Provider: h.text, Reason: h.text})
+	}
+	return plan
+}
+
+// TestHostileTextThroughTheCLI stores the hostile names in ClickHouse as a scraper would and
+// reads them back with gpucost offers, changes, history and export: the tables and CSV files
+// the commands print are safe.
+func TestHostileTextThroughTheCLI(t *testing.T) {
+	dsn := storetest.DSN(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	for _, b := range [][]schema.Offer{hostileOffers(now.Add(-2*time.Hour), "2.00"), hostileOffers(now.Add(-time.Hour), "1.50")} {
+		if err := st.InsertOffers(ctx, b[0].RunID, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := map[string]string{"GPUCOST_CLICKHOUSE_DSN": dsn}
+	cli := func(t *testing.T, args ...string) string {
+		t.Helper()
+		code, out := runCLIEnv(vars, args...)
+		stdout, stderr, _ := strings.Cut(out, "\n--- stderr\n")
+		if code != exitOK {
+			t.Fatalf("gpucost %s: exit %d\n%.2000s", strings.Join(args, " "), code, out)
+		}
+		if r, bad := badRune(stderr, false); bad && strings.TrimSpace(stderr) != "" {
+			t.Errorf("stderr holds %U", r)
+		}
+		return stdout
+	}
+	n := len(hostileNames)
+	t.Run("offers", func(t *testing.T) {
+		checkTable(t, cli(t, "offers"), 1+n, 10*(offerCellWidth+2))
+	})
+	t.Run("offers csv", func(t *testing.T) {
+		checkCSV(t, cli(t, "offers", "--output", "csv"), 1+n, "usd_per_gpu_hour")
+	})
+	t.Run("changes", func(t *testing.T) {
+		checkTable(t, cli(t, "changes", "--since", "1d"), 1+n, 600)
+	})
+	t.Run("changes csv", func(t *testing.T) {
+		rows := checkCSV(t, cli(t, "changes", "--since", "1d", "--output", "csv"), 1+n, "change_usd", "change_pct")
+		var pcts []string
+		for _, r := range rows[1:] {
+			pcts = append(pcts, r[12])
+		}
+		sort.Strings(pcts)
+		if len(pcts) == 0 || !strings.HasPrefix(pcts[0], "-") {
+			t.Errorf("change_pct %v: want negative numbers kept as numbers", pcts)
+		}
+	})
+	t.Run("history", func(t *testing.T) {
+		checkTable(t, cli(t, "history", "--gpu", "H100-SXM-80GB", "--interval", "hour", "--since", "1d"), 1+2*n, 600)
+	})
+	t.Run("history csv", func(t *testing.T) {
+		checkCSV(t, cli(t, "history", "--gpu", "H100-SXM-80GB", "--interval", "hour", "--since", "1d", "--output", "csv"), 1+2*n, "min_usd_per_gpu_hour")
+	})
+	t.Run("export offers", func(t *testing.T) {
+		checkCSV(t, cli(t, "export", "offers", "--since", "1d"), 1+2*n, "price_usd_per_gpu_hour")
+	})
+	t.Run("export history", func(t *testing.T) {
+		checkCSV(t, cli(t, "export", "history", "--gpu", "H100-SXM-80GB", "--since", "2d"), 1+n, "avg_usd_per_gpu_hour")
+	})
+}
