@@ -20,6 +20,8 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // Mark replaces every secret.
@@ -45,52 +47,60 @@ var (
 // IsCredentialParam reports whether a query parameter of this name carries a credential.
 func IsCredentialParam(name string) bool { return credentialParam.MatchString(name) }
 
-// Redactor replaces secrets. The zero value and nil redact credentials by their shape only.
+// Redactor replaces secrets. The zero value and nil redact credentials by their shape only. A
+// Redactor is safe for concurrent use, Add included: a process makes one at start, wraps its
+// output in it, and adds the secrets as its configuration loads them.
 type Redactor struct {
-	values [][]byte // the secrets and their URL-escaped forms, longest first
+	mu     sync.Mutex               // serializes Add
+	values atomic.Pointer[[][]byte] // the secrets and their URL-escaped forms, longest first
 }
 
 // New returns a Redactor of the given secret values; empty and too-short values are ignored.
 func New(secrets ...string) *Redactor {
 	r := &Redactor{}
-	for _, s := range secrets {
-		r.add(s)
-	}
+	r.Add(secrets...)
 	return r
 }
 
-// With returns a Redactor of r's secrets and more.
-func (r *Redactor) With(secrets ...string) *Redactor {
-	out := &Redactor{}
-	if r != nil {
-		out.values = slices.Clone(r.values)
+// Add makes more values secret; empty and too-short values are ignored.
+func (r *Redactor) Add(secrets ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var values [][]byte
+	if old := r.values.Load(); old != nil {
+		values = slices.Clone(*old)
 	}
 	for _, s := range secrets {
-		out.add(s)
-	}
-	return out
-}
-
-func (r *Redactor) add(s string) {
-	if len(s) < MinSecretLen {
-		return
-	}
-	for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
-		if !slices.ContainsFunc(r.values, func(b []byte) bool { return string(b) == v }) {
-			r.values = append(r.values, []byte(v))
+		if len(s) < MinSecretLen {
+			continue
+		}
+		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
+			if !slices.ContainsFunc(values, func(b []byte) bool { return string(b) == v }) {
+				values = append(values, []byte(v))
+			}
 		}
 	}
-	slices.SortFunc(r.values, func(a, b []byte) int { return len(b) - len(a) })
+	slices.SortFunc(values, func(a, b []byte) int { return len(b) - len(a) })
+	r.values.Store(&values)
+}
+
+// secrets returns the current secret values.
+func (r *Redactor) secrets() [][]byte {
+	if r == nil {
+		return nil
+	}
+	if v := r.values.Load(); v != nil {
+		return *v
+	}
+	return nil
 }
 
 // Bytes returns b with every secret replaced by Mark. It returns b itself when b holds none.
 func (r *Redactor) Bytes(b []byte) []byte {
 	out := b
-	if r != nil {
-		for _, v := range r.values {
-			if bytes.Contains(out, v) {
-				out = bytes.ReplaceAll(out, v, []byte(Mark))
-			}
+	for _, v := range r.secrets() {
+		if bytes.Contains(out, v) {
+			out = bytes.ReplaceAll(out, v, []byte(Mark))
 		}
 	}
 	if credentialValue.Match(out) {
@@ -228,8 +238,5 @@ func (r *Redactor) URL(raw string) string {
 // Contains reports whether text holds one of r's secret values (shapes aside): for the checks
 // that scan output for leaks.
 func (r *Redactor) Contains(text []byte) bool {
-	if r == nil {
-		return false
-	}
-	return slices.ContainsFunc(r.values, func(v []byte) bool { return bytes.Contains(text, v) })
+	return slices.ContainsFunc(r.secrets(), func(v []byte) bool { return bytes.Contains(text, v) })
 }

@@ -89,3 +89,18 @@ func TestIsCredentialParam(t *testing.T) {
 		}
 	}
 }
+
+// TestAddAfterWrapping: output is wrapped when the process starts, before the configuration
+// has said what the secrets are; a secret added later is redacted from then on.
+func TestAddAfterWrapping(t *testing.T) {
+	r := redact.New()
+	var out bytes.Buffer
+	w := r.Writer(&out)
+	r.Add(key)
+	if _, err := w.Write([]byte("loaded key " + key + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "loaded key REDACTED\n" {
+		t.Errorf("wrote %q", got)
+	}
+}
