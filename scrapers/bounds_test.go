@@ -163,6 +163,13 @@ func TestOfferCaps(t *testing.T) {
 		t.Errorf("RunPod with %d offers: %v, want ErrTooManyOffers", scrapers.MaxOffers+2, err)
 	}
 
+	// A thousand unreadable types are twenty problems and a count, not a thousand problems.
+	bad := `{"data": {"gpuTypes": [{"id": "NVIDIA L4", "memoryInGb": 24, "securePrice": 0.44}` + strings.Repeat(`, {"displayName": "x"}`, 1000) + `]}}`
+	_, problems, err := scrapers.ParseRunPod([]byte(bad), runNov29, scrapers.DefaultRunPodURL)
+	if err != nil || len(problems) != 21 || problems[20].Error() != "runpod: 980 more problems" {
+		t.Errorf("%d problems (last %v), %v; want 20 and a count of the 980 more", len(problems), problems[len(problems)-1], err)
+	}
+
 	row := `{"id": %d, "num_gpus": 1, "gpu_name": "RTX 3090", "gpu_ram": 24576, "dph_total": 0.2}`
 	var rows []string
 	for i := range 6 {

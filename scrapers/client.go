@@ -38,9 +38,9 @@ type ClientConfig struct {
 	RetryWaitMin   time.Duration // first back-off (default 500ms)
 	RetryWaitMax   time.Duration // back-off cap, also the cap on a honoured Retry-After (default 30s)
 	AttemptTimeout time.Duration // one HTTP attempt, headers and body (default 60s); the ctx bounds the whole fetch
-	MaxBodyBytes   int64         // response body limit; over it is ErrBodyTooLarge, never a truncated parse (default 32 MiB)
+	MaxBodyBytes   int64         // response body limit; over it is ErrBodyTooLarge, never a truncated parse (default 8 MiB)
 	// MaxSourceBytes is the budget of response bytes one source may read in one Fetch, over all
-	// its requests (default 64 MiB). Every body counts, error answers included; a source that
+	// its requests (default 32 MiB). Every body counts, error answers included; a source that
 	// would read more fails with ErrOverBudget. With MaxBodyBytes and MaxOffers it bounds the
 	// memory a run takes whatever the providers send (docs/providers.md §6.2).
 	MaxSourceBytes int64
@@ -80,8 +80,8 @@ func DefaultClientConfig() ClientConfig {
 		RetryWaitMin:   500 * time.Millisecond,
 		RetryWaitMax:   30 * time.Second,
 		AttemptTimeout: 60 * time.Second,
-		MaxBodyBytes:   32 << 20,
-		MaxSourceBytes: 64 << 20,
+		MaxBodyBytes:   8 << 20,
+		MaxSourceBytes: 32 << 20,
 	}
 }
 

@@ -68,7 +68,9 @@ var coreweaveHeaders = []string{"GPU Model", "GPU Count", "VRAM", "On-Demand Pri
 // markup missing) or that yields no priced offer returns an error wrapping ErrLayoutChanged or
 // ErrNoOffers, never an empty success.
 func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = sourceErrors(CoreWeaveName, problems), sourceError(CoreWeaveName, err) }()
+	defer func() {
+		problems, err = sourceErrors(CoreWeaveName, capProblems(problems)), sourceError(CoreWeaveName, err)
+	}()
 	if err := checkPage(body); err != nil {
 		return nil, nil, err
 	}

@@ -57,7 +57,7 @@ const (
 // data, an API error object or no data: ErrLayoutChanged; no GPU offer at all: ErrNoOffers;
 // more than MaxOffers).
 func ParseLambda(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = sourceErrors(LambdaName, problems), sourceError(LambdaName, err) }()
+	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	types := &lambdaTypes{run: run, sourceURL: sourceURL, seen: map[string]bool{}}
 	resp := lambdaResponse{Data: types}
 	if err := decodeJSON(body, "instance types", &resp); err != nil {
@@ -112,7 +112,9 @@ type lambdaRecord struct {
 func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
 	t.found = true
 	return eachMember(data, func(key string, raw []byte) error {
-		t.n++
+		if t.n++; t.n > MaxOffers {
+			return fmt.Errorf("%w: more than %d instance types", ErrTooManyOffers, MaxOffers)
+		}
 		if t.seen[key] {
 			t.records = append(t.records, lambdaRecord{key: key, err: fmt.Errorf("instance type %q: listed twice", clip(key, 60))})
 			return nil
@@ -126,7 +128,7 @@ func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
 		if err != nil || ok {
 			t.records = append(t.records, lambdaRecord{key: key, offer: o, err: err})
 		}
-		return offerCap(len(t.records))
+		return nil
 	})
 }
 
@@ -341,7 +343,7 @@ func lambdaSpec(raw json.RawMessage, f float64) *float64 {
 // all is a layout change and returns an error wrapping ErrLayoutChanged, never an empty
 // success.
 func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = sourceErrors(LambdaName, problems), sourceError(LambdaName, err) }()
+	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	if err := checkPage(body); err != nil {
 		return nil, nil, fmt.Errorf("pricing page: %w", err)
 	}

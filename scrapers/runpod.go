@@ -163,7 +163,7 @@ func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer,
 		}
 		return nil, nil, sourceError(RunPodName, fmt.Errorf("%w: no data.gpuTypes in the response", ErrLayoutChanged))
 	}
-	offers, problems = types.offers, append(gqlErrs, types.problems...)
+	offers, problems = types.offers, sourceErrors(RunPodName, capProblems(append(gqlErrs, types.problems...)))
 	sortOffers(offers)
 	if len(offers) == 0 {
 		return nil, problems, sourceError(RunPodName, ErrNoOffers)
@@ -183,6 +183,9 @@ type runPodTypes struct {
 func (t *runPodTypes) UnmarshalJSON(data []byte) error {
 	t.found = true
 	return eachElement(data, func(i int, raw []byte) error {
+		if i >= MaxOffers {
+			return fmt.Errorf("%w: more than %d GPU types", ErrTooManyOffers, MaxOffers)
+		}
 		var g runPodGPUType
 		if err := json.Unmarshal(raw, &g); err != nil {
 			t.problems = append(t.problems, sourceError(RunPodName, fmt.Errorf("gpu type #%d: decoding: %w", i, err)))

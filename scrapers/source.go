@@ -90,6 +90,18 @@ var (
 // an on-demand and a spot offer: 25,600); the other providers publish a few hundred at most.
 const MaxOffers = 30_000
 
+// maxProblems bounds the problems a parse or a source reports: the first ones, and how many
+// more there were. A response of a million unreadable rows says so in one line, not a million.
+const maxProblems = 20
+
+// capProblems keeps the first maxProblems of errs and sums up the rest in one more.
+func capProblems(errs []error) []error {
+	if len(errs) <= maxProblems {
+		return errs
+	}
+	return append(errs[:maxProblems:maxProblems], fmt.Errorf("%d more problems", len(errs)-maxProblems))
+}
+
 // offerCap returns ErrTooManyOffers when n offers exceed MaxOffers.
 func offerCap(n int) error {
 	if n > MaxOffers {

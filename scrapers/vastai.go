@@ -118,7 +118,8 @@ var numGPUBuckets = []struct {
 // budget is spent, a page holds more rows than asked for, or ctx is done: those would leave a
 // smaller market, not a missing slice. Each pause between two requests is announced with
 // WithPacer's pacer before it is kept, so a deadline can follow the plan (docs/providers.md §1.3).
-func (v *Vast) Fetch(ctx context.Context, run Run) (Result, error) {
+func (v *Vast) Fetch(ctx context.Context, run Run) (res Result, err error) {
+	defer func() { res.Problems = sourceErrors(VastName, capProblems(res.Problems)) }()
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = v.client.withBudget(ctx)
 	f := &vastFetch{v: v, run: run, seen: map[string]bool{}}
@@ -345,7 +346,7 @@ type vastOffer struct {
 // ErrLayoutChanged when it is something else) or holds more than MaxOffers offers.
 func ParseVast(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	p, err := parseVast(body, run, sourceURL, MaxOffers)
-	return p.offers, p.problems, err
+	return p.offers, sourceErrors(VastName, capProblems(p.problems)), err
 }
 
 // vastPage is one search answer as parsed.
