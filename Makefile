@@ -117,7 +117,7 @@ bench: clickhouse
 
 ## bench-memory: peak RSS of gpucost scrape against fake providers that answer every request with
 ## a hostile body at the body limit (GPUCOST_BENCH_BODY_BYTES to try another limit,
-## GPUCOST_BENCH_RUNS runs per scenario); fails over 300 MB. No ClickHouse needed.
+## GPUCOST_BENCH_RUNS runs per scenario); fails when a dry run passes 300 MB. No ClickHouse needed.
 bench-memory:
 	$(GO) test -tags measure -count=1 -timeout 20m -run MeasureScrapeMemory -v ./cmd/gpucost/ | grep -v '^=== RUN'
 

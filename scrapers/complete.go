@@ -105,9 +105,9 @@ func jsonKind(data []byte) string {
 }
 
 // Bounds of the HTML pages the parsers build a tree of. The pricing pages have some tens of
-// thousands of tokens (CoreWeave's 1 MB page about 30,000) and no token larger than an inline
-// script of a few hundred kB; a tree of the largest page these bounds allow takes some tens of
-// MB, whatever the body limit.
+// thousands of tokens (at the density of testdata/coreweave_pricing.html, 74 per kB, CoreWeave's
+// 1 MB page has about 75,000) and no token larger than an inline script of a few hundred kB; a
+// tree of the largest page these bounds allow takes some tens of MB, whatever the body limit.
 const (
 	maxPageTokens = 300_000 // tags, text runs and comments
 	maxPageToken  = 4 << 20 // bytes of the largest one

@@ -23,8 +23,10 @@ import (
 // that answer every request with a hostile body exactly at the body limit, and reports the
 // child's peak RSS per scenario and run: its VmHWM in /proc/<pid>/status, read every 2ms while
 // it runs (getrusage's ru_maxrss would count the test process's own pages, which the child
-// shares until it execs). It fails when a run passes targetRSS. It is a measurement, built only
-// with the tag measure (make bench-memory).
+// shares until it execs). It fails when a dry run (the scrape itself: fetch, parse, validate)
+// passes targetRSS; the spool scenario adds the writing of the batches to the spool folder and
+// is reported, not held to it. It is a measurement, built only with the tag measure (make
+// bench-memory).
 //
 // GPUCOST_BENCH_BODY_BYTES sets the body limit (default: http.max_body_bytes of the shipped
 // configuration), GPUCOST_BENCH_RUNS the runs per scenario (default 3), GPUCOST_BENCH_CHILD_ENV
@@ -41,7 +43,7 @@ import (
 //   - tokens: pages of empty elements; JSON of many tiny rows.
 //   - spool: padded, with ClickHouse unreachable (not a dry run: the batches are spooled).
 func TestMeasureScrapeMemory(t *testing.T) {
-	const targetRSS = 300 << 20
+	const targetRSS = 300e6 // bytes
 	limit := int64(0)
 	if v := os.Getenv("GPUCOST_BENCH_BODY_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -84,8 +86,8 @@ func TestMeasureScrapeMemory(t *testing.T) {
 			var peak int64
 			code, peak, outcome = runMeasured(t, bin, srv.URL, limit, sc.dryRun)
 			rss = append(rss, fmt.Sprintf("%.0f", float64(peak)/1e6))
-			if peak > targetRSS {
-				t.Errorf("%s: peak RSS %.0f MB, over the %d MB target", sc.name, float64(peak)/1e6, targetRSS>>20)
+			if peak > targetRSS && sc.dryRun {
+				t.Errorf("%s: peak RSS %.0f MB, over the %.0f MB target", sc.name, float64(peak)/1e6, targetRSS/1e6)
 			}
 		}
 		srv.Close()
