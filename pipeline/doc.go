@@ -1,6 +1,5 @@
 // Package pipeline runs one scrape: extract (every enabled source in parallel, bounded, each
-// under its own deadline, which follows its work: Config.SourceTimeout plus the pauses it
-// announces with Pace, at most Config.SourceTimeoutMax) → normalize (units, defaults, canonical GPU) → validate (reject invalid
+// under its own deadline) → normalize (units, defaults, canonical GPU) → validate (reject invalid
 // rows with counted reasons, flag suspicious ones) → load (one batch per provider: raw payloads,
 // offers, run-log row) into a Sink.
 //
