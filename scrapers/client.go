@@ -467,7 +467,11 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		return n, cerr
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = fmt.Errorf("%w: the body ended after %d of the %d bytes its Content-Length announced", ErrIncomplete, b.read, b.announced)
+		if b.announced >= 0 {
+			err = fmt.Errorf("%w: the body ended after %d of the %d bytes its Content-Length announced", ErrIncomplete, b.read, b.announced)
+		} else {
+			err = fmt.Errorf("%w: the connection closed inside a chunk, after %d bytes", ErrIncomplete, b.read)
+		}
 		b.err = err
 	}
 	return n, err

@@ -71,7 +71,7 @@ func eachMember(data []byte, f func(key string, raw []byte) error) error {
 		t, err := dec.Token()
 		key, ok := t.(string)
 		if err != nil || !ok {
-			return fmt.Errorf("%w: object key: %v", ErrLayoutChanged, err)
+			return fmt.Errorf("%w: object key %v: %v", ErrLayoutChanged, t, err)
 		}
 		if err := dec.Decode(&raw); err != nil {
 			return fmt.Errorf("%w: member %q: %w", ErrLayoutChanged, clip(key, 60), err)
