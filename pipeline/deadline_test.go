@@ -43,7 +43,7 @@ func pacing(name string, pauses int, pause time.Duration, announce, hang bool) f
 // source announces, at most SourceTimeoutMax; a source that stalls still fails after its work
 // allowance, and a source that does not announce its pauses gets no more than SourceTimeout.
 func TestSourceDeadlineFollowsTheWork(t *testing.T) {
-	const work, pause = 150 * time.Millisecond, 60 * time.Millisecond
+	const work, pause = 300 * time.Millisecond, 60 * time.Millisecond
 	tests := []struct {
 		name     string
 		cfg      pipeline.Config
@@ -54,7 +54,7 @@ func TestSourceDeadlineFollowsTheWork(t *testing.T) {
 		wantText []string
 	}{
 		{
-			name:    "ten announced pauses of 60ms fit a 150ms work allowance",
+			name:    "ten announced pauses of 60ms fit a 300ms work allowance",
 			cfg:     pipeline.Config{SourceTimeout: work, SourceTimeoutMax: 10 * time.Second},
 			source:  pacing("paced", 10, pause, true, false),
 			minTook: 10 * pause, maxTook: 5 * time.Second,
@@ -63,23 +63,23 @@ func TestSourceDeadlineFollowsTheWork(t *testing.T) {
 			name:    "the same plan unannounced runs out after the work allowance",
 			cfg:     pipeline.Config{SourceTimeout: work, SourceTimeoutMax: 10 * time.Second},
 			source:  pacing("unannounced", 10, pause, false, false),
-			wantErr: "deadline passed after 150ms: 150ms of work",
+			wantErr: "deadline passed after 300ms: 300ms of work",
 			minTook: work, maxTook: 2 * time.Second,
 			wantText: []string{"context deadline exceeded"},
 		},
 		{
 			name:    "announced pauses stop at the cap",
-			cfg:     pipeline.Config{SourceTimeout: work, SourceTimeoutMax: 400 * time.Millisecond},
+			cfg:     pipeline.Config{SourceTimeout: work, SourceTimeoutMax: 700 * time.Millisecond},
 			source:  pacing("greedy", 50, pause, true, false),
-			wantErr: "capped at 400ms",
-			minTook: 400 * time.Millisecond, maxTook: 2 * time.Second,
+			wantErr: "capped at 700ms",
+			minTook: 700 * time.Millisecond, maxTook: 3 * time.Second,
 			wantText: []string{"context deadline exceeded"},
 		},
 		{
 			name:    "a source that stalls after its pauses fails after work plus pauses, not at the cap",
 			cfg:     pipeline.Config{SourceTimeout: work, SourceTimeoutMax: 20 * time.Second},
 			source:  pacing("stalling", 3, pause, true, true),
-			wantErr: "deadline passed after 330ms: 150ms of work and 180ms of announced pauses",
+			wantErr: "deadline passed after 480ms: 300ms of work and 180ms of announced pauses",
 			minTook: work + 3*pause, maxTook: 3 * time.Second,
 			wantText: []string{"request: context deadline exceeded"},
 		},
