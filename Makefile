@@ -25,7 +25,7 @@ LEGACY_DSN := clickhouse://default@127.0.0.1:19001/gpucost?dial_timeout=5s
 # Test files built only for their own leg.
 TEST_TAGS := cluster,measure
 
-.PHONY: measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
+.PHONY: bench-memory measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
 
 all: build
 
@@ -114,6 +114,12 @@ measure-growth: clickhouse
 ## bench: the Go benchmarks (inserts need the local ClickHouse)
 bench: clickhouse
 	GPUCOST_INTEGRATION=1 $(GO) test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
+
+## bench-memory: peak RSS of gpucost scrape against fake providers that answer every request with
+## a hostile body at the body limit (GPUCOST_BENCH_BODY_BYTES to try another limit,
+## GPUCOST_BENCH_RUNS runs per scenario); fails when a dry run passes 300 MB. No ClickHouse needed.
+bench-memory:
+	$(GO) test -tags measure -count=1 -timeout 20m -run MeasureScrapeMemory -v ./cmd/gpucost/ | grep -v '^=== RUN'
 
 ## fuzz: each parser's fuzz target briefly (FUZZTIME=10m for a longer hunt)
 FUZZTIME ?= 10s

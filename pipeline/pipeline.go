@@ -33,9 +33,12 @@ type Extract struct {
 
 // Source is one provider's price feed.
 //
-// Fetch returns the provider's offers for one run; it must honour ctx's deadline. An error means
-// the source failed: whatever Extract holds (payloads, attempts) is still recorded, its offers
-// are not loaded. Name is the provider name stored with every row.
+// Fetch returns the provider's offers for one run; it must honour ctx's deadline, which allows
+// Config.SourceTimeout of work. A source that must pause between requests (a provider's rate
+// limit) announces each pause with Pace(ctx, d) before it waits, and the deadline moves out by d,
+// up to Config.SourceTimeoutMax. An error means the source failed: whatever Extract holds
+// (payloads, attempts) is still recorded, its offers are not loaded. Name is the provider name
+// stored with every row.
 type Source interface {
 	Name() string
 	Fetch(ctx context.Context, run Run) (Extract, error)
@@ -59,14 +62,20 @@ type History interface {
 	LatestPrices(ctx context.Context, provider string) (map[schema.Key]decimal.Decimal, error)
 }
 
-// Config tunes a Runner. A zero Parallelism, SourceTimeout, LoadTimeout or MaxPricePerGPUHour
-// takes the default of withDefaults; a zero MinOfferRatio, OutlierFactor or LockWait turns its
-// check or wait off. gpucost's own defaults for all of them are in cmd/gpucost/gpucost.yaml.
+// Config tunes a Runner. A zero Parallelism, SourceTimeout, SourceTimeoutMax, LoadTimeout or
+// MaxPricePerGPUHour takes the default of withDefaults; a zero MinOfferRatio, OutlierFactor or
+// LockWait turns its check or wait off. gpucost's own defaults for all of them are in
+// cmd/gpucost/gpucost.yaml.
 type Config struct {
 	// Parallelism is how many sources are fetched at once.
 	Parallelism int
-	// SourceTimeout is each source's deadline for its whole fetch, retries included.
+	// SourceTimeout is each source's deadline for its own work: its requests, retries and
+	// parsing. The pauses a source announces with Pace (a provider's rate limit) come on top, so
+	// the deadline follows the work the source's plan has (deadline.go).
 	SourceTimeout time.Duration
+	// SourceTimeoutMax caps a source's whole fetch, announced pauses included (never below
+	// SourceTimeout).
+	SourceTimeoutMax time.Duration
 	// LoadTimeout is the deadline for loading one batch.
 	LoadTimeout time.Duration
 	// MinOfferRatio marks a source failed when it returns fewer valid offers than this fraction
@@ -91,6 +100,10 @@ func (c Config) withDefaults() Config {
 	if c.SourceTimeout <= 0 {
 		c.SourceTimeout = 3 * time.Minute
 	}
+	if c.SourceTimeoutMax <= 0 {
+		c.SourceTimeoutMax = 15 * time.Minute
+	}
+	c.SourceTimeoutMax = max(c.SourceTimeoutMax, c.SourceTimeout)
 	if c.LoadTimeout <= 0 {
 		c.LoadTimeout = 2 * time.Minute
 	}
@@ -290,7 +303,7 @@ type extracted struct {
 }
 
 // extract fetches every source in parallel, at most Parallelism at once, each under its own
-// deadline. A failing source does not cancel the others.
+// deadline (deadline.go). A failing source does not cancel the others.
 func (r *Runner) extract(ctx context.Context, run Run) []extracted {
 	out := make([]extracted, len(r.sources))
 	var g errgroup.Group
@@ -315,14 +328,14 @@ func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
 		}
 		ex.finished = r.now().UTC()
 	}()
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.SourceTimeout)
-	defer cancel()
-	ex.Extract, ex.err = s.Fetch(ctx, run)
+	fd := newFetchDeadline(ctx, r.cfg.SourceTimeout, r.cfg.SourceTimeoutMax)
+	defer fd.stop()
+	ex.Extract, ex.err = s.Fetch(fd, run)
 	if ex.err == nil && len(ex.Offers) == 0 {
 		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
 	}
-	if ex.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		ex.err = fmt.Errorf("%w (the source's %s deadline passed)", ex.err, r.cfg.SourceTimeout)
+	if ex.err != nil && errors.Is(fd.Err(), context.DeadlineExceeded) {
+		ex.err = fmt.Errorf("%w (%s)", ex.err, fd.describe())
 	}
 	return ex
 }

@@ -38,7 +38,12 @@ type ClientConfig struct {
 	RetryWaitMin   time.Duration // first back-off (default 500ms)
 	RetryWaitMax   time.Duration // back-off cap, also the cap on a honoured Retry-After (default 30s)
 	AttemptTimeout time.Duration // one HTTP attempt, headers and body (default 60s); the ctx bounds the whole fetch
-	MaxBodyBytes   int64         // response body limit; over it is ErrBodyTooLarge, never a truncated parse (default 32 MiB)
+	MaxBodyBytes   int64         // response body limit; over it is ErrBodyTooLarge, never a truncated parse (default 8 MiB)
+	// MaxSourceBytes is the budget of response bytes one source may read in one Fetch, over all
+	// its requests (default 32 MiB). Every body counts, error answers included; a source that
+	// would read more fails with ErrOverBudget. With MaxBodyBytes and MaxOffers it bounds the
+	// memory a run takes whatever the providers send (docs/providers.md §6.2).
+	MaxSourceBytes int64
 
 	// Logger receives retryablehttp's and the client's logs, secrets redacted. Nil discards.
 	Logger *slog.Logger
@@ -75,7 +80,8 @@ func DefaultClientConfig() ClientConfig {
 		RetryWaitMin:   500 * time.Millisecond,
 		RetryWaitMax:   30 * time.Second,
 		AttemptTimeout: 60 * time.Second,
-		MaxBodyBytes:   32 << 20,
+		MaxBodyBytes:   8 << 20,
+		MaxSourceBytes: 32 << 20,
 	}
 }
 
@@ -86,8 +92,8 @@ func (c ClientConfig) Validate() error {
 		return errors.New("client: record and replay folders are mutually exclusive")
 	case c.RetryWaitMin < 0 || c.RetryWaitMax < 0 || c.RetryWaitMax < c.RetryWaitMin:
 		return fmt.Errorf("client: retry waits min %v max %v: want 0 <= min <= max", c.RetryWaitMin, c.RetryWaitMax)
-	case c.AttemptTimeout < 0 || c.MaxBodyBytes < 0:
-		return errors.New("client: negative attempt timeout or body limit")
+	case c.AttemptTimeout < 0 || c.MaxBodyBytes < 0 || c.MaxSourceBytes < 0:
+		return errors.New("client: negative attempt timeout, body limit or source byte budget")
 	}
 	return nil
 }
@@ -111,6 +117,9 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if c.MaxSourceBytes == 0 {
+		c.MaxSourceBytes = d.MaxSourceBytes
 	}
 	if c.CheckRetry == nil {
 		c.CheckRetry = retryablehttp.DefaultRetryPolicy
@@ -221,8 +230,10 @@ func (r *Response) Payload(run Run, provider string) schema.RawPayload {
 
 // Do fetches req under ctx. It returns an error for transport failures (after retries), for a
 // non-2xx status (*StatusError; the response is still returned so its body can be kept as a
-// payload), and for a body over the limit (ErrBodyTooLarge). URLs and messages in errors are
-// redacted. Do does not wrap errors as *Error: the source does.
+// payload), for a body over the limit (ErrBodyTooLarge) or the source's budget (ErrOverBudget),
+// and for a body shorter than its Content-Length (ErrIncomplete). The body is read once, into a
+// buffer of its announced size when there is one. URLs and messages in errors are redacted. Do
+// does not wrap errors as *Error: the source does.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -257,7 +268,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		return nil, c.red.Error(fmt.Errorf("fetching %s after %d attempt(s): %w", redURL, attempts.Count(), err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := readBody(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, c.red.Error(fmt.Errorf("reading %s: %w", redURL, err))
 	}
@@ -295,6 +306,32 @@ func (c *Client) Redact(s string) string { return c.red.String(s) }
 // MaxBodyBytes is the client's response body limit.
 func (c *Client) MaxBodyBytes() int64 { return c.cfg.MaxBodyBytes }
 
+// sourceBudget is what one source may read in one Fetch (ClientConfig.MaxSourceBytes), shared
+// by all its requests. It travels in the Fetch's context, like the attempt counter.
+type sourceBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+type budgetKey struct{}
+
+// withBudget returns ctx carrying a fresh byte budget for one Fetch of a source, unless ctx
+// carries one already (the outer Fetch's budget holds).
+func (c *Client) withBudget(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(budgetKey{}).(*sourceBudget); ok {
+		return ctx
+	}
+	return context.WithValue(ctx, budgetKey{}, &sourceBudget{limit: c.cfg.MaxSourceBytes})
+}
+
+// bodyLimits bounds one response body read under ctx: at most the client's body limit and what
+// is left of the source's budget (when ctx carries one).
+func (c *Client) bodyLimits(ctx context.Context, body io.ReadCloser) *limitedBody {
+	b := &limitedBody{rc: body, max: c.cfg.MaxBodyBytes}
+	b.budget, _ = ctx.Value(budgetKey{}).(*sourceBudget)
+	return b
+}
+
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -315,7 +352,12 @@ func (c *Client) roundTrip(source string, req *http.Request) (*http.Response, er
 			return nil, err
 		}
 		countAttempt(req.Context())
-		return c.rep.serve(source, req, reqBody)
+		resp, err := c.rep.serve(source, req, reqBody)
+		if err != nil {
+			return nil, err
+		}
+		// A replayed body passes the same limits as a live one: a replay parses as the run did.
+		return c.limit(req.Context(), resp)
 	}
 	var reqBody []byte
 	if c.rec != nil {
@@ -331,13 +373,8 @@ func (c *Client) roundTrip(source string, req *http.Request) (*http.Response, er
 		}
 		return nil, err
 	}
-	if resp.ContentLength > c.cfg.MaxBodyBytes {
-		resp.Body.Close()
-		return nil, fmt.Errorf("%w: Content-Length %d > %d bytes", ErrBodyTooLarge, resp.ContentLength, c.cfg.MaxBodyBytes)
-	}
-	resp.Body = &limitedBody{rc: resp.Body, remaining: c.cfg.MaxBodyBytes, limit: c.cfg.MaxBodyBytes}
-	if c.rec == nil {
-		return resp, nil
+	if resp, err = c.limit(req.Context(), resp); err != nil || c.rec == nil {
+		return resp, err
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -367,29 +404,96 @@ func requestBody(req *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// limitedBody fails (rather than truncates) once more than limit bytes are read.
+// limit puts resp's body under the body limit and the source's budget: an announced length
+// over either fails before anything is read, and the reader fails (rather than truncates) once
+// either is passed.
+func (c *Client) limit(ctx context.Context, resp *http.Response) (*http.Response, error) {
+	b := c.bodyLimits(ctx, resp.Body)
+	b.announced = resp.ContentLength
+	if err := b.check(resp.ContentLength); err != nil {
+		resp.Body.Close()
+		return nil, fmt.Errorf("Content-Length %d: %w", resp.ContentLength, err)
+	}
+	resp.Body = b
+	return resp, nil
+}
+
+// limitedBody fails (rather than truncates) once more than max bytes are read, or more than the
+// source's budget allows, and names a body cut short of its Content-Length ErrIncomplete.
 type limitedBody struct {
 	rc        io.ReadCloser
-	remaining int64
-	limit     int64
+	max       int64         // the body limit
+	budget    *sourceBudget // nil: no budget
+	announced int64         // Content-Length, -1 when unknown
+	read      int64
+	err       error // sticky
+}
+
+// check reports whether the body is past a limit once it holds total bytes (read so far, or
+// announced by Content-Length before anything is read); the budget has been charged with what
+// was read so far.
+func (b *limitedBody) check(total int64) error {
+	if total > b.max {
+		return fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, b.max)
+	}
+	if b.budget == nil {
+		return nil
+	}
+	if spent := b.budget.used.Load() - b.read + total; spent > b.budget.limit {
+		return fmt.Errorf("%w: %d bytes with this response, budget %d", ErrOverBudget, spent, b.budget.limit)
+	}
+	return nil
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.remaining < 0 {
-		return 0, fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, b.limit)
+	if b.err != nil {
+		return 0, b.err
 	}
-	if int64(len(p)) > b.remaining+1 {
-		p = p[:b.remaining+1]
+	// One byte past the tighter bound is enough to tell "over" from "exactly at".
+	room := b.max - b.read
+	if b.budget != nil {
+		room = min(room, b.budget.limit-b.budget.used.Load())
+	}
+	if int64(len(p)) > room+1 {
+		p = p[:max(room+1, 1)]
 	}
 	n, err := b.rc.Read(p)
-	b.remaining -= int64(n)
-	if b.remaining < 0 {
-		return n, fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, b.limit)
+	if b.budget != nil {
+		b.budget.used.Add(int64(n))
+	}
+	b.read += int64(n)
+	if cerr := b.check(b.read); cerr != nil {
+		b.err = cerr
+		return n, cerr
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		if b.announced >= 0 {
+			err = fmt.Errorf("%w: the body ended after %d of the %d bytes its Content-Length announced", ErrIncomplete, b.read, b.announced)
+		} else {
+			err = fmt.Errorf("%w: the connection closed inside a chunk, after %d bytes", ErrIncomplete, b.read)
+		}
+		b.err = err
 	}
 	return n, err
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// readBody reads a whole body: into a buffer of exactly the announced size when there is one
+// (the limits were checked against it), else growing as it arrives.
+func readBody(r io.Reader, announced int64) ([]byte, error) {
+	if announced < 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, announced)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: the body ended before the %d bytes its Content-Length announced", ErrIncomplete, announced)
+		}
+		return nil, err
+	}
+	return buf, nil
+}
 
 // Backoff is the default retry wait: exponential from min, capped at max, with jitter in
 // [d/2, d]; a Retry-After header on 429/503 is honoured up to max (Vast sends none, others do).

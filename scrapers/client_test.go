@@ -109,7 +109,13 @@ func TestClientDo(t *testing.T) {
 			w.Header().Set("Content-Length", "1000")
 			w.WriteHeader(200)
 			w.Write([]byte(`{"offers": [`))
-		}, wantErr: io.ErrUnexpectedEOF},
+		}, wantErr: scrapers.ErrIncomplete, wantInErr: "ended after 12 of the 1000 bytes"},
+		{name: "chunked body cut: the connection closes inside a chunk", handler: func(n int64, w http.ResponseWriter, r *http.Request) {
+			conn, buf, _ := w.(http.Hijacker).Hijack()
+			buf.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n" + `{"offers": [`)
+			buf.Flush()
+			conn.Close()
+		}, wantErr: scrapers.ErrIncomplete, wantInErr: "inside a chunk, after 12 bytes"},
 		{name: "redirects are not followed", handler: func(n int64, w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://other.example/", http.StatusMovedPermanently)
 		}, wantErr: scrapers.ErrStatus, attempts: 1, wantInErr: "HTTP 301"},

@@ -63,11 +63,17 @@ var coreweaveHeaders = []string{"GPU Model", "GPU Count", "VRAM", "On-Demand Pri
 //
 // The offer id is "<data-product>/<region>", e.g. "hgx-h100/north-america"; the price type
 // tells the on-demand and spot offers apart. A row that cannot be parsed is skipped and reported
-// in problems. A page whose structure changed (anchors, region headings, header labels or row
+// in problems. The page must be whole (checkPage: it ends with </html>), else the error wraps
+// ErrIncomplete. A page whose structure changed (anchors, region headings, header labels or row
 // markup missing) or that yields no priced offer returns an error wrapping ErrLayoutChanged or
 // ErrNoOffers, never an empty success.
 func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = sourceErrors(CoreWeaveName, problems), sourceError(CoreWeaveName, err) }()
+	defer func() {
+		problems, err = sourceErrors(CoreWeaveName, capProblems(problems)), sourceError(CoreWeaveName, err)
+	}()
+	if err := checkPage(body); err != nil {
+		return nil, nil, err
+	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, fmt.Errorf("parse html: %w", err)
@@ -154,6 +160,9 @@ func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Off
 				offers = append(offers, o)
 			}
 		}
+	}
+	if err := offerCap(len(offers)); err != nil {
+		return nil, nil, err
 	}
 	if len(offers) == 0 {
 		return nil, problems, fmt.Errorf("%w: %d regions, no priced GPU row", ErrNoOffers, len(regions))

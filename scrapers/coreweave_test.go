@@ -177,7 +177,7 @@ func TestParseCoreWeaveLayoutChanged(t *testing.T) {
 		{"labelled spec cells gone", mustReplace(page, "table-meta-value", "meta"), scrapers.ErrNoOffers},
 		{"every price N/A", mustReplaceRegexp(page, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`), scrapers.ErrNoOffers},
 		{"not HTML", "Forbidden", scrapers.ErrLayoutChanged},
-		{"empty", "", scrapers.ErrLayoutChanged},
+		{"empty", "", scrapers.ErrIncomplete},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,18 @@
 // What the providers share in parsing (GPU resolution, prices, units, table cells) is in
 // normalize.go.
 //
+// # Whole bodies, bounded memory
+//
+// A parser proves the body it reads arrived whole before it trusts it (complete.go): JSON
+// decodes to its end with nothing after it, a page ends with </html> and closes its tables, and
+// the client fails a body shorter than its Content-Length; a cut body is ErrIncomplete, never a
+// smaller market. Memory is bounded whatever a provider sends: a body limit, a byte budget per
+// source and run over all its requests (ClientConfig.MaxSourceBytes, ErrOverBudget), one copy
+// of each body (the raw payload, parsed in place, JSON row by row), pages tokenized and bounded
+// before a tree is built, and at most MaxOffers offers per source (docs/providers.md §6.2). A
+// source that pauses between requests (Vast) announces each pause to the pacer of WithPacer, so
+// the deadline set by its caller can follow its plan.
+//
 // # Record and replay
 //
 // A Client built with ClientConfig.RecordDir saves every response it receives; one built with

@@ -317,7 +317,7 @@ func misbehaviours(contentType string, layoutChanged []byte) []misbehaviour {
 			w.Header().Set("Content-Length", strconv.Itoa(50<<20))
 			_, _ = w.Write(good)
 		}, 0, scrapers.ErrBodyTooLarge},
-		{"empty 200", func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) { writeBody(w, contentType, nil) }, 1, scrapers.ErrLayoutChanged},
+		{"empty 200", func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) { writeBody(w, contentType, nil) }, 1, scrapers.ErrIncomplete},
 	}
 }
 

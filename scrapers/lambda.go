@@ -52,49 +52,84 @@ const (
 // no column in schema.Offer.
 //
 // CPU-only types (no GPU) are skipped. A GPU record that cannot be priced is left out and
-// reported in problems; the returned error is set only when the body as a whole is unusable
-// (not JSON, an API error object, no data, or no GPU offer at all).
+// reported in problems, and so is a second record under the same key; the returned error is
+// set only when the body as a whole is unusable (cut short: ErrIncomplete; not JSON, trailing
+// data, an API error object or no data: ErrLayoutChanged; no GPU offer at all: ErrNoOffers;
+// more than MaxOffers).
 func ParseLambda(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = sourceErrors(LambdaName, problems), sourceError(LambdaName, err) }()
-	var resp lambdaResponse
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&resp); err != nil {
-		return nil, nil, fmt.Errorf("%w: decoding instance types: %w", ErrLayoutChanged, err)
+	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
+	types := &lambdaTypes{run: run, sourceURL: sourceURL, seen: map[string]bool{}}
+	resp := lambdaResponse{Data: types}
+	if err := decodeJSON(body, "instance types", &resp); err != nil {
+		return nil, nil, err
 	}
 	if resp.Error != nil && (resp.Error.Code != "" || resp.Error.Message != "") {
 		return nil, nil, fmt.Errorf("api error %q: %s", clip(resp.Error.Code, 80), clip(resp.Error.Message, 200))
 	}
-	if resp.Data == nil {
+	if resp.Data == nil || !types.found {
 		return nil, nil, fmt.Errorf("%w: no \"data\" object in the instance types response", ErrLayoutChanged)
 	}
-	keys := make([]string, 0, len(resp.Data))
-	for k := range resp.Data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // the data object is a map: its order is not stable
-	for _, key := range keys {
-		o, ok, err := lambdaOffer(key, resp.Data[key], run, sourceURL)
-		if err != nil {
-			problems = append(problems, err)
-			continue
-		}
-		if ok {
-			offers = append(offers, o)
+	// The data object is a map: its order is not stable, so records are taken in key order.
+	slices.SortStableFunc(types.records, func(a, b lambdaRecord) int { return strings.Compare(a.key, b.key) })
+	for _, r := range types.records {
+		if r.err != nil {
+			problems = append(problems, r.err)
+		} else {
+			offers = append(offers, r.offer)
 		}
 	}
 	if len(offers) == 0 {
-		return nil, problems, fmt.Errorf("%w: %d instance types, no priced GPU instance type", ErrNoOffers, len(resp.Data))
+		return nil, problems, fmt.Errorf("%w: %d instance types, no priced GPU instance type", ErrNoOffers, types.n)
 	}
 	return offers, problems, nil
 }
 
 // lambdaResponse is the body of GET /api/v1/instance-types (lambda-spec 1.10.0), or an error.
 type lambdaResponse struct {
-	Data  map[string]lambdaItem `json:"data"`
+	Data  *lambdaTypes `json:"data"`
 	Error *struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// lambdaTypes decodes the data object one instance type at a time.
+type lambdaTypes struct {
+	run       Run
+	sourceURL string
+	found     bool
+	n         int // members
+	seen      map[string]bool
+	records   []lambdaRecord // a GPU offer or a problem per member, CPU-only types left out
+}
+
+type lambdaRecord struct {
+	key   string
+	offer schema.Offer
+	err   error
+}
+
+func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
+	t.found = true
+	return eachMember(data, func(key string, raw []byte) error {
+		if t.n++; t.n > MaxOffers {
+			return fmt.Errorf("%w: more than %d instance types", ErrTooManyOffers, MaxOffers)
+		}
+		if t.seen[key] {
+			t.records = append(t.records, lambdaRecord{key: key, err: fmt.Errorf("instance type %q: listed twice", clip(key, 60))})
+			return nil
+		}
+		t.seen[key] = true
+		var it lambdaItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return fmt.Errorf("%w: instance type %q: %w", ErrLayoutChanged, clip(key, 60), err)
+		}
+		o, ok, err := lambdaOffer(key, it, t.run, t.sourceURL)
+		if err != nil || ok {
+			t.records = append(t.records, lambdaRecord{key: key, offer: o, err: err})
+		}
+		return nil
+	})
 }
 
 type lambdaItem struct {
@@ -302,10 +337,16 @@ func lambdaSpec(raw json.RawMessage, f float64) *float64 {
 // The offer id is "<count>x <data-plan> (<VRAM/GPU>)", e.g. "8x NVIDIA B200 SXM6 (180 GB)": the
 // page carries no instance type name, and guessing the API's would silently merge two sources.
 //
-// A page without the heading, the tabs or priced rows is a layout change and returns an error
-// wrapping ErrLayoutChanged, never an empty success.
+// The page must be whole (checkPage: it ends with </html>, its tables are closed) before it is
+// read, else the error wraps ErrIncomplete: a cut page would otherwise lose its last tabs'
+// rows. A page without the heading, the tabs, a tab panel without rows, or no priced row at
+// all is a layout change and returns an error wrapping ErrLayoutChanged, never an empty
+// success.
 func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	defer func() { problems, err = sourceErrors(LambdaName, problems), sourceError(LambdaName, err) }()
+	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
+	if err := checkPage(body); err != nil {
+		return nil, nil, fmt.Errorf("pricing page: %w", err)
+	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, fmt.Errorf("pricing page: parse html: %w", err)
@@ -337,6 +378,7 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 
 	rows, unpriced := 0, 0
 	seen := map[string]bool{}
+	labels := map[string]bool{}
 	for _, tab := range tabs {
 		label := normalizeSpace(tab.Text())
 		m := lambdaTabRe.FindStringSubmatch(label)
@@ -355,7 +397,15 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 		if panel.Length() != 1 {
 			return nil, nil, fmt.Errorf("pricing page: %w: tab %q controls no single tabpanel (id %q)", ErrLayoutChanged, clip(label, 40), clip(panelID, 40))
 		}
-		panel.Find("tr[data-plan]").Each(func(_ int, tr *goquery.Selection) {
+		if labels[label] {
+			return nil, nil, fmt.Errorf("pricing page: %w: tab %q twice", ErrLayoutChanged, clip(label, 40))
+		}
+		labels[label] = true
+		trs := panel.Find("tr[data-plan]")
+		if trs.Length() == 0 {
+			return nil, nil, fmt.Errorf("pricing page: %w: the panel of tab %q has no <tr data-plan> rows", ErrLayoutChanged, clip(label, 40))
+		}
+		trs.Each(func(_ int, tr *goquery.Selection) {
 			rows++
 			o, ok, err := lambdaPageOffer(tr, count, run, sourceURL)
 			switch {
@@ -371,8 +421,8 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 			}
 		})
 	}
-	if rows == 0 {
-		return nil, nil, fmt.Errorf("pricing page: %w: no <tr data-plan> rows in the %d instance tabs", ErrLayoutChanged, len(tabs))
+	if err := offerCap(len(offers)); err != nil {
+		return nil, nil, fmt.Errorf("pricing page: %w", err)
 	}
 	if len(offers) == 0 {
 		return nil, problems, fmt.Errorf("pricing page: %w: %d rows (%d unpriced), no priced offer", ErrNoOffers, rows, unpriced)
@@ -519,6 +569,7 @@ func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
 	}
 
 	ctx, attempts := WithAttemptCounter(ctx)
+	ctx = l.client.withBudget(ctx)
 	var res Result
 	resp, err := l.client.Do(ctx, Request{
 		Source:  LambdaName,

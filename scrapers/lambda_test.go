@@ -189,8 +189,10 @@ func TestParseLambdaErrors(t *testing.T) {
 		body string
 		want error // nil: any error
 	}{
-		{"truncated JSON", string(full[:len(full)/2]), scrapers.ErrLayoutChanged},
-		{"empty body", "", scrapers.ErrLayoutChanged},
+		{"truncated JSON", string(full[:len(full)/2]), scrapers.ErrIncomplete},
+		{"empty body", "", scrapers.ErrIncomplete},
+		{"trailing data", string(full) + `{"data":{}}`, scrapers.ErrLayoutChanged},
+		{"a member of the wrong type", `{"data":{"gpu_1x_a10":"cheap"}}`, scrapers.ErrLayoutChanged},
 		{"HTML instead of JSON", "<html><body>Bad gateway</body></html>", scrapers.ErrLayoutChanged},
 		{"api error object", `{"error":{"code":"global/invalid-api-key","message":"API key was invalid"}}`, nil},
 		{"no data", `{"instance_types":[]}`, scrapers.ErrLayoutChanged},
@@ -228,7 +230,6 @@ func TestParseLambdaPageLayoutChanged(t *testing.T) {
 		{"rows lost data-plan", mustReplace(page, "data-plan=", "data-sku=")},
 		{"price column renamed", mustReplace(page, `data-label="PRICE/GPU/HR*"`, `data-label="HOURLY"`)},
 		{"not HTML", "Service Unavailable"},
-		{"empty", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,8 +248,8 @@ const lambdaTestKey = "secret_lambda-key_3f9a1c" // a fake key; it must never le
 
 func TestLambdaAPIFetchMisbehaving(t *testing.T) {
 	good := readTestdata(t, "lambda_instance_types.json")
-	truncated := good[:len(good)*2/3]
-	cases := append(misbehaviours("application/json", truncated),
+	renamed := []byte(mustReplace(string(good), `"data"`, `"instance_types"`))
+	cases := append(misbehaviours("application/json", renamed),
 		misbehaviour{"HTML with status 200", func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
 			writeBody(w, "text/html", []byte("<html><body>Please sign in</body></html>"))
 		}, 1, scrapers.ErrLayoutChanged},

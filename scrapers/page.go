@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -16,10 +18,10 @@ import (
 
 // pageFetch fetches one HTML page through colly for a source (docs/providers.md §6.5): a fresh
 // collector per run bound to the run's context, AllowedDomains derived from the page URL, one
-// request at a time with a delay, the shared client's transport (retries, body limit, record and
-// replay; redirects are left to colly, so AllowedDomains applies to them), colly's own body cap
-// off (the client fails an oversized body instead of truncating it), and COLLY_* environment
-// variables ignored.
+// request at a time with a delay, the shared client's transport (retries, body limit and the
+// source's byte budget, record and replay; redirects are left to colly, so AllowedDomains
+// applies to them), colly's own body cap off (the client fails an oversized body instead of
+// truncating it), only HTML accepted, and COLLY_* environment variables ignored.
 type pageFetch struct {
 	source    string
 	url       string
@@ -75,6 +77,7 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	ctx, attempts := WithAttemptCounter(ctx)
+	ctx = client.withBudget(ctx)
 
 	// Not colly.NewCollector: it applies COLLY_* environment variables after the options, which
 	// would let the environment lift AllowedDomains, the body cap or redirect rules.
@@ -89,7 +92,7 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 		opt(c)
 	}
 	c.SetRequestTimeout(p.timeout)
-	c.WithTransport(client.Transport(p.source))
+	c.WithTransport(htmlOnly{client.Transport(p.source)})
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: p.delay}); err != nil {
 		return nil, res, fmt.Errorf("colly limit rule: %w", err)
 	}
@@ -145,4 +148,22 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 		return nil, res, fmt.Errorf("fetching %s: no response", redURL)
 	}
 	return body, res, nil
+}
+
+// htmlOnly refuses a successful answer that says it is not HTML before colly reads it: the page
+// parsers read nothing else, and colly would gunzip a body whose type says gzip itself, past the
+// client's body limit.
+type htmlOnly struct{ rt http.RoundTripper }
+
+func (h htmlOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.rt.RoundTrip(req)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, _ := mime.ParseMediaType(ct); ct != "" && mt != "text/html" && mt != "application/xhtml+xml" {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: content type %q, want text/html", ErrLayoutChanged, clipLine(ct, 80))
+	}
+	return resp, nil
 }

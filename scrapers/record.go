@@ -1,6 +1,7 @@
 package scrapers
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -171,7 +172,7 @@ func (r *replayer) serve(source string, req *http.Request, reqBody []byte) (*htt
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        h,
-		Body:          io.NopCloser(strings.NewReader(string(body))),
+		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}, nil

@@ -1,6 +1,7 @@
 package scrapers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,6 +57,7 @@ func (r *RunPod) Name() string { return RunPodName }
 // Fetch posts the gpuTypes query once and parses the answer.
 func (r *RunPod) Fetch(ctx context.Context, run Run) (Result, error) {
 	ctx, attempts := WithAttemptCounter(ctx)
+	ctx = r.client.withBudget(ctx)
 	var res Result
 	body, err := json.Marshal(map[string]string{"query": runPodQuery})
 	if err != nil {
@@ -74,7 +76,7 @@ func (r *RunPod) Fetch(ctx context.Context, run Run) (Result, error) {
 		return res, sourceError(RunPodName, fmt.Errorf("querying gpuTypes: %w", err))
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
-		return res, sourceError(RunPodName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, resp.ContentType))
+		return res, sourceError(RunPodName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80)))
 	}
 	offers, problems, err := ParseRunPod(resp.Body, run, resp.URL)
 	res.Offers, res.Problems = offers, problems
@@ -134,51 +136,97 @@ const runPodPlaceholder = 0.5
 //     GeForce → PCIe); pods are single hosts (inter-node none).
 //
 // GraphQL errors come as HTTP 200 with {"errors": [...]}: with no data they are the error; with
-// data they are problems. A type that cannot be read is a problem, and the error is set when
-// the body is not a gpuTypes response or yields no offer (ErrNoOffers).
+// data they are problems (the first ten of them). A type that cannot be read is a problem, and
+// the error is set when the body is not a whole gpuTypes response (ErrIncomplete when it is cut
+// short, ErrLayoutChanged when it is something else), yields no offer (ErrNoOffers) or more
+// than MaxOffers.
 func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+	types := &runPodTypes{run: run, sourceURL: sourceURL}
 	var resp struct {
-		Data *struct {
-			GPUTypes *[]json.RawMessage `json:"gpuTypes"`
+		Data struct {
+			GPUTypes *runPodTypes `json:"gpuTypes"`
 		} `json:"data"`
-		Errors []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
+		Errors runPodErrors `json:"errors"`
 	}
-	if err := json.Unmarshal(body, &resp); err != nil {
-		return nil, nil, sourceError(RunPodName, fmt.Errorf("%w: decoding gpuTypes: %w", ErrLayoutChanged, err))
+	resp.Data.GPUTypes = types
+	if err := decodeJSON(body, "gpuTypes", &resp); err != nil {
+		return nil, nil, sourceError(RunPodName, err)
 	}
-	var gqlErrs []error
-	for _, e := range resp.Errors {
-		gqlErrs = append(gqlErrs, sourceError(RunPodName, fmt.Errorf("graphql error: %s", clipLine(e.Message, 300))))
+	gqlErrs := resp.Errors.errs
+	if resp.Errors.more > 0 {
+		gqlErrs = append(gqlErrs, fmt.Errorf("%d more graphql errors", resp.Errors.more))
 	}
-	if resp.Data == nil || resp.Data.GPUTypes == nil {
+	gqlErrs = sourceErrors(RunPodName, gqlErrs)
+	if resp.Data.GPUTypes == nil || !types.found {
 		if len(gqlErrs) > 0 {
 			return nil, nil, sourceError(RunPodName, errors.Join(gqlErrs...))
 		}
 		return nil, nil, sourceError(RunPodName, fmt.Errorf("%w: no data.gpuTypes in the response", ErrLayoutChanged))
 	}
-	problems = gqlErrs
-	for i, raw := range *resp.Data.GPUTypes {
-		var g runPodGPUType
-		if err := json.Unmarshal(raw, &g); err != nil {
-			problems = append(problems, sourceError(RunPodName, fmt.Errorf("gpu type #%d: decoding: %w", i, err)))
-			continue
-		}
-		if strings.EqualFold(g.ID, "unknown") || (g.ID == "" && strings.EqualFold(g.DisplayName, "unknown")) {
-			continue
-		}
-		if g.ID == "" {
-			problems = append(problems, sourceError(RunPodName, fmt.Errorf("gpu type #%d (%q): no id", i, g.DisplayName)))
-			continue
-		}
-		offers = append(offers, runPodOffers(g, run, sourceURL)...)
-	}
+	offers, problems = types.offers, sourceErrors(RunPodName, capProblems(append(gqlErrs, types.problems...)))
 	sortOffers(offers)
 	if len(offers) == 0 {
 		return nil, problems, sourceError(RunPodName, ErrNoOffers)
 	}
 	return offers, problems, nil
+}
+
+// runPodTypes decodes data.gpuTypes one type at a time.
+type runPodTypes struct {
+	run       Run
+	sourceURL string
+	found     bool
+	offers    []schema.Offer
+	problems  []error
+}
+
+func (t *runPodTypes) UnmarshalJSON(data []byte) error {
+	t.found = true
+	return eachElement(data, func(i int, raw []byte) error {
+		if i >= MaxOffers {
+			return fmt.Errorf("%w: more than %d GPU types", ErrTooManyOffers, MaxOffers)
+		}
+		var g runPodGPUType
+		if err := json.Unmarshal(raw, &g); err != nil {
+			t.problems = append(t.problems, sourceError(RunPodName, fmt.Errorf("gpu type #%d: decoding: %w", i, err)))
+			return nil
+		}
+		if strings.EqualFold(g.ID, "unknown") || (g.ID == "" && strings.EqualFold(g.DisplayName, "unknown")) {
+			return nil
+		}
+		if g.ID == "" {
+			t.problems = append(t.problems, sourceError(RunPodName, fmt.Errorf("gpu type #%d (%q): no id", i, clip(g.DisplayName, 60))))
+			return nil
+		}
+		t.offers = append(t.offers, runPodOffers(g, t.run, t.sourceURL)...)
+		return offerCap(len(t.offers))
+	})
+}
+
+// runPodErrors decodes a GraphQL errors array, keeping the first ten messages, clipped.
+type runPodErrors struct {
+	errs []error
+	more int
+}
+
+func (e *runPodErrors) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
+	return eachElement(data, func(_ int, raw []byte) error {
+		if len(e.errs) == 10 {
+			e.more++
+			return nil
+		}
+		var m struct {
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("%w: graphql error: %w", ErrLayoutChanged, err)
+		}
+		e.errs = append(e.errs, fmt.Errorf("graphql error: %s", clipLine(m.Message, 300)))
+		return nil
+	})
 }
 
 func runPodOffers(g runPodGPUType, run Run, sourceURL string) []schema.Offer {

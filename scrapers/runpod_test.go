@@ -118,7 +118,10 @@ func TestParseRunPodErrors(t *testing.T) {
 		wantErr  error
 		wantText string
 	}{
-		{"truncated JSON", `{"data": {"gpuTypes": [{"id": "NVIDIA L4", "securePr`, scrapers.ErrLayoutChanged, "decoding"},
+		{"truncated JSON", `{"data": {"gpuTypes": [{"id": "NVIDIA L4", "securePr`, scrapers.ErrIncomplete, "decoding"},
+		{"cut after the array", `{"data": {"gpuTypes": [{"id": "NVIDIA L4", "memoryInGb": 24, "securePrice": 0.44}]}`, scrapers.ErrIncomplete, "ends inside"},
+		{"trailing data", `{"data": {"gpuTypes": []}} <!-- -->`, scrapers.ErrLayoutChanged, "after top-level value"},
+		{"eleven graphql errors", `{"errors": [` + strings.Repeat(`{"message": "m"},`, 10) + `{"message": "last"}]}`, nil, "1 more graphql errors"},
 		{"graphql error only", `{"errors": [{"message": "Something went wrong"}]}`, nil, "graphql error: Something went wrong"},
 		{"no data", `{"data": null}`, scrapers.ErrLayoutChanged, "gpuTypes"},
 		{"renamed field", `{"data": {"gpuTypeList": []}}`, scrapers.ErrLayoutChanged, "gpuTypes"},
@@ -179,7 +182,7 @@ func TestRunPodMisbehaviour(t *testing.T) {
 		{"hanging server", func(int64) http.HandlerFunc { return hang }, 300 * time.Millisecond, context.DeadlineExceeded, -1},
 		{"truncated JSON", func(int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) { jsonOK(w, good[:len(good)-100]) }
-		}, 0, scrapers.ErrLayoutChanged, 1},
+		}, 0, scrapers.ErrIncomplete, 1},
 		{"50 MB body with Content-Length", func(int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")

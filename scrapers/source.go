@@ -39,6 +39,23 @@ type Source interface {
 	Fetch(ctx context.Context, run Run) (Result, error)
 }
 
+type pacerKey struct{}
+
+// WithPacer returns a context under which a source announces each pause it keeps between two
+// requests (Vast's RequestInterval, docs/providers.md §1.3) by calling f with its length before
+// it waits. Whoever set the fetch's deadline can then move it out by as much, so the deadline
+// follows the work the plan has (cmd/gpucost hands the pauses to the pipeline).
+func WithPacer(ctx context.Context, f func(pause time.Duration)) context.Context {
+	return context.WithValue(ctx, pacerKey{}, f)
+}
+
+// pace announces a pause of d under ctx to its pacer, if it has one (see WithPacer).
+func pace(ctx context.Context, d time.Duration) {
+	if f, ok := ctx.Value(pacerKey{}).(func(time.Duration)); ok && f != nil {
+		f(d)
+	}
+}
+
 // Conditions callers branch on. Errors returned by this package wrap them; test with errors.Is.
 var (
 	// ErrNoOffers: the response parsed, but to no usable offer.
@@ -55,7 +72,43 @@ var (
 	ErrTruncated = errors.New("result possibly truncated by the provider")
 	// ErrNotRecorded: replaying a recorded run, the request has no recorded response.
 	ErrNotRecorded = errors.New("no recorded response for request")
+	// ErrIncomplete: the body did not arrive whole: it ended before its Content-Length, or
+	// before the end of its JSON document or HTML page (an empty body included). A cut page is
+	// never parsed into a smaller market (docs/providers.md §6.2).
+	ErrIncomplete = errors.New("response body incomplete")
+	// ErrOverBudget: the source has read more response bytes in this run, over all its
+	// requests, than ClientConfig.MaxSourceBytes allows; it stops there.
+	ErrOverBudget = errors.New("source's response byte budget exhausted")
+	// ErrTooManyOffers: one run of the source produced more than MaxOffers offers, or one
+	// response more rows than the source asked for, which no real answer does.
+	ErrTooManyOffers = errors.New("more offers than a source returns")
 )
+
+// MaxOffers bounds the offers one source may produce in one run, so that memory stays bounded
+// whatever a response holds (docs/providers.md §6.2). It is above the most Vast's fetch plan can
+// return at its default page size (20 slices × 5 GPU-count buckets × 2 pages of 64 asks, each
+// an on-demand and a spot offer: 25,600); the other providers publish a few hundred at most.
+const MaxOffers = 30_000
+
+// maxProblems bounds the problems a parse or a source reports: the first ones, and how many
+// more there were. A response of a million unreadable rows says so in one line, not a million.
+const maxProblems = 20
+
+// capProblems keeps the first maxProblems of errs and sums up the rest in one more.
+func capProblems(errs []error) []error {
+	if len(errs) <= maxProblems {
+		return errs
+	}
+	return append(errs[:maxProblems:maxProblems], fmt.Errorf("%d more problems", len(errs)-maxProblems))
+}
+
+// offerCap returns ErrTooManyOffers when n offers exceed MaxOffers.
+func offerCap(n int) error {
+	if n > MaxOffers {
+		return fmt.Errorf("%w: over %d", ErrTooManyOffers, MaxOffers)
+	}
+	return nil
+}
 
 // Error is a failure of one source. It names the provider and unwraps to the cause.
 type Error struct {

@@ -1,7 +1,6 @@
 package scrapers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,9 +114,14 @@ var numGPUBuckets = []struct {
 // Fetch queries every slice (both sort orders when a page is full, split by GPU count when
 // both orders are full and do not overlap), dedupes offers by ask id, and returns one
 // on-demand and (when min_bid is set) one spot offer per ask. A failed slice is a Problem; the
-// run fails only when every slice failed or nothing was parsed.
-func (v *Vast) Fetch(ctx context.Context, run Run) (Result, error) {
+// run fails when every slice failed or nothing was parsed, and at once when the source's byte
+// budget is spent, a page holds more rows than asked for, or ctx is done: those would leave a
+// smaller market, not a missing slice. Each pause between two requests is announced with
+// WithPacer's pacer before it is kept, so a deadline can follow the plan (docs/providers.md §1.3).
+func (v *Vast) Fetch(ctx context.Context, run Run) (res Result, err error) {
+	defer func() { res.Problems = sourceErrors(VastName, capProblems(res.Problems)) }()
 	ctx, attempts := WithAttemptCounter(ctx)
+	ctx = v.client.withBudget(ctx)
 	f := &vastFetch{v: v, run: run, seen: map[string]bool{}}
 	slicesQ := make([]vastSlice, 0, len(v.cfg.GPUNames)+1)
 	for _, n := range v.cfg.GPUNames {
@@ -127,11 +131,11 @@ func (v *Vast) Fetch(ctx context.Context, run Run) (Result, error) {
 
 	var failed int
 	var firstErr error
-	for _, s := range slicesQ {
+	for i, s := range slicesQ {
 		if err := f.slice(ctx, s, true); err != nil {
-			if ctx.Err() != nil {
+			if vastFatal(ctx, err) {
 				f.res.Attempts = attempts.Count()
-				return f.res, sourceError(VastName, fmt.Errorf("querying slice %q: %w", s.label, err))
+				return f.res, sourceError(VastName, fmt.Errorf("querying slice %q (%d of %d), after %d requests: %w", s.label, i+1, len(slicesQ), f.requests, err))
 			}
 			failed++
 			if firstErr == nil {
@@ -144,11 +148,20 @@ func (v *Vast) Fetch(ctx context.Context, run Run) (Result, error) {
 	sortOffers(f.res.Offers)
 	switch {
 	case failed == len(slicesQ):
+		if se, ok := firstErr.(*Error); ok && se.Source == VastName {
+			firstErr = se.Err // named once, by the error returned
+		}
 		return f.res, sourceError(VastName, fmt.Errorf("every slice failed, first: %w", firstErr))
 	case len(f.res.Offers) == 0:
 		return f.res, sourceError(VastName, ErrNoOffers)
 	}
 	return f.res, nil
+}
+
+// vastFatal reports whether a slice's error ends the whole fetch: ctx done, the budget spent, or
+// more offers than a source returns.
+func vastFatal(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, ErrOverBudget) || errors.Is(err, ErrTooManyOffers)
 }
 
 // vastFetch is the state of one Fetch.
@@ -158,6 +171,8 @@ type vastFetch struct {
 	res      Result
 	seen     map[string]bool // ask ids already turned into offers
 	requests int
+	ascAsks  []string // the ask ids of the last ascending page
+	overlap  bool     // the last descending page shares an ask with the ascending one
 }
 
 // slice queries one slice; split says whether a truncated slice may be split by GPU count.
@@ -166,14 +181,14 @@ func (f *vastFetch) slice(ctx context.Context, s vastSlice, split bool) error {
 	if err != nil {
 		return err
 	}
-	if len(asc) < f.v.cfg.PageLimit {
+	if asc < f.v.cfg.PageLimit {
 		return nil
 	}
 	desc, err := f.page(ctx, s, "desc")
 	if err != nil {
 		return err
 	}
-	if len(desc) < f.v.cfg.PageLimit || overlaps(asc, desc) {
+	if desc < f.v.cfg.PageLimit || f.overlap {
 		return nil // the two ends meet: nothing is missing in between
 	}
 	if split && s.numGPUs == nil {
@@ -181,7 +196,7 @@ func (f *vastFetch) slice(ctx context.Context, s vastSlice, split bool) error {
 		for _, b := range numGPUBuckets {
 			sub := vastSlice{label: s.label + ", " + b.label, gpuName: s.gpuName, numGPUs: b.filter}
 			if err := f.slice(ctx, sub, false); err != nil {
-				if ctx.Err() != nil {
+				if vastFatal(ctx, err) {
 					return err
 				}
 				errs = append(errs, err)
@@ -194,14 +209,17 @@ func (f *vastFetch) slice(ctx context.Context, s vastSlice, split bool) error {
 	return nil
 }
 
-// page fetches one page and adds its new offers; it returns the page's ask ids.
-func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) ([]string, error) {
+// page fetches one page and adds its new offers; it returns the page's row count. A page
+// asked in descending order sets f.overlap when it shares an ask with the ascending page of
+// its slice, which is the one fetched just before it.
+func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, error) {
 	if f.requests > 0 && f.v.cfg.RequestInterval > 0 {
+		pace(ctx, f.v.cfg.RequestInterval)
 		t := time.NewTimer(f.v.cfg.RequestInterval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return 0, ctx.Err()
 		case <-t.C:
 		}
 	}
@@ -216,27 +234,34 @@ func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) ([]stri
 		f.res.Payloads = append(f.res.Payloads, resp.Payload(f.run, VastName))
 	}
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
-		return nil, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, resp.ContentType)
+		return 0, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80))
 	}
-	offers, ids, problems, err := parseVast(resp.Body, f.run, resp.URL)
+	p, err := parseVast(resp.Body, f.run, resp.URL, f.v.cfg.PageLimit)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	f.res.Problems = append(f.res.Problems, problems...)
-	for i, o := range offers {
-		if f.seen[ids[i]] {
-			continue
+	f.res.Problems = append(f.res.Problems, p.problems...)
+	for i, o := range p.offers {
+		if !f.seen[p.offerAsks[i]] {
+			f.res.Offers = append(f.res.Offers, o)
 		}
-		f.res.Offers = append(f.res.Offers, o)
 	}
-	for _, id := range ids {
+	if err := offerCap(len(f.res.Offers)); err != nil {
+		return 0, err
+	}
+	if order == "asc" {
+		f.ascAsks = p.rows
+	} else {
+		f.overlap = overlaps(f.ascAsks, p.rows)
+	}
+	for _, id := range p.offerAsks {
 		f.seen[id] = true
 	}
-	f.v.logger.Debug("Vast page", "slice", s.label, "order", order, "offers", len(offers))
-	return rawAskIDs(resp.Body), nil
+	f.v.logger.Debug("Vast page", "slice", s.label, "order", order, "rows", len(p.rows), "offers", len(p.offers))
+	return len(p.rows), nil
 }
 
 // vastQuery builds the search body. json.Marshal sorts map keys, so the body is deterministic
@@ -261,32 +286,14 @@ func vastQuery(s vastSlice, order string, cfg VastConfig) []byte {
 	return b
 }
 
-// overlaps reports whether two pages share an ask id.
+// overlaps reports whether two pages share an ask id ("" is no id).
 func overlaps(a, b []string) bool {
 	for _, x := range b {
-		if slices.Contains(a, x) {
+		if x != "" && slices.Contains(a, x) {
 			return true
 		}
 	}
 	return false
-}
-
-// rawAskIDs lists the ids of a page, counting rows the parser skipped, so a full page of
-// unparseable rows still counts as full.
-func rawAskIDs(body []byte) []string {
-	var page struct {
-		Offers []struct {
-			ID json.Number `json:"id"`
-		} `json:"offers"`
-	}
-	if err := json.Unmarshal(body, &page); err != nil {
-		return nil
-	}
-	ids := make([]string, len(page.Offers))
-	for i, o := range page.Offers {
-		ids[i] = o.ID.String()
-	}
-	return ids
 }
 
 // vastOffer holds the fields of a Vast offer the parser uses (docs/providers.md §1.4). Every field
@@ -335,42 +342,74 @@ type vastOffer struct {
 //     cpu_ram × cpu_cores_effective / cpu_cores / 1000 GB, unknown when cpu_cores is null or 0.
 //
 // A row without an id, GPU count or price is skipped and reported in problems. The error is set
-// only when the body is not a Vast search response.
+// when the body is not a whole Vast search response (ErrIncomplete when it is cut short,
+// ErrLayoutChanged when it is something else) or holds more than MaxOffers offers.
 func ParseVast(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
-	offers, _, problems, err = parseVast(body, run, sourceURL)
-	return offers, problems, err
+	p, err := parseVast(body, run, sourceURL, MaxOffers)
+	return p.offers, sourceErrors(VastName, capProblems(p.problems)), err
 }
 
-// parseVast is ParseVast also returning each offer's ask id.
-func parseVast(body []byte, run Run, sourceURL string) (offers []schema.Offer, ids []string, problems []error, err error) {
-	var page struct {
-		Offers *[]json.RawMessage `json:"offers"`
+// vastPage is one search answer as parsed.
+type vastPage struct {
+	offers    []schema.Offer
+	offerAsks []string // the ask id of each offer
+	rows      []string // the ask id of every row, "" where unreadable: a full page of bad rows is full
+	problems  []error
+}
+
+// parseVast parses one search answer row by row, failing when it has more than maxRows rows.
+func parseVast(body []byte, run Run, sourceURL string, maxRows int) (vastPage, error) {
+	rows := &vastRows{run: run, sourceURL: sourceURL, maxRows: maxRows}
+	doc := struct {
+		Offers *vastRows `json:"offers"`
+	}{Offers: rows}
+	if err := decodeJSON(body, "offers", &doc); err != nil {
+		return vastPage{}, sourceError(VastName, err)
 	}
-	if err := json.Unmarshal(body, &page); err != nil {
-		return nil, nil, nil, sourceError(VastName, fmt.Errorf("%w: decoding offers: %w", ErrLayoutChanged, err))
+	if doc.Offers == nil || !rows.found {
+		return vastPage{}, sourceError(VastName, fmt.Errorf("%w: no \"offers\" array in the response", ErrLayoutChanged))
 	}
-	if page.Offers == nil {
-		return nil, nil, nil, sourceError(VastName, fmt.Errorf("%w: no \"offers\" array in the response", ErrLayoutChanged))
-	}
-	for i, raw := range *page.Offers {
-		var vo vastOffer
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&vo); err != nil {
-			problems = append(problems, sourceError(VastName, fmt.Errorf("offer #%d: decoding: %w", i, err)))
-			continue
+	return rows.page, nil
+}
+
+// vastRows decodes the "offers" array of a search answer one row at a time.
+type vastRows struct {
+	run       Run
+	sourceURL string
+	maxRows   int
+	found     bool
+	page      vastPage
+}
+
+func (r *vastRows) UnmarshalJSON(data []byte) error {
+	r.found = true
+	p := &r.page
+	return eachElement(data, func(i int, raw []byte) error {
+		if i >= r.maxRows {
+			return fmt.Errorf("%w: more than %d rows in one answer", ErrTooManyOffers, r.maxRows)
 		}
-		os, err := vastOffers(vo, run, sourceURL)
+		var vo vastOffer
+		if err := json.Unmarshal(raw, &vo); err != nil {
+			var id struct {
+				ID json.Number `json:"id"`
+			}
+			_ = json.Unmarshal(raw, &id) // the row still counts; its id if it has one
+			p.rows = append(p.rows, id.ID.String())
+			p.problems = append(p.problems, sourceError(VastName, fmt.Errorf("offer #%d: decoding: %w", i, err)))
+			return nil
+		}
+		p.rows = append(p.rows, vo.ID.String())
+		os, err := vastOffers(vo, r.run, r.sourceURL)
 		if err != nil {
-			problems = append(problems, sourceError(VastName, fmt.Errorf("offer %s: %w", vastRowID(vo, i), err)))
-			continue
+			p.problems = append(p.problems, sourceError(VastName, fmt.Errorf("offer %s: %w", vastRowID(vo, i), err)))
+			return nil
 		}
 		for range os {
-			ids = append(ids, vo.ID.String())
+			p.offerAsks = append(p.offerAsks, vo.ID.String())
 		}
-		offers = append(offers, os...)
-	}
-	return offers, ids, problems, nil
+		p.offers = append(p.offers, os...)
+		return offerCap(len(p.offers))
+	})
 }
 
 func vastRowID(vo vastOffer, i int) string {

@@ -172,7 +172,11 @@ func TestParseVastErrors(t *testing.T) {
 		wantErr error
 		offers  int
 	}{
-		{"truncated JSON", `{"offers": [{"id": 1, "num_gpus": 1, "gpu_name": "RTX 30`, scrapers.ErrLayoutChanged, 0},
+		{"truncated JSON", `{"offers": [{"id": 1, "num_gpus": 1, "gpu_name": "RTX 30`, scrapers.ErrIncomplete, 0},
+		{"cut after a whole row", `{"offers": [{"id": 7, "num_gpus": 1, "gpu_name": "RTX 3090", "gpu_ram": 24576, "dph_total": 0.2},`, scrapers.ErrIncomplete, 0},
+		{"empty body", ``, scrapers.ErrIncomplete, 0},
+		{"trailing data", `{"offers": []} {"offers": []}`, scrapers.ErrLayoutChanged, 0},
+		{"offers not an array", `{"offers": {"id": 1}}`, scrapers.ErrLayoutChanged, 0},
 		{"HTML error page", `<html><body>502 Bad Gateway</body></html>`, scrapers.ErrLayoutChanged, 0},
 		{"no offers key", `{"success": false, "error": "invalid_args", "msg": "bad"}`, scrapers.ErrLayoutChanged, 0},
 		{"offers null", `{"offers": null}`, scrapers.ErrLayoutChanged, 0},
@@ -315,7 +319,7 @@ func TestVastMisbehaviour(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				w.Write(good[:len(good)/2])
 			}
-		}, 0, scrapers.ErrLayoutChanged, false, 1, ""},
+		}, 0, scrapers.ErrIncomplete, false, 1, ""},
 		{"HTML instead of JSON", func(int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html")

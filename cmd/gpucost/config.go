@@ -60,6 +60,7 @@ type ScrapeConfig struct {
 	Providers          []string `yaml:"providers"`
 	Parallelism        int      `yaml:"parallelism"`
 	SourceTimeout      Duration `yaml:"source_timeout"`
+	SourceTimeoutMax   Duration `yaml:"source_timeout_max"`
 	LoadTimeout        Duration `yaml:"load_timeout"`
 	MinOfferRatio      float64  `yaml:"min_offer_ratio"`
 	MaxPricePerGPUHour float64  `yaml:"max_price_per_gpu_hour"`
@@ -76,6 +77,7 @@ type HTTPConfig struct {
 	RetryWaitMax   Duration `yaml:"retry_wait_max"`
 	AttemptTimeout Duration `yaml:"attempt_timeout"`
 	MaxBodyBytes   int64    `yaml:"max_body_bytes"`
+	MaxSourceBytes int64    `yaml:"max_source_bytes"`
 }
 
 // ProvidersConfig configures each source.

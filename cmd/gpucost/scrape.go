@@ -146,6 +146,7 @@ func pipelineConfig(cfg Config) pipeline.Config {
 	return pipeline.Config{
 		Parallelism:        cfg.Scrape.Parallelism,
 		SourceTimeout:      cfg.Scrape.SourceTimeout.Std(),
+		SourceTimeoutMax:   cfg.Scrape.SourceTimeoutMax.Std(),
 		LoadTimeout:        cfg.Scrape.LoadTimeout.Std(),
 		MinOfferRatio:      cfg.Scrape.MinOfferRatio,
 		MaxPricePerGPUHour: decimal.NewFromFloat(cfg.Scrape.MaxPricePerGPUHour),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/scrapers"
@@ -44,6 +45,7 @@ func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sou
 		RetryWaitMax:   cfg.HTTP.RetryWaitMax.Std(),
 		AttemptTimeout: cfg.HTTP.AttemptTimeout.Std(),
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
+		MaxSourceBytes: cfg.HTTP.MaxSourceBytes,
 		Logger:         logger,
 		Secrets:        secrets,
 		RecordDir:      so.recordDir,
@@ -99,12 +101,15 @@ func providerConfig(cfg Config, name string) (ProviderConfig, bool) {
 }
 
 // sourceAdapter presents a scrapers.Source as the pipeline's Source: the two packages share only
-// schema types, so the run and result structs are copied here.
+// schema types, so the run and result structs are copied here, and the pauses a source
+// announces (scrapers.WithPacer) are handed to the pipeline (pipeline.Pace), whose deadline
+// for the source follows them.
 type sourceAdapter struct{ s scrapers.Source }
 
 func (a sourceAdapter) Name() string { return a.s.Name() }
 
 func (a sourceAdapter) Fetch(ctx context.Context, run pipeline.Run) (pipeline.Extract, error) {
+	ctx = scrapers.WithPacer(ctx, func(d time.Duration) { pipeline.Pace(ctx, d) })
 	r, err := a.s.Fetch(ctx, scrapers.Run{ID: run.ID, ObservedAt: run.ObservedAt})
 	return pipeline.Extract{Offers: r.Offers, Payloads: r.Payloads, Attempts: r.Attempts, Problems: r.Problems}, err
 }

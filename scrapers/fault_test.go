@@ -1,0 +1,321 @@
+package scrapers_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/scrapers"
+)
+
+// faultSource is one source as the fault suite drives it: how it is built against a server,
+// what its server answers when all is well, and its answers when the provider changes its
+// layout or has nothing to sell.
+type faultSource struct {
+	name     string // subtest name
+	provider string // the provider its errors name
+	page     bool   // fetched through colly (redirects are refused by AllowedDomains)
+	ctype    string
+	// good answers one request the way the provider does (Vast: a market that slices and
+	// sorts); changed and empty are the whole body of every answer after a layout change, and
+	// of a valid answer with nothing to sell.
+	good           func(r *http.Request) []byte
+	changed, empty []byte
+	newSource      func(c *scrapers.Client, base string) scrapers.Source
+}
+
+func faultSources(t *testing.T) []faultSource {
+	fixture := func(name string) func(*http.Request) []byte {
+		b := readTestdata(t, name)
+		return func(*http.Request) []byte { return b }
+	}
+	market := newVastMarket(t, "vastai_market.json")
+	vastAnswer := func(r *http.Request) []byte {
+		rec := httptest.NewRecorder()
+		market.ServeHTTP(rec, r)
+		return rec.Body.Bytes()
+	}
+	lambdaPage := string(readTestdata(t, "lambda_pricing.html"))
+	coreweavePage := string(readTestdata(t, "coreweave_pricing.html"))
+	return []faultSource{
+		{
+			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
+			good:    vastAnswer,
+			changed: []byte(`{"results": [], "total": 0}`),
+			empty:   []byte(`{"offers": []}`),
+			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+				return scrapers.NewVast(c, scrapers.VastConfig{URL: base + "/api/v0/bundles/", RequestInterval: -1}, nil)
+			},
+		},
+		{
+			name: "runpod", provider: scrapers.RunPodName, ctype: "application/json",
+			good:    fixture("runpod_gputypes.json"),
+			changed: []byte(mustReplace(string(readTestdata(t, "runpod_gputypes.json")), `"gpuTypes"`, `"gpuTypeList"`)),
+			empty:   []byte(`{"data": {"gpuTypes": []}}`),
+			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+				return scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: base + "/graphql"}, nil)
+			},
+		},
+		{
+			name: "lambda api", provider: scrapers.LambdaName, ctype: "application/json",
+			good:    fixture("lambda_instance_types.json"),
+			changed: []byte(mustReplace(string(readTestdata(t, "lambda_instance_types.json")), `"data"`, `"instance_types"`)),
+			empty:   []byte(`{"data": {}}`),
+			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+				return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: lambdaTestKey, APIURL: base + "/api/v1/instance-types"}, nil)
+			},
+		},
+		{
+			name: "lambda page", provider: scrapers.LambdaName, page: true, ctype: "text/html; charset=utf-8",
+			good:    fixture("lambda_pricing.html"),
+			changed: readTestdata(t, "lambda_pricing_changed.html"),
+			empty:   []byte(mustReplaceRegexp(lambdaPage, `>\$[0-9.,]+</td>`, `>—</td>`)),
+			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+				return scrapers.NewLambda(c, scrapers.LambdaConfig{PageURL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+		{
+			name: "coreweave", provider: scrapers.CoreWeaveName, page: true, ctype: "text/html; charset=utf-8",
+			good:    fixture("coreweave_pricing.html"),
+			changed: readTestdata(t, "coreweave_pricing_changed.html"),
+			empty:   []byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`)),
+			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+	}
+}
+
+// faultBodyLimit is the suite's body limit: far above every fixture, small enough to exceed fast.
+const faultBodyLimit = 1 << 20
+
+// fault is one way every answer of a provider goes wrong. serve answers request n (1-based) of
+// the run; want is the error the source must fail with, nil for the correct result.
+type fault struct {
+	name  string
+	serve func(w http.ResponseWriter, r *http.Request, n int64, s faultSource, foreign string)
+	want  func(s faultSource) error
+}
+
+func wantErr(err error) func(faultSource) error { return func(faultSource) error { return err } }
+
+// content is the body without its trailing white space (what a cut must reach into).
+func content(b []byte) []byte { return bytes.TrimRight(b, " \t\r\n") }
+
+// cut answers the first n bytes of the good answer, the rest never sent; with contentLength the
+// answer announces the whole length first, so the client sees the connection close early.
+func cut(frac float64, last bool, contentLength bool) func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) {
+	return func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) {
+		good := s.good(r)
+		n := int(float64(len(good)) * frac)
+		if last {
+			n = len(content(good)) - 1
+		}
+		w.Header().Set("Content-Type", s.ctype)
+		if contentLength {
+			w.Header().Set("Content-Length", strconv.Itoa(len(good)))
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(good[:n])
+	}
+}
+
+func faults() []fault {
+	ok := func(w http.ResponseWriter, r *http.Request, s faultSource) { writeBody(w, s.ctype, s.good(r)) }
+	return []fault{
+		{"all well", func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) { ok(w, r, s) }, wantErr(nil)},
+		{"429 with Retry-After, then all well", func(w http.ResponseWriter, r *http.Request, n int64, s faultSource, _ string) {
+			if n == 1 {
+				w.Header().Set("Retry-After", "1") // honoured up to the client's wait cap
+				http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
+				return
+			}
+			ok(w, r, s)
+		}, wantErr(nil)},
+		{"429 with Retry-After on every attempt", func(w http.ResponseWriter, _ *http.Request, _ int64, _ faultSource, _ string) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
+		}, wantErr(scrapers.ErrStatus)},
+		{"5xx storm", func(w http.ResponseWriter, _ *http.Request, n int64, _ faultSource, _ string) {
+			codes := []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+			http.Error(w, "upstream connect error or disconnect/reset before headers", codes[n%int64(len(codes))])
+		}, wantErr(scrapers.ErrStatus)},
+		{"hang before the headers", func(w http.ResponseWriter, r *http.Request, _ int64, _ faultSource, _ string) { hang(w, r) },
+			wantErr(context.DeadlineExceeded)},
+		{"hang mid-body", func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) {
+			good := s.good(r)
+			w.Header().Set("Content-Type", s.ctype)
+			_, _ = w.Write(good[:len(good)/3])
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, wantErr(context.DeadlineExceeded)},
+		{"truncated at 40% with Content-Length", cut(0.40, false, true), wantErr(scrapers.ErrIncomplete)},
+		{"truncated at 40% without Content-Length", cut(0.40, false, false), wantErr(scrapers.ErrIncomplete)},
+		{"truncated at 45% without Content-Length", cut(0.45, false, false), wantErr(scrapers.ErrIncomplete)},
+		{"last byte missing, with Content-Length", cut(0, true, true), wantErr(scrapers.ErrIncomplete)},
+		{"last byte missing, without Content-Length", cut(0, true, false), wantErr(scrapers.ErrIncomplete)},
+		{"layout changed", func(w http.ResponseWriter, _ *http.Request, _ int64, s faultSource, _ string) {
+			writeBody(w, s.ctype, s.changed)
+		},
+			wantErr(scrapers.ErrLayoutChanged)},
+		{"a login page instead", func(w http.ResponseWriter, _ *http.Request, _ int64, _ faultSource, _ string) {
+			writeBody(w, "text/plain", []byte("Please sign in"))
+		}, wantErr(scrapers.ErrLayoutChanged)},
+		{"redirect to a foreign host", func(w http.ResponseWriter, r *http.Request, _ int64, _ faultSource, foreign string) {
+			http.Redirect(w, r, foreign+r.URL.Path, http.StatusFound)
+		}, func(s faultSource) error {
+			if s.page {
+				return colly.ErrForbiddenDomain // colly refuses it
+			}
+			return scrapers.ErrStatus // the API sources never follow one
+		}},
+		{"body over the limit, chunked", func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) {
+			// Valid all the way, trailing white space included: only the limit stops it.
+			w.Header().Set("Content-Type", s.ctype)
+			_, _ = w.Write(s.good(r))
+			pad := bytes.Repeat([]byte(" "), 64<<10)
+			for written := 0; written <= faultBodyLimit; written += len(pad) {
+				if _, err := w.Write(pad); err != nil {
+					return
+				}
+			}
+		}, wantErr(scrapers.ErrBodyTooLarge)},
+		{"body over the limit, Content-Length", func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) {
+			good := s.good(r)
+			w.Header().Set("Content-Type", s.ctype)
+			w.Header().Set("Content-Length", strconv.Itoa(faultBodyLimit+1))
+			_, _ = w.Write(good)
+			_, _ = w.Write(bytes.Repeat([]byte(" "), faultBodyLimit+1-len(good)))
+		}, wantErr(scrapers.ErrBodyTooLarge)},
+		{"valid but empty", func(w http.ResponseWriter, _ *http.Request, _ int64, s faultSource, _ string) {
+			writeBody(w, s.ctype, s.empty)
+		},
+			wantErr(scrapers.ErrNoOffers)},
+		{"empty body", func(w http.ResponseWriter, _ *http.Request, _ int64, s faultSource, _ string) {
+			writeBody(w, s.ctype, nil)
+		},
+			wantErr(scrapers.ErrIncomplete)},
+	}
+}
+
+// TestFaults drives every source through every fault on every request, over real HTTP: each
+// ends in the correct result (the offers of a run where all is well, exactly) or in a clear
+// error of that provider wrapping the fault's condition; never a smaller market without an
+// error, never a hang.
+func TestFaults(t *testing.T) {
+	var foreignHits atomic.Int64
+	foreign := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { foreignHits.Add(1) }))
+	defer foreign.Close()
+	_, port, _ := net.SplitHostPort(foreign.Listener.Addr().String())
+	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
+
+	client := func() *scrapers.Client {
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Secrets: []string{lambdaTestKey}})
+	}
+	for _, s := range faultSources(t) {
+		t.Run(s.name, func(t *testing.T) {
+			// The correct result: a run where all is well.
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeBody(w, s.ctype, s.good(r)) }))
+			want, err := s.newSource(client(), srv.URL).Fetch(context.Background(), runAug22)
+			srv.Close()
+			if err != nil || len(want.Offers) == 0 {
+				t.Fatalf("a good run: %d offers, %v", len(want.Offers), err)
+			}
+			for _, f := range faults() {
+				t.Run(f.name, func(t *testing.T) {
+					var n atomic.Int64
+					srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						f.serve(w, r, n.Add(1), s, foreignURL)
+					}))
+					defer srv.Close()
+					// The run's deadline: short where the fault is a hang, ample elsewhere (a
+					// loaded machine running the race detector must not turn a fault into one).
+					deadline := 20 * time.Second
+					if strings.HasPrefix(f.name, "hang") {
+						deadline = 300 * time.Millisecond
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), deadline)
+					defer cancel()
+					start := time.Now()
+					res, err := s.newSource(client(), srv.URL).Fetch(ctx, runAug22)
+					if took := time.Since(start); took > deadline+3*time.Second {
+						t.Errorf("Fetch took %v", took)
+					}
+					if n.Load() == 0 {
+						t.Fatal("the server was never asked")
+					}
+					wantErr := f.want(s)
+					if wantErr == nil {
+						if err != nil {
+							t.Fatalf("Fetch: %v", err)
+						}
+						if diff := cmp.Diff(want.Offers, res.Offers, cmpopts.IgnoreFields(schema.Offer{}, "SourceURL")); diff != "" || len(res.Problems) != 0 {
+							t.Errorf("not the market of a good run (problems %v):\n%s", res.Problems, diff)
+						}
+						return
+					}
+					if !errors.Is(err, wantErr) {
+						t.Fatalf("Fetch error %v (%d offers, problems %v), want %v", err, len(res.Offers), res.Problems, wantErr)
+					}
+					var se *scrapers.Error
+					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
+						t.Errorf("error %q does not name %s first", err, s.provider)
+					}
+					if strings.Contains(err.Error(), lambdaTestKey) {
+						t.Errorf("the key is in the error %q", err)
+					}
+					t.Logf("%v", err)
+				})
+			}
+		})
+	}
+	if foreignHits.Load() != 0 {
+		t.Errorf("a redirect reached the foreign host %d times", foreignHits.Load())
+	}
+}
+
+// TestVastFaultOnOneRequest: a fault on one request of the many a Vast run makes fails that
+// slice only, and says so: the run is never reported whole.
+func TestVastFaultOnOneRequest(t *testing.T) {
+	s := faultSources(t)[0]
+	for _, f := range faults() {
+		if f.want(s) == nil || strings.HasPrefix(f.name, "hang") || f.name == "valid but empty" {
+			continue // hangs end the run (its deadline), and an empty slice is a real answer
+		}
+		t.Run(f.name, func(t *testing.T) {
+			var n atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 3 {
+					f.serve(w, r, 1, s, "http://localhost:1")
+					return
+				}
+				writeBody(w, s.ctype, s.good(r))
+			}))
+			defer srv.Close()
+			res, err := s.newSource(newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, RetryMax: -1}), srv.URL).Fetch(context.Background(), runNov29)
+			if err != nil {
+				t.Fatalf("Fetch: %v", err)
+			}
+			found := false
+			for _, p := range res.Problems {
+				found = found || errors.Is(p, f.want(s))
+			}
+			if !found {
+				t.Errorf("problems %v do not report %v", res.Problems, f.want(s))
+			}
+		})
+	}
+}
