@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -64,6 +65,10 @@ func LoadSteps() []string {
 // wherever an earlier call was cut off (the process killed, the server killed, the connection
 // lost), each row ends up stored exactly once:
 //
+//  0. A write of the batch that the server still runs for a load whose process died (the
+//     client gone after sending its rows, the server still writing them and the views' parts) is
+//     waited for or stopped first (endStrays): what follows must see what is stored, not what is
+//     being stored.
 //  1. The run-log row (scrape_runs) is written last, so when it exists the batch is complete and
 //     nothing is written.
 //  2. Raw payloads and offers are compared row by row with what is stored of the run and
@@ -86,9 +91,12 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, erro
 	if err := checkBatch(b); err != nil {
 		return res, err
 	}
+	if err := s.endStrays(ctx, runID, provider); err != nil {
+		return res, unavailable(err)
+	}
 	done, err := s.hasRunRow(ctx, runID, provider)
 	if err != nil {
-		return res, unavailable(err)
+		return res, err
 	}
 	if done {
 		return res, nil // the whole batch is stored
@@ -145,6 +153,47 @@ func checkBatch(b schema.Batch) error {
 func (s *Store) step(name string) {
 	if s.onLoadStep != nil {
 		s.onLoadStep(name)
+	}
+}
+
+// endStrays stops every write of one batch (by its query id, loadQueryID) that the server still
+// runs, and waits until it has (KILL QUERY … SYNC; ON CLUSTER in cluster mode), or, for a write
+// the server cannot stop while it stores its rows, until it ends. An insert stopped half-way
+// leaves what a crash does: the checks that follow complete it. In cluster mode the wait sees the
+// node gpucost is connected to, where its inserts ran unless that node failed over.
+// provider "" means every provider of the run (an import).
+func (s *Store) endStrays(ctx context.Context, runID, provider string) error {
+	like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	pattern := "gpucost-load/" + like.Replace(runID) + "/"
+	if provider != "" {
+		pattern += like.Replace(provider) + "/"
+	}
+	q := "KILL QUERY"
+	if s.cluster != "" {
+		q += " ON CLUSTER " + quoteIdent(s.cluster)
+	}
+	err := s.conn.Exec(s.ctx(ctx), q+" WHERE query_id LIKE ? SYNC", pattern+"%")
+	var ex *clickhouse.Exception
+	if !errors.As(err, &ex) || ex.Code != codeCannotKill {
+		if err != nil {
+			return fmt.Errorf("stopping writes of run %s/%s still running at %s: %w", runID, provider, s.addr, err)
+		}
+		return nil
+	}
+	// The server cannot stop a write that is storing its rows ("unkillable stages"): wait for it.
+	for {
+		var n uint64
+		if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM system.processes WHERE query_id LIKE ?", pattern+"%").Scan(&n); err != nil {
+			return fmt.Errorf("waiting for writes of run %s/%s still running at %s: %w", runID, provider, s.addr, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for writes of run %s/%s still running at %s: %w", runID, provider, s.addr, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

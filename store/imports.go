@@ -55,13 +55,16 @@ func (s *Store) LoadImport(ctx context.Context, imp Import) (ImportResult, error
 		}
 		byProvider[o.Provider] = append(byProvider[o.Provider], o)
 	}
+	if err := s.endStrays(ctx, imp.RunID, ""); err != nil {
+		return res, unavailable(err)
+	}
 	if len(imp.Payload.Body) > 0 {
 		p := imp.Payload
 		p.RunID = imp.RunID
 		// The file's fetch time is the import's, new each time: look it up by its content.
 		n, err := s.completePayloads(ctx, imp.RunID, p.Provider, []schema.RawPayload{p}, false)
 		if err != nil {
-			return res, unavailable(err)
+			return res, err
 		}
 		res.PayloadWritten = n > 0
 	}

@@ -101,7 +101,7 @@ func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []
 		priceType, price, pricePerGPU,
 		intraNode, nvlinkGbps, interNode, available, stock, reliability, dqFlags}
 
-	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID(table, runID)))
+	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runID, offers[0].Provider, table)))
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table(table)+" ("+offerColumns+")")
 	if err != nil {
 		return s.queryError("preparing the "+table+" insert", err)
@@ -190,6 +190,12 @@ func (s *Store) queryOffers(ctx context.Context, what, query string, args ...any
 // retry an insert, and query ids must be unique among running queries).
 func queryID(table, runID string) string {
 	return fmt.Sprintf("gpucost-%s-%s-%d", table, runID, time.Now().UnixNano())
+}
+
+// loadQueryID names a write of a batch (LoadBatch, LoadImport): gpucost-load/RUN/PROVIDER/TABLE/N,
+// so that a later load of the batch can find those still running (endStrays).
+func loadQueryID(runID, provider, table string) string {
+	return fmt.Sprintf("gpucost-load/%s/%s/%s/%d", runID, provider, table, time.Now().UnixNano())
 }
 
 // selection adds the conditions on GPU models, providers and price types, for the lists that

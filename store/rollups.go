@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -255,7 +257,7 @@ func (s *Store) rollUpAgain(ctx context.Context, v rollupView, runID, provider s
 	list := strings.Join(cols, ", ")
 	q := "INSERT INTO " + s.table(v.table) + " (" + list + ") SELECT " + list + " FROM (" + sel + ")"
 	args := append([]any{runID, provider, from, to}, parts...)
-	if err := s.conn.Exec(s.ctx(ctx), q, args...); err != nil {
+	if err := s.conn.Exec(s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runID, provider, v.table))), q, args...); err != nil {
 		return s.queryError(fmt.Sprintf("rolling up run %s/%s into %s again", runID, provider, v.table), err)
 	}
 	return nil

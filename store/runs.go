@@ -20,7 +20,7 @@ func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 	if len(runs) == 0 {
 		return nil
 	}
-	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("scrape_runs", runs[0].RunID)))
+	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runs[0].RunID, runs[0].Provider, "scrape_runs")))
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("scrape_runs")+" ("+runColumns+")")
 	if err != nil {
 		return s.queryError("preparing the run log insert", err)
@@ -105,7 +105,7 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 	if len(payloads) == 0 {
 		return nil
 	}
-	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("raw_payloads", payloads[0].RunID)))
+	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(payloads[0].RunID, payloads[0].Provider, "raw_payloads")))
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("raw_payloads")+" ("+payloadColumns+")")
 	if err != nil {
 		return s.queryError("preparing the raw payload insert", err)

@@ -46,6 +46,7 @@ const (
 	codeRequiredPassword     = 194
 	codeDuplicateColumn      = 15 // current servers: ADD COLUMN of a column the table has
 	codeIllegalColumn        = 44 // 18.x: the same, among other faults of a column
+	codeCannotKill           = 380
 )
 
 // Options tune a Store beyond what the DSN says.

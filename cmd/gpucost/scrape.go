@@ -42,7 +42,17 @@ configuration; 4 another scrape holds the lock (scrape.lock_wait sets how long t
 
 Progress goes to stderr: one line per provider on a terminal, structured logs otherwise.`
 
-func runScrape(ctx context.Context, e env, args []string) int {
+func runScrape(ctx context.Context, e env, args []string) int { return scrape(ctx, e, args, scrapeHooks{}) }
+
+// scrapeHooks are the points where a fault-injection test stops a scrape: each stage of a
+// batch's load (pipeline.Options.OnStage) and each step of the store's part of it
+// (store.Options.OnLoadStep). Both nil in gpucost itself.
+type scrapeHooks struct {
+	onStage    func(stage string)
+	onLoadStep func(step string)
+}
+
+func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) int {
 	fs := newFlags("scrape", "[flags]", scrapeHelp)
 	fs.withConfig()
 	providers := fs.String("providers", "", "comma-separated providers to scrape (default scrape.providers)")
@@ -71,10 +81,11 @@ func runScrape(ctx context.Context, e env, args []string) int {
 	var history pipeline.History
 	if !*dryRun {
 		st := newLazyStore(cfg.ClickHouse, logger)
+		st.onLoadStep = hooks.onLoadStep
 		defer st.Close()
 		sink, history = st, st
 	}
-	opts := pipeline.Options{Logger: logger, DryRun: *dryRun}
+	opts := pipeline.Options{Logger: logger, DryRun: *dryRun, OnStage: hooks.onStage}
 	if *replay != "" {
 		// The same recording always gets the same run id, so replaying it twice loads it once.
 		if opts.RunID, err = replayRunID(*replay); err != nil {
