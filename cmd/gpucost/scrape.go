@@ -42,7 +42,9 @@ configuration; 4 another scrape holds the lock (scrape.lock_wait sets how long t
 
 Progress goes to stderr: one line per provider on a terminal, structured logs otherwise.`
 
-func runScrape(ctx context.Context, e env, args []string) int { return scrape(ctx, e, args, scrapeHooks{}) }
+func runScrape(ctx context.Context, e env, args []string) int {
+	return scrape(ctx, e, args, scrapeHooks{})
+}
 
 // scrapeHooks are the points where a fault-injection test stops a scrape: each stage of a
 // batch's load (pipeline.Options.OnStage) and each step of the store's part of it
