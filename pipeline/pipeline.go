@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -510,9 +509,7 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 		b, err := sp.get(f)
 		if err != nil {
 			rr.Error = err.Error()
-			var syntax *json.SyntaxError
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &syntax) || errors.As(err, &typ) || strings.Contains(err.Error(), "no run id or provider") {
+			if errors.Is(err, errNotABatch) {
 				err = fmt.Errorf("%w: %w", ErrRejected, err) // it will never read better
 			}
 			if q, _ := r.failed(sp, f, "", err); q != "" {

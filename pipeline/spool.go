@@ -51,6 +51,9 @@ var (
 	errSpooledBefore = errors.New("a batch of this run and provider waits in the spool already")
 	// errQuarantinedBefore: a batch of the same run and provider is in quarantine.
 	errQuarantinedBefore = errors.New("a batch of this run and provider is in quarantine")
+	// errNotABatch: a spool file that is not a batch (cut short, edited by hand); reading it
+	// again gives the same.
+	errNotABatch = errors.New("not a batch")
 )
 
 const lockFile = "scrape.lock"
@@ -191,10 +194,10 @@ func (s *spool) get(name string) (schema.Batch, error) {
 		return b, err
 	}
 	if err := json.Unmarshal(data, &b); err != nil {
-		return b, fmt.Errorf("reading spooled batch %s: %w", path, err)
+		return b, fmt.Errorf("reading spooled batch %s: %w: %w", path, errNotABatch, err)
 	}
 	if b.Run.RunID == "" || b.Run.Provider == "" {
-		return b, fmt.Errorf("reading spooled batch %s: no run id or provider", path)
+		return b, fmt.Errorf("reading spooled batch %s: %w: no run id or provider", path, errNotABatch)
 	}
 	return b, nil
 }
