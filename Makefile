@@ -106,6 +106,19 @@ test-cluster: cluster
 	@$(LEGACY_SERVER) deploy/clickhouse/local.sh start
 	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GO) test -tags cluster -count=1 -run Cluster ./cmd/gpucost/ ./store/
 
+## test-faults: the tests that kill a ClickHouse server of their own during loads
+## (cmd/gpucost/faults_test.go), on a current engine (127.0.0.1:19400, 40 kills) and on Debian's
+## 18.16 (127.0.0.1:19410, 15 kills); each server is started, killed and started again by the
+## test, and stopped afterwards. The shared servers are never touched.
+FAULTS_CURRENT := GPUCOST_CH_ENGINE=$(patsubst auto,current,$(TEST_ENGINE)) GPUCOST_CH_TCP_PORT=19400 GPUCOST_CH_HTTP_PORT=18400 GPUCOST_LOCAL_DIR=$(CURDIR)/.data/clickhouse-faults GPUCOST_FAULTS_KILLS=40
+FAULTS_LEGACY := GPUCOST_CH_ENGINE=debian GPUCOST_CH_TCP_PORT=19410 GPUCOST_CH_HTTP_PORT=18410 GPUCOST_LOCAL_DIR=$(CURDIR)/.data/clickhouse-faults-legacy GPUCOST_FAULTS_KILLS=15
+.PHONY: test-faults
+test-faults: test-tools
+	@set -o pipefail; status=0; for server in "$(FAULTS_CURRENT)" "$(FAULTS_LEGACY)"; do \
+	  env $$server GPUCOST_INTEGRATION=1 GPUCOST_FAULTS=1 $(GO) test -count=1 -run '^TestKillClickHouseDuringLoads$$' -v ./cmd/gpucost/ | grep -v '^=== RUN' || status=1; \
+	  env $$server deploy/clickhouse/local.sh stop; \
+	done; exit $$status
+
 ## measure-growth: a week of hourly scrapes into a fresh database; rows and bytes per table
 ## (the growth table of docs/operations.md)
 measure-growth: clickhouse

@@ -517,9 +517,10 @@ func checkJobSpec(t *testing.T, what string, js *batchv1.JobSpec) {
 			t.Errorf("%s: podFailurePolicy names container %q, which the pod does not have", what, *r.OnExitCodes.ContainerName)
 		}
 		for _, code := range r.OnExitCodes.Values {
-			// cmd/gpucost: 1 failed, 2 usage, 3 partial, 4 another run holds the lock.
-			if code < 1 || code > 4 {
-				t.Errorf("%s: podFailurePolicy exit code %d is not one gpucost uses (1 failed, 2 usage, 3 partial, 4 busy)", what, code)
+			// cmd/gpucost: 1 failed, 2 usage, 3 partial, 4 another run holds the lock, 5 batches in
+			// the spool's quarantine.
+			if code < 1 || code > 5 {
+				t.Errorf("%s: podFailurePolicy exit code %d is not one gpucost uses (1 failed, 2 usage, 3 partial, 4 busy, 5 quarantine)", what, code)
 			}
 		}
 	}

@@ -9,15 +9,30 @@
 //   - A source that returns far fewer offers than its last good run (Config.MinOfferRatio) is
 //     marked failed and its offers are not loaded: an emptied market is far less likely than a
 //     broken page.
-//   - When the sink fails (ClickHouse down), the batch is written to the spool folder and the
-//     next run loads it first. The sink skips what it already holds, so a replayed batch never
-//     doubles rows.
+//   - Nothing lost, nothing doubled, whenever the process stops: the spool folder is a
+//     write-ahead log (spool.go). Every batch is written to it durably before it is loaded and
+//     removed only once the sink has stored all of it, and every run first loads what the spool
+//     holds, oldest first, with the run id and timestamps the batch was made with. The sink
+//     stores only what is missing of a batch (the ClickHouse store compares it row by row and
+//     checks its rollups, store/batch.go), so a batch whose load was cut off at any instant
+//     (SIGKILL, a crash, ClickHouse down or killed) is completed by the next run, never loaded
+//     twice. A recording replayed again under the same run id while its earlier copy waits in
+//     the spool (or in quarantine) is not loaded beside it: the earlier copy, with the
+//     timestamps it may be partly stored under, is the one the sink completes.
+//   - One batch never blocks the others: a spooled batch that fails to load is retried by the
+//     next runs while the ones behind it load; after Config.MaxLoadAttempts failures, or at once
+//     when the sink rejects it as such (ErrRejected) or its file cannot be read, it moves to the
+//     spool's quarantine folder with a .failures file of the reasons. A sink that is
+//     unavailable (ErrUnavailable) counts no failures: every batch waits. The Report says how
+//     many batches wait and how many are in quarantine (cmd/gpucost turns both into exit codes),
+//     and Metrics exports both.
 //   - Two runs never overlap: a lock file in the spool folder makes the second wait
 //     (Config.LockWait) or fail with ErrBusy naming the holder.
 //   - When the run's context is cancelled (SIGTERM), a load already in flight finishes under its
-//     own LoadTimeout, and every batch not yet loading is spooled.
+//     own LoadTimeout, and every batch not yet loading waits in the spool.
 //   - A batch that can be neither loaded nor spooled (spool disk full) fails its provider, so
-//     the run never reports lost offers as safe.
+//     the run never reports lost offers as safe; if only the spooling fails, it is loaded
+//     without its write-ahead copy (a kill during that load is then not recovered).
 //
 // The package knows nothing of provider formats or of ClickHouse: it declares the Source, Sink
 // and History interfaces it consumes, and cmd/gpucost wires the scrapers and the store in.

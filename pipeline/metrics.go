@@ -19,6 +19,8 @@ type Metrics struct {
 	lastSuccess *prometheus.GaugeVec
 	spooledB    *prometheus.CounterVec
 	spoolFiles  prometheus.Gauge
+	quarantineB *prometheus.CounterVec
+	quarantineF prometheus.Gauge
 }
 
 // NewMetrics creates the metrics and registers them on reg.
@@ -39,9 +41,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		spooledB: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpucost_spooled_batches_total",
 			Help: "Batches written to the spool because the store could not take them."}, []string{"provider"}),
 		spoolFiles: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gpucost_spool_batches",
-			Help: "Batches waiting in the spool after the last replay."}),
+			Help: "Batches waiting in the spool after the last run."}),
+		quarantineB: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpucost_quarantined_batches_total",
+			Help: "Batches moved to the spool's quarantine folder because they will not load."}, []string{"provider"}),
+		quarantineF: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gpucost_spool_quarantined_batches",
+			Help: "Batches in the spool's quarantine folder after the last run; an operator must look at them."}),
 	}
-	reg.MustRegister(m.runs, m.loaded, m.rejected, m.attempts, m.duration, m.lastSuccess, m.spooledB, m.spoolFiles)
+	reg.MustRegister(m.runs, m.loaded, m.rejected, m.attempts, m.duration, m.lastSuccess, m.spooledB, m.spoolFiles, m.quarantineB, m.quarantineF)
 	return m
 }
 
@@ -68,11 +74,28 @@ func (m *Metrics) spooled(provider string) {
 	m.spooledB.WithLabelValues(provider).Inc()
 }
 
-func (m *Metrics) spoolSize(s *spool) {
+func (m *Metrics) quarantined(provider string) {
 	if m == nil {
 		return
 	}
+	m.quarantineB.WithLabelValues(provider).Inc()
+}
+
+// spoolSize counts the batches waiting in the spool and those in its quarantine, and sets the
+// gauges to them. A folder that cannot be listed counts -1 and leaves its gauge as it was.
+func (m *Metrics) spoolSize(s *spool) (waiting, quarantined int) {
+	waiting, quarantined = -1, -1
 	if files, err := s.list(); err == nil {
-		m.spoolFiles.Set(float64(len(files)))
+		waiting = len(files)
+		if m != nil {
+			m.spoolFiles.Set(float64(waiting))
+		}
 	}
+	if files, err := s.quarantined(); err == nil {
+		quarantined = len(files)
+		if m != nil {
+			m.quarantineF.Set(float64(quarantined))
+		}
+	}
+	return waiting, quarantined
 }

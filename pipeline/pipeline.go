@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -48,10 +49,31 @@ type Source interface {
 //
 // LoadBatch writes one provider's batch of one run, skipping whatever part of it is already
 // stored, and reports whether the whole batch was already there. It must be safe to call again
-// with the same batch after a failure.
+// with the same batch after a failure or after a call cut off at any point (the process
+// killed): the pipeline loads every batch again, from its spool, until one call returns nil.
+// Its error wraps ErrUnavailable when the sink could not be reached (the batch is not at fault,
+// and no other batch would load either), ErrRejected when the sink will never store this batch;
+// any other error is a failed attempt of this batch.
 type Sink interface {
 	LoadBatch(ctx context.Context, b schema.Batch) (skipped bool, err error)
 }
+
+// Kinds of Sink errors (see Sink).
+var (
+	ErrUnavailable = errors.New("the store is unavailable")
+	ErrRejected    = errors.New("the store rejects the batch")
+)
+
+// Stages of a batch's load, passed to Options.OnStage as each is reached, in this order. A batch
+// the spool held from an earlier run starts at StageSpooled.
+const (
+	StageSpooled = "spooled" // the batch is durably in the spool, about to be loaded
+	StageLoaded  = "loaded"  // the sink stored all of it; it is still in the spool
+	StageRemoved = "removed" // it has left the spool
+)
+
+// Stages lists the stages of a load in order.
+func Stages() []string { return []string{StageSpooled, StageLoaded, StageRemoved} }
 
 // History is what the pipeline reads of earlier runs. A failing History does not stop a run:
 // the shrink and outlier checks are then skipped, and the run says so in its log.
@@ -90,6 +112,9 @@ type Config struct {
 	SpoolDir string
 	// LockWait is how long a run waits for another run to finish before giving up with ErrBusy.
 	LockWait time.Duration
+	// MaxLoadAttempts is how many failed loads a spooled batch may have before it is moved to the
+	// spool's quarantine folder. Failures of an unavailable sink are not counted.
+	MaxLoadAttempts int
 }
 
 // withDefaults fills the fields that cannot be zero.
@@ -110,6 +135,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxPricePerGPUHour.IsZero() {
 		c.MaxPricePerGPUHour = decimal.NewFromInt(200)
 	}
+	if c.MaxLoadAttempts <= 0 {
+		c.MaxLoadAttempts = 5
+	}
 	return c
 }
 
@@ -126,6 +154,9 @@ type Options struct {
 	// RunID, when set, is the id of every run instead of a fresh one. A replay of a recorded
 	// folder uses an id derived from the recording, so loading it twice stores it once.
 	RunID string
+	// OnStage, when set, is called as each batch reaches each stage of its load (Stages), so a
+	// fault-injection test can stop the process there.
+	OnStage func(stage string)
 }
 
 // Runner runs scrapes. A Runner may be used for many runs, one at a time per spool folder.
@@ -177,6 +208,12 @@ type Report struct {
 	Providers  []ProviderReport // sorted by provider
 	Replayed   []ReplayReport   // spooled batches of earlier runs handled first
 	Batches    []schema.Batch   // what was (or, on a dry run, would be) loaded, sorted by provider
+	// Waiting is how many batches the spool holds after the run, still to be loaded.
+	Waiting int
+	// Quarantined is how many batches the spool's quarantine folder (QuarantineDir) holds after
+	// the run: batches that will not load, until an operator looks at them.
+	Quarantined   int
+	QuarantineDir string
 }
 
 // ProviderReport is one provider's part of a run.
@@ -188,9 +225,11 @@ type ProviderReport struct {
 	Rejected map[string]int // rejected offers by reason
 	Flagged  map[string]int // kept offers by data-quality flag
 	Error    string         // why it failed or is partial; no secrets
-	Spooled  bool           // the batch went to the spool folder instead of the store
-	Duration time.Duration
-	Attempts int
+	Spooled  bool           // the batch waits in the spool folder instead of the store
+	// Quarantined: the batch was moved to the spool's quarantine folder (it will not load).
+	Quarantined bool
+	Duration    time.Duration
+	Attempts    int
 }
 
 // ReplayReport is one spooled batch handled at the start of a run.
@@ -199,7 +238,9 @@ type ReplayReport struct {
 	RunID    string
 	Provider string
 	Skipped  bool   // already stored: nothing written
-	Error    string // still not loadable: the batch stays in the spool
+	Error    string // not loaded: the batch stays in the spool, or went to quarantine
+	// Quarantined: the batch was moved to the spool's quarantine folder.
+	Quarantined bool
 }
 
 // Run performs one scrape run: take the lock, load what earlier runs spooled, extract, normalize,
@@ -237,16 +278,13 @@ func (r *Runner) Run(ctx context.Context) (Report, error) {
 		g.SetLimit(r.cfg.Parallelism)
 		for i := range rep.Batches {
 			g.Go(func() error {
-				spooled, err := r.load(ctx, sp, rep.Batches[i])
-				rep.Providers[i].Spooled = spooled
-				if err != nil {
-					rep.Providers[i].Status, rep.Providers[i].Error = schema.RunFailed, err.Error()
-				}
+				r.load(ctx, sp, rep.Batches[i], &rep.Providers[i])
 				return nil
 			})
 		}
 		_ = g.Wait() // load reports its failures in the provider reports
-		r.opts.Metrics.spoolSize(sp)
+		rep.Waiting, rep.Quarantined = r.opts.Metrics.spoolSize(sp)
+		rep.QuarantineDir = filepath.Join(sp.dir, quarantineDir)
 	}
 	for _, pr := range rep.Providers {
 		r.opts.Metrics.observe(pr, run.ObservedAt)
@@ -383,30 +421,92 @@ func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev 
 	return b, pr
 }
 
-// load writes one batch, or spools it when the sink fails or the run is being stopped. It
-// reports whether the batch was spooled, and an error when it was neither loaded nor spooled.
-func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch) (spooled bool, err error) {
+// load spools one batch (the write-ahead log), loads it and takes it out of the spool again, and
+// records in pr what became of it: loaded; waiting in the spool (the sink failed, or the run is
+// being stopped); quarantined; or failed, neither loaded nor spooled.
+func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch, pr *ProviderReport) {
+	fail := func(msg string) { pr.Status, pr.Error = schema.RunFailed, msg }
+	name, walErr := sp.put(b)
+	switch {
+	case errors.Is(walErr, errSpooledBefore):
+		// A recording replayed again while its earlier replay waits in the spool: that copy,
+		// with the timestamps it may be partly stored under, is the one to load.
+		pr.Spooled = true
+		r.logger.Warn("A batch of this run and provider waits in the spool already; it is loaded instead of this copy", "run", b.Run.RunID, "provider", b.Run.Provider, "file", name)
+		return
+	case errors.Is(walErr, errQuarantinedBefore):
+		fail(fmt.Sprintf("%s: not loaded: %v; move it back to the spool folder to load it", b.Run.Provider, walErr))
+		return
+	case walErr != nil:
+		r.logger.Error("Spooling a batch before loading it failed; loading it without a spooled copy", "run", b.Run.RunID, "provider", b.Run.Provider, "err", walErr)
+	default:
+		r.stage(StageSpooled)
+	}
+	if ctx.Err() != nil && walErr == nil {
+		pr.Spooled = true // the run is being stopped: the next one loads it
+		return
+	}
+	err := fmt.Errorf("%w: the run is stopping", ErrUnavailable)
 	if ctx.Err() == nil {
 		// A fresh deadline, not cancelled by a shutdown signal: a load in flight finishes.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.LoadTimeout)
-		_, err := r.sink.LoadBatch(lctx, b)
+		_, err = r.sink.LoadBatch(lctx, b)
 		cancel()
 		if err == nil {
-			return false, nil
+			r.stage(StageLoaded)
+			if walErr == nil {
+				if err := sp.remove(name); err != nil {
+					r.logger.Error("Removing a loaded batch from the spool failed; the next run finds it stored", "file", name, "err", err)
+				}
+				r.stage(StageRemoved)
+			}
+			return
 		}
-		r.logger.Error("Loading a batch failed; spooling it for the next run", "run", b.Run.RunID, "provider", b.Run.Provider, "err", err)
 	}
-	if err := sp.put(b); err != nil {
+	if walErr != nil {
 		// Nothing else can keep the batch: say so loudly. The next run scrapes afresh.
-		r.logger.Error("Spooling a batch failed; its offers are lost", "run", b.Run.RunID, "provider", b.Run.Provider, "err", err)
-		return false, fmt.Errorf("%s: neither loaded nor spooled: %w", b.Run.Provider, err)
+		r.logger.Error("A batch was neither loaded nor spooled; its offers are lost", "run", b.Run.RunID, "provider", b.Run.Provider, "load_err", err, "spool_err", walErr)
+		fail(fmt.Sprintf("%s: neither loaded nor spooled: loading: %v; spooling: %v", b.Run.Provider, err, walErr))
+		return
 	}
+	r.logger.Error("Loading a batch failed; it waits in the spool for the next run", "run", b.Run.RunID, "provider", b.Run.Provider, "err", err)
+	pr.Spooled = true
 	r.opts.Metrics.spooled(b.Run.Provider)
-	return true, nil
+	if q, _ := r.failed(sp, name, b.Run.Provider, err); q != "" {
+		pr.Spooled, pr.Quarantined = false, true
+		fail(fmt.Sprintf("%s: not loaded: %v; the batch is in quarantine: %s", b.Run.Provider, err, q))
+	}
+}
+
+// failed handles a failed load of a spooled batch. A sink that is unavailable counts nothing
+// and stops the replay (stop). A rejected batch goes to quarantine at once; any other failure
+// is counted in the batch's .failures file, and the batch goes to quarantine once it has failed
+// MaxLoadAttempts times. It returns the batch's path in quarantine when it went there.
+func (r *Runner) failed(sp *spool, name, provider string, err error) (quarantined string, stop bool) {
+	if errors.Is(err, ErrUnavailable) {
+		return "", true
+	}
+	attempts, ferr := sp.fail(name, r.now(), err)
+	if ferr != nil {
+		r.logger.Error("Recording a failed load failed", "file", name, "err", ferr)
+	}
+	if !errors.Is(err, ErrRejected) && attempts < r.cfg.MaxLoadAttempts {
+		r.logger.Warn("A spooled batch failed to load; it is tried again by the next run", "file", name, "failures", attempts, "max", r.cfg.MaxLoadAttempts)
+		return "", false
+	}
+	q, qerr := sp.quarantine(name)
+	if qerr != nil {
+		r.logger.Error("Moving a batch to quarantine failed; it stays in the spool", "file", name, "err", qerr)
+		return "", false
+	}
+	r.opts.Metrics.quarantined(provider)
+	r.logger.Error("A batch that will not load was moved to quarantine; the other batches go on", "file", q, "failures", attempts, "err", err)
+	return q, false
 }
 
 // replay loads the batches earlier runs spooled, oldest first. A batch that loads (or is
-// already stored) leaves the spool; one that fails stays for the next run.
+// already stored) leaves the spool. One that fails stays for the next run, or goes to quarantine
+// (failed), and the next one is tried; when the sink is unavailable, the rest stay untried.
 func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 	files, err := sp.list()
 	if err != nil {
@@ -415,32 +515,59 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 	}
 	var out []ReplayReport
 	for _, f := range files {
+		if ctx.Err() != nil {
+			break // stopping: the rest wait for the next run
+		}
 		rr := ReplayReport{File: f}
 		b, err := sp.get(f)
 		if err != nil {
 			rr.Error = err.Error()
+			if errors.Is(err, errNotABatch) {
+				err = fmt.Errorf("%w: %w", ErrRejected, err) // it will never read better
+			}
+			if q, _ := r.failed(sp, f, "", err); q != "" {
+				rr.Quarantined = true
+			}
 			out = append(out, rr)
-			r.logger.Error("Reading a spooled batch failed; it stays in the spool", "file", f, "err", err)
+			r.logger.Error("Reading a spooled batch failed", "file", f, "err", err, "quarantined", rr.Quarantined)
 			continue
 		}
 		rr.RunID, rr.Provider = b.Run.RunID, b.Run.Provider
+		r.stage(StageSpooled)
 		lctx, cancel := context.WithTimeout(ctx, r.cfg.LoadTimeout)
 		skipped, err := r.sink.LoadBatch(lctx, b)
 		cancel()
 		if err != nil {
 			rr.Error = err.Error()
+			if ctx.Err() != nil {
+				out = append(out, rr)
+				break // stopping: not the batch's fault
+			}
+			q, stop := r.failed(sp, f, b.Run.Provider, err)
+			rr.Quarantined = q != ""
 			out = append(out, rr)
-			r.logger.Warn("Loading a spooled batch failed; it stays in the spool", "file", f, "err", err)
-			break // the store is still down: the rest would fail the same way
+			if stop {
+				r.logger.Warn("The store is unavailable; the spooled batches wait for the next run", "file", f, "err", err)
+				break // the rest would fail the same way
+			}
+			continue
 		}
+		r.stage(StageLoaded)
 		rr.Skipped = skipped
 		if err := sp.remove(f); err != nil {
 			r.logger.Error("Removing a loaded batch from the spool failed", "file", f, "err", err)
 		}
+		r.stage(StageRemoved)
 		out = append(out, rr)
 		r.logger.Info("Loaded a spooled batch", "file", f, "run", b.Run.RunID, "provider", b.Run.Provider, "already_stored", skipped)
 	}
 	return out
+}
+
+func (r *Runner) stage(name string) {
+	if r.opts.OnStage != nil {
+		r.opts.OnStage(name)
+	}
 }
 
 func (r *Runner) newRunID() string {

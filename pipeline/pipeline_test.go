@@ -45,7 +45,9 @@ func returning(name string, offers ...schema.Offer) fakeSource {
 type memStore struct {
 	mu      sync.Mutex
 	down    bool
-	batches map[string]schema.Batch // by run/provider
+	fail    func(schema.Batch) error // when set, a batch it returns an error for is not stored
+	during  func(schema.Batch)       // when set, called inside LoadBatch
+	batches map[string]schema.Batch  // by run/provider
 	good    []schema.ScrapeRun
 	prices  map[schema.Key]decimal.Decimal
 }
@@ -61,7 +63,15 @@ func (m *memStore) LoadBatch(_ context.Context, b schema.Batch) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
-		return false, errors.New("dial tcp 127.0.0.1:19000: connection refused")
+		return false, fmt.Errorf("%w: dial tcp 127.0.0.1:19000: connection refused", pipeline.ErrUnavailable)
+	}
+	if m.during != nil {
+		m.during(b)
+	}
+	if m.fail != nil {
+		if err := m.fail(b); err != nil {
+			return false, err
+		}
 	}
 	k := b.Run.RunID + "/" + b.Run.Provider
 	if _, ok := m.batches[k]; ok {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,16 +19,47 @@ import (
 // ErrBusy means another run holds the lock of the spool folder.
 var ErrBusy = errors.New("another scrape run is in progress")
 
-// spool is a folder of batches waiting to be loaded, one JSON file per batch, named
-// <run id>.<provider>.json so that a listing sorts oldest first. It also holds the run lock.
+// The spool is a write-ahead log of batches: every batch is written to it, durably, before it is
+// loaded, and removed once the sink has stored all of it, so a batch whose load was cut off at
+// any point (the process killed, the machine down, the store failing) is still there, with its
+// run id and timestamps, and the next run loads it again first. The sink completes what such a
+// load left (it inserts only missing rows), so nothing is lost and nothing doubled.
+//
+// Layout of the folder:
+//
+//	<run id>.<provider>.json           a batch waiting to be loaded (the listing sorts oldest first)
+//	<run id>.<provider>.json.failures  one line per failed load of it: time and error
+//	quarantine/                        batches that will not load, with their .failures files
+//	scrape.lock                        the run lock
+//
+// A batch that failed to load MaxLoadAttempts times, or that the sink refuses as such
+// (ErrRejected), or whose file cannot be read, is moved to quarantine/ so that it never stands
+// in the way of the others; an operator reads its .failures and moves it back (to load it again)
+// or keeps it for the record (docs/operations.md).
 type spool struct {
 	dir string
 }
 
+// quarantineDir is the spool's subfolder of batches that will not load.
+const quarantineDir = "quarantine"
+
+// failuresSuffix names a batch's file of failed loads.
+const failuresSuffix = ".failures"
+
+var (
+	// errSpooledBefore: a batch of the same run and provider waits in the spool already.
+	errSpooledBefore = errors.New("a batch of this run and provider waits in the spool already")
+	// errQuarantinedBefore: a batch of the same run and provider is in quarantine.
+	errQuarantinedBefore = errors.New("a batch of this run and provider is in quarantine")
+	// errNotABatch: a spool file that is not a batch (cut short, edited by hand); reading it
+	// again gives the same.
+	errNotABatch = errors.New("not a batch")
+)
+
 const lockFile = "scrape.lock"
 
 func openSpool(dir string) (*spool, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, quarantineDir), 0o750); err != nil {
 		return nil, fmt.Errorf("creating the spool folder %s: %w", dir, err)
 	}
 	return &spool{dir: dir}, nil
@@ -78,34 +110,69 @@ func (s *spool) lock(ctx context.Context, wait time.Duration, runID string, now 
 	}, nil
 }
 
-// put writes a batch atomically (temporary file, fsync, rename).
-func (s *spool) put(b schema.Batch) error {
-	name := safe(b.Run.RunID) + "." + safe(b.Run.Provider) + ".json"
+// fileName is the spool file of a batch.
+func fileName(b schema.Batch) string {
+	return safe(b.Run.RunID) + "." + safe(b.Run.Provider) + ".json"
+}
+
+// put writes a batch durably (temporary file, fsync, rename, fsync of the folder) and returns its
+// file name. When the spool or its quarantine holds a batch of the same run and provider
+// already, it writes nothing and returns errSpooledBefore or errQuarantinedBefore: that batch,
+// with its own timestamps, is the one the sink compares with what is stored, and loading a
+// second copy of it with other timestamps (a recording replayed again) would double what the
+// first stored.
+func (s *spool) put(b schema.Batch) (string, error) {
+	name := fileName(b)
+	if _, err := os.Stat(filepath.Join(s.dir, name)); err == nil {
+		return name, errSpooledBefore
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, quarantineDir, name)); err == nil {
+		return name, fmt.Errorf("%w (%s)", errQuarantinedBefore, filepath.Join(s.dir, quarantineDir, name))
+	}
 	tmp, err := os.CreateTemp(s.dir, ".tmp-"+name)
 	if err != nil {
-		return fmt.Errorf("spooling %s: %w", name, err)
+		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := json.NewEncoder(tmp).Encode(b); err != nil {
 		tmp.Close()
-		return fmt.Errorf("spooling %s: %w", name, err)
+		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("spooling %s: %w", name, err)
+		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("spooling %s: %w", name, err)
+		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(s.dir, name)); err != nil {
-		return fmt.Errorf("spooling %s: %w", name, err)
+		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
-	return nil
+	if err := syncDir(s.dir); err != nil {
+		return name, fmt.Errorf("spooling %s: %w", name, err)
+	}
+	return name, nil
 }
 
-// list returns the spooled batch files, oldest run first.
-func (s *spool) list() ([]string, error) {
-	entries, err := os.ReadDir(s.dir)
+// syncDir makes the names in a folder durable (a rename survives a power cut).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// list returns the batch files of the spool (or of its quarantine), oldest run first.
+func (s *spool) list() ([]string, error) { return batchFiles(s.dir) }
+
+func (s *spool) quarantined() ([]string, error) {
+	return batchFiles(filepath.Join(s.dir, quarantineDir))
+}
+
+func batchFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -121,20 +188,63 @@ func (s *spool) list() ([]string, error) {
 
 func (s *spool) get(name string) (schema.Batch, error) {
 	var b schema.Batch
-	data, err := os.ReadFile(filepath.Join(s.dir, name))
+	path := filepath.Join(s.dir, name)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return b, err
 	}
 	if err := json.Unmarshal(data, &b); err != nil {
-		return b, fmt.Errorf("reading spooled batch %s: %w", name, err)
+		return b, fmt.Errorf("reading spooled batch %s: %w: %w", path, errNotABatch, err)
 	}
 	if b.Run.RunID == "" || b.Run.Provider == "" {
-		return b, fmt.Errorf("reading spooled batch %s: no run id or provider", name)
+		return b, fmt.Errorf("reading spooled batch %s: %w: no run id or provider", path, errNotABatch)
 	}
 	return b, nil
 }
 
-func (s *spool) remove(name string) error { return os.Remove(filepath.Join(s.dir, name)) }
+// remove deletes a loaded batch and its failures. Its removal need not be durable: a batch
+// loaded again is found stored whole.
+func (s *spool) remove(name string) error {
+	_ = os.Remove(filepath.Join(s.dir, name+failuresSuffix))
+	return os.Remove(filepath.Join(s.dir, name))
+}
+
+// fail records a failed load of a spooled batch and returns how many it has had.
+func (s *spool) fail(name string, at time.Time, reason error) (int, error) {
+	path := filepath.Join(s.dir, name+failuresSuffix)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return 0, fmt.Errorf("recording a failed load of %s: %w", name, err)
+	}
+	_, err = fmt.Fprintf(f, "%s %s\n", at.UTC().Format(time.RFC3339), strings.Join(strings.Fields(reason.Error()), " "))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("recording a failed load of %s: %w", name, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("recording a failed load of %s: %w", name, err)
+	}
+	return strings.Count(string(data), "\n"), nil
+}
+
+// quarantine moves a batch and its failures into the quarantine folder, and returns the batch's
+// path there.
+func (s *spool) quarantine(name string) (string, error) {
+	dst := filepath.Join(s.dir, quarantineDir)
+	if err := os.Rename(filepath.Join(s.dir, name+failuresSuffix), filepath.Join(dst, name+failuresSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("moving %s to quarantine: %w", name, err)
+	}
+	if err := os.Rename(filepath.Join(s.dir, name), filepath.Join(dst, name)); err != nil {
+		return "", fmt.Errorf("moving %s to quarantine: %w", name, err)
+	}
+	if err := syncDir(dst); err != nil {
+		return "", fmt.Errorf("moving %s to quarantine: %w", name, err)
+	}
+	return filepath.Join(dst, name), nil
+}
 
 // safe keeps a name usable as part of a file name.
 func safe(s string) string {

@@ -2,86 +2,354 @@ package store
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
 )
 
-// LoadResult says which parts of a batch LoadBatch wrote and which it found already stored.
+// Kinds of load failures (LoadBatch, LoadImport), for a caller that decides whether and when to
+// try a batch again. An error of neither kind is a failed attempt of this batch: connection lost
+// half-way, a server error, a timeout.
+var (
+	// ErrUnavailable means the server could not be reached, or cannot take rows at all until an
+	// operator acts (wrong password, database or table missing: run gpucost migrate). It is
+	// reported only when the load's first query failed, so the call wrote nothing, and the batch
+	// is not at fault: any other would fail the same way.
+	ErrUnavailable = errors.New("ClickHouse cannot take rows now")
+	// ErrInvalidBatch means the batch itself cannot be stored (rows of another run or provider, a
+	// value the driver cannot encode): loading it again gives the same error.
+	ErrInvalidBatch = errors.New("the batch cannot be stored")
+)
+
+// LoadResult says what one LoadBatch call wrote.
 type LoadResult struct {
-	OffersWritten, PayloadsWritten, RunWritten bool
+	PayloadsWritten int  // raw payloads inserted by this call
+	OffersWritten   int  // offers inserted by this call
+	Repaired        int  // rollup row groups and offers_latest rows this call had to write again
+	RunWritten      bool // the run-log row was written by this call
 }
 
 // Skipped reports whether the whole batch was already stored (a replay of a loaded batch).
 func (r LoadResult) Skipped() bool {
-	return !r.OffersWritten && !r.PayloadsWritten && !r.RunWritten
+	return r.PayloadsWritten == 0 && r.OffersWritten == 0 && r.Repaired == 0 && !r.RunWritten
 }
 
-// LoadBatch writes one provider's batch of one run — raw payloads, offers, then the run-log row —
-// skipping every part that is already stored for that run and provider. Loading the same batch
-// again (a spooled batch replayed after a partial failure, or a replay of a recorded run with the
-// same run id) therefore writes each row once. The check reads the tables, so two processes
-// loading the same batch at the same moment could both write it; the pipeline's run lock
-// prevents that.
+// Load steps, in order: LoadBatch calls Options.OnLoadStep with each once it is done (whether it
+// had anything to write or not), so a fault-injection test can stop the process after any of them.
+const (
+	StepChecked  = "checked"  // the run-log row was looked up: the batch is not stored whole
+	StepPayloads = "payloads" // every raw payload of the batch is stored
+	StepOffers   = "offers"   // every offer of the batch is stored
+	StepRollups  = "rollups"  // offers_daily and offers_daily_sums hold every offer of the batch
+	StepLatest   = "latest"   // offers_latest holds the batch's offers (or newer ones)
+	StepRun      = "run"      // the run-log row is stored: the batch is complete
+)
+
+// LoadSteps lists the load steps in the order LoadBatch passes them.
+func LoadSteps() []string {
+	return []string{StepChecked, StepPayloads, StepOffers, StepRollups, StepLatest, StepRun}
+}
+
+// LoadBatch stores one provider's batch of one run so that, however many times it is called and
+// wherever an earlier call was cut off (the process killed, the server killed, the connection
+// lost), each row ends up stored exactly once:
+//
+//  0. A write of the batch that the server still runs for a load whose process died (the
+//     client gone after sending its rows, the server still writing them and the views' parts) is
+//     waited for or stopped first (endStrays): what follows must see what is stored, not what is
+//     being stored.
+//  1. The run-log row (scrape_runs) is written last, so when it exists the batch is complete and
+//     nothing is written.
+//  2. Raw payloads and offers are compared row by row with what is stored of the run and
+//     provider within the batch's own time range, and only the missing rows are inserted: an
+//     insert that reached some parts (monthly partitions, shards) and not others is completed,
+//     not repeated.
+//  3. The rollups are checked against the stored offers of the batch and what they lack is
+//     written (rollups.go): ClickHouse writes an insert's part of offers before the parts of the
+//     materialized views, so a crash in between leaves offers without their rollup.
+//  4. The run-log row.
+//
+// The comparisons use the batch's own timestamps, so a batch must be loaded again with the
+// timestamps it was first loaded with: the pipeline keeps it in its spool (a write-ahead log)
+// until this returns nil. Two processes loading one batch at the same moment could both write it;
+// the pipeline's run lock prevents that. Errors wrap ErrUnavailable or ErrInvalidBatch where one
+// applies.
 func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, error) {
 	var res LoadResult
 	runID, provider := b.Run.RunID, b.Run.Provider
-	if runID == "" || provider == "" {
-		return res, fmt.Errorf("loading a batch: run id and provider are required")
-	}
-	loaded, err := s.loadedCounts(ctx, b)
-	if err != nil || loaded.runs > 0 {
+	if err := checkBatch(b); err != nil {
 		return res, err
 	}
-	if loaded.payloads == 0 && len(b.Payloads) > 0 {
-		if err := s.InsertPayloads(ctx, b.Payloads); err != nil {
-			return res, err
-		}
-		res.PayloadsWritten = true
+	if err := s.endStrays(ctx, runID, provider); err != nil {
+		return res, unavailable(err)
 	}
-	if loaded.offers == 0 && len(b.Offers) > 0 {
-		if err := s.InsertOffers(ctx, runID, b.Offers); err != nil {
-			return res, err
-		}
-		res.OffersWritten = true
+	done, err := s.hasRunRow(ctx, runID, provider)
+	if err != nil {
+		return res, err
 	}
+	if done {
+		return res, nil // the whole batch is stored
+	}
+	s.step(StepChecked)
+	if res.PayloadsWritten, err = s.completePayloads(ctx, runID, provider, b.Payloads, true); err != nil {
+		return res, err
+	}
+	s.step(StepPayloads)
+	if res.OffersWritten, err = s.completeOffers(ctx, runID, provider, b.Offers); err != nil {
+		return res, err
+	}
+	s.step(StepOffers)
+	n, err := s.completeRollups(ctx, runID, provider, b.Offers)
+	res.Repaired += n
+	if err != nil {
+		return res, err
+	}
+	s.step(StepRollups)
+	n, err = s.completeLatest(ctx, provider, b.Offers)
+	res.Repaired += n
+	if err != nil {
+		return res, err
+	}
+	s.step(StepLatest)
 	if err := s.RecordRun(ctx, b.Run); err != nil {
 		return res, err
 	}
 	res.RunWritten = true
+	s.step(StepRun)
 	return res, nil
 }
 
-type loadedCounts struct{ offers, payloads, runs uint64 }
-
-// loadedCounts counts what is stored of one provider's part of a run. The run-log row is
-// written last, so when it exists the whole batch is stored (this also covers a recorded run
-// replayed again later, whose offers carry a new observation time). Otherwise the offers and
-// payloads are counted within the batch's own time range: run_id is not in those tables' sort
-// keys, and the range prunes partitions and parts by their min/max times, so the check reads
-// only the parts the batch could be in, however long the history grows.
-func (s *Store) loadedCounts(ctx context.Context, b schema.Batch) (loadedCounts, error) {
-	var c loadedCounts
+// checkBatch refuses a batch whose rows belong to another run or provider than its run-log row:
+// LoadBatch would compare them with the wrong stored rows.
+func checkBatch(b schema.Batch) error {
 	runID, provider := b.Run.RunID, b.Run.Provider
-	err := s.conn.QueryRow(s.ctx(ctx), s.runRowsQuery(), runID, provider).Scan(&c.runs)
+	if runID == "" || provider == "" {
+		return fmt.Errorf("loading a batch: %w: the run id and provider are required", ErrInvalidBatch)
+	}
+	for i, o := range b.Offers {
+		if o.RunID != runID || o.Provider != provider {
+			return fmt.Errorf("loading batch %s/%s: %w: offer %d belongs to %s/%s", runID, provider, ErrInvalidBatch, i+1, o.RunID, o.Provider)
+		}
+	}
+	for i, p := range b.Payloads {
+		if p.RunID != runID || p.Provider != provider {
+			return fmt.Errorf("loading batch %s/%s: %w: payload %d belongs to %s/%s", runID, provider, ErrInvalidBatch, i+1, p.RunID, p.Provider)
+		}
+	}
+	return nil
+}
+
+func (s *Store) step(name string) {
+	if s.onLoadStep != nil {
+		s.onLoadStep(name)
+	}
+}
+
+// endStrays stops every write of one batch (by its query id, loadQueryID) that the server still
+// runs, and waits until it has (KILL QUERY … SYNC; ON CLUSTER in cluster mode), or, for a write
+// the server cannot stop while it stores its rows, until it ends. An insert stopped half-way
+// leaves what a crash does: the checks that follow complete it. In cluster mode the wait sees the
+// node gpucost is connected to, where its inserts ran unless that node failed over.
+// provider "" means every provider of the run (an import).
+func (s *Store) endStrays(ctx context.Context, runID, provider string) error {
+	like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	pattern := "gpucost-load/" + like.Replace(runID) + "/"
+	if provider != "" {
+		pattern += like.Replace(provider) + "/"
+	}
+	q := "KILL QUERY"
+	if s.cluster != "" {
+		q += " ON CLUSTER " + quoteIdent(s.cluster)
+	}
+	err := s.conn.Exec(s.ctx(ctx), q+" WHERE query_id LIKE ? SYNC", pattern+"%")
+	var ex *clickhouse.Exception
+	if !errors.As(err, &ex) || ex.Code != codeCannotKill {
+		if err != nil {
+			return fmt.Errorf("stopping writes of run %s/%s still running at %s: %w", runID, provider, s.addr, err)
+		}
+		return nil
+	}
+	// The server cannot stop a write that is storing its rows ("unkillable stages"): wait for it.
+	for {
+		var n uint64
+		if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM system.processes WHERE query_id LIKE ?", pattern+"%").Scan(&n); err != nil {
+			return fmt.Errorf("waiting for writes of run %s/%s still running at %s: %w", runID, provider, s.addr, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for writes of run %s/%s still running at %s: %w", runID, provider, s.addr, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Store) hasRunRow(ctx context.Context, runID, provider string) (bool, error) {
+	var n uint64
+	err := s.conn.QueryRow(s.ctx(ctx), `SELECT count() FROM `+s.table("scrape_runs")+` WHERE run_id = ? AND provider = ?`, runID, provider).Scan(&n)
 	if err != nil {
-		return c, s.queryError(fmt.Sprintf("checking what is stored of run %s/%s", runID, provider), err)
+		return false, s.queryError(fmt.Sprintf("checking what is stored of run %s/%s", runID, provider), err)
 	}
-	if c.runs > 0 {
-		return c, nil // the whole batch is stored: LoadBatch skips it
+	return n > 0, nil
+}
+
+// unavailable marks err with ErrUnavailable when it says the server cannot be reached or cannot
+// take rows at all.
+func unavailable(err error) error {
+	if err == nil || !unreachable(err) {
+		return err
 	}
-	oFrom, oTo := timeRange(len(b.Offers), func(i int) time.Time { return b.Offers[i].ObservedAt })
-	pFrom, pTo := timeRange(len(b.Payloads), func(i int) time.Time { return b.Payloads[i].FetchedAt })
-	err = s.conn.QueryRow(s.ctx(ctx), s.loadedCountsQuery(),
-		runID, provider, oFrom, oTo, runID, provider, pFrom, pTo).
-		Scan(&c.offers, &c.payloads)
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// unreachable reports whether err is a failure to reach the server (refused, reset, timed out,
+// no connection free in time) or a refusal that no batch can get past: authentication, or the
+// database or a table missing.
+func unreachable(err error) bool {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		switch ex.Code {
+		case codeUnknownDatabase, codeUnknownTable, codeWrongPassword, codeUnknownUser, codeAuthenticationFailed, codeRequiredPassword:
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, clickhouse.ErrAcquireConnTimeout) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// payloadKey is a raw payload's identity within one run and provider: where it came from and
+// what it said. Its fetch time is not part of it: an import stores its file again under a new
+// fetch time.
+type payloadKey struct {
+	url    string
+	status uint16
+	md5    string // hex MD5 of the body, as ClickHouse's lower(hex(MD5(body)))
+}
+
+func keyOfPayload(p schema.RawPayload) payloadKey {
+	sum := md5.Sum(p.Body)
+	return payloadKey{p.URL, p.Status, hex.EncodeToString(sum[:])}
+}
+
+// completePayloads inserts the payloads of one run and provider that are not stored yet, each
+// payload counted as often as it occurs. bounded limits the lookup to the payloads' own fetch
+// times (a scrape batch: the times are part of the batch); otherwise every stored payload of the
+// run and provider is looked at (an import).
+func (s *Store) completePayloads(ctx context.Context, runID, provider string, payloads []schema.RawPayload, bounded bool) (int, error) {
+	if len(payloads) == 0 {
+		return 0, nil
+	}
+	q := `SELECT url, status, lower(hex(MD5(body))) AS h, count() FROM ` + s.table("raw_payloads") + ` WHERE provider = ? AND run_id = ?`
+	args := []any{provider, runID}
+	if bounded {
+		from, to := timeRange(len(payloads), func(i int) time.Time { return payloads[i].FetchedAt })
+		q += ` AND fetched_at >= ? AND fetched_at < ?`
+		args = append(args, from, to)
+	}
+	q += ` GROUP BY url, status, h`
+	stored := map[payloadKey]uint64{}
+	what := fmt.Sprintf("reading the stored payloads of run %s/%s", runID, provider)
+	rows, err := s.conn.Query(s.ctx(ctx), q, args...)
 	if err != nil {
-		return c, s.queryError(fmt.Sprintf("checking what is stored of run %s/%s", runID, provider), err)
+		return 0, s.queryError(what, err)
 	}
-	return c, nil
+	for rows.Next() {
+		var k payloadKey
+		var n uint64
+		if err := rows.Scan(&k.url, &k.status, &k.md5, &n); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("%s: %w", what, err)
+		}
+		stored[k] += n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, s.queryError(what, err)
+	}
+	var missing []schema.RawPayload
+	for _, p := range payloads {
+		k := keyOfPayload(p)
+		if stored[k] > 0 {
+			stored[k]--
+			continue
+		}
+		missing = append(missing, p)
+	}
+	if err := s.InsertPayloads(ctx, missing); err != nil {
+		return 0, err
+	}
+	return len(missing), nil
+}
+
+// offerRowKey is an offer row's identity within one run and provider.
+type offerRowKey struct {
+	offerID, priceType string
+	observedAt         int64 // Unix seconds: the stored precision
+}
+
+func keyOfOffer(o schema.Offer) offerRowKey {
+	return offerRowKey{o.OfferID, string(o.PriceType), o.ObservedAt.Unix()}
+}
+
+// completeOffers inserts the offers of one run and provider that are not stored yet (looked up
+// within their own observation times), each counted as often as it occurs.
+func (s *Store) completeOffers(ctx context.Context, runID, provider string, offers []schema.Offer) (int, error) {
+	if len(offers) == 0 {
+		return 0, nil
+	}
+	from, to := timeRange(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
+	what := fmt.Sprintf("reading the stored offers of run %s/%s", runID, provider)
+	rows, err := s.conn.Query(s.ctx(ctx), `SELECT offer_id, price_type, observed_at, count() FROM `+s.table("offers")+`
+		WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ?
+		GROUP BY offer_id, price_type, observed_at`, runID, provider, from, to)
+	if err != nil {
+		return 0, s.queryError(what, err)
+	}
+	stored := map[offerRowKey]uint64{}
+	for rows.Next() {
+		var k offerRowKey
+		var at time.Time
+		var n uint64
+		if err := rows.Scan(&k.offerID, &k.priceType, &at, &n); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("%s: %w", what, err)
+		}
+		k.observedAt = at.Unix()
+		stored[k] += n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, s.queryError(what, err)
+	}
+	var missing []schema.Offer
+	for _, o := range offers {
+		k := keyOfOffer(o)
+		if stored[k] > 0 {
+			stored[k]--
+			continue
+		}
+		missing = append(missing, o)
+	}
+	if err := s.insertOffers(ctx, "offers", runID, missing); err != nil {
+		return 0, err
+	}
+	return len(missing), nil
 }
 
 // timeRange returns the earliest and latest of n times, to the second; for n == 0 an empty
@@ -99,16 +367,6 @@ func timeRange(n int, at func(int) time.Time) (from, to time.Time) {
 		}
 	}
 	return from.UTC().Truncate(time.Second), to.UTC().Truncate(time.Second).Add(time.Second)
-}
-
-func (s *Store) runRowsQuery() string {
-	return `SELECT count() FROM ` + s.table("scrape_runs") + ` WHERE run_id = ? AND provider = ?`
-}
-
-func (s *Store) loadedCountsQuery() string {
-	return `SELECT
-		(SELECT count() FROM ` + s.table("offers") + ` WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ?),
-		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE run_id = ? AND provider = ? AND fetched_at >= ? AND fetched_at < ?)`
 }
 
 // LatestPrices returns the newest known $/GPU-hour of every offer of one provider, so the

@@ -196,21 +196,25 @@ func generateBenchHistory(ctx context.Context, tb testing.TB, conn driver.Conn, 
 	return nil
 }
 
-// rollupSelect is the SELECT of the offers_daily_mv materialized view, from its migration.
+// rollupSelect is the SELECT of the offers_daily_mv materialized view, from the last migration
+// that creates it.
 func rollupSelect() (string, error) {
 	ms, err := schema.LoadMigrations(schema.Migrations)
 	if err != nil {
 		return "", err
 	}
+	last := ""
 	for _, m := range ms {
 		for _, stmt := range m.Statements {
 			if strings.Contains(stmt, "MATERIALIZED VIEW IF NOT EXISTS offers_daily_mv") {
-				_, sel, ok := strings.Cut(stmt, " AS\n")
-				if ok {
-					return sel, nil
+				if _, sel, ok := strings.Cut(stmt, " AS\n"); ok {
+					last = sel
 				}
 			}
 		}
 	}
-	return "", fmt.Errorf("no offers_daily_mv in the migrations")
+	if last == "" {
+		return "", fmt.Errorf("no offers_daily_mv in the migrations")
+	}
+	return last, nil
 }

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -30,6 +32,9 @@ import (
 // observation of one offer lands on one shard: offers_latest's replacing merge and the
 // price_changes view see all of an offer's history in one place.
 //
+// A Distributed table created before its table got a sharding key here keeps the old one:
+// Migrate creates it again (ensureShardingKeys).
+//
 // No doubles across replicas: inserts go through the Distributed table synchronously
 // (insert_distributed_sync=1), so an insert returns only once a replica of every shard holds
 // it, and the store reads and writes the same replica of each shard (load_balancing=in_order:
@@ -38,9 +43,12 @@ import (
 // (insert deduplication), which covers a retried insert.
 
 // shardingKeys are the Distributed sharding expressions of tables whose rows must stay together;
-// the others spread rows at random.
+// the others spread rows at random. offers_latest's rows are written by its view on the shard of
+// their offers, and by the store's repair (rollups.go) through the Distributed table: both must
+// reach the same shard, or FINAL (per shard) would keep two rows of one key.
 var shardingKeys = map[string]string{
-	"offers": "cityHash64(provider, offer_id, price_type)",
+	"offers":        "cityHash64(provider, offer_id, price_type)",
+	"offers_latest": "cityHash64(provider, offer_id, price_type)",
 }
 
 var (
@@ -76,6 +84,17 @@ type clusterSchema struct {
 	recreateDistributed bool
 }
 
+// distributed creates T over T_local on every shard.
+func (c clusterSchema) distributed(name string) string {
+	q := func(name string) string { return quoteIdent(c.db) + "." + quoteIdent(name) }
+	key := shardingKeys[name]
+	if key == "" {
+		key = "rand()"
+	}
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s ON CLUSTER %s AS %s ENGINE = Distributed(%s, %s, %s, %s)",
+		q(name), quoteIdent(c.cluster), q(name+"_local"), quoteIdent(c.cluster), quoteIdent(c.db), quoteIdent(name+"_local"), key)
+}
+
 // clusterStatements rewrites one statement of a migration for the cluster. The migrations
 // follow a few shapes (CREATE TABLE with columns or AS another table, with a MergeTree engine or
 // another engine, CREATE MATERIALIZED VIEW … TO, CREATE VIEW, ALTER TABLE of a table the
@@ -86,15 +105,7 @@ func clusterStatements(stmt string, c clusterSchema) ([]string, error) {
 	db, cluster := c.db, c.cluster
 	q := func(name string) string { return quoteIdent(db) + "." + quoteIdent(name) }
 	on := " ON CLUSTER " + quoteIdent(cluster)
-	// distributed creates T over T_local on every shard.
-	distributed := func(name string) string {
-		key := shardingKeys[name]
-		if key == "" {
-			key = "rand()"
-		}
-		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)",
-			q(name), on, q(name+"_local"), quoteIdent(cluster), quoteIdent(db), quoteIdent(name+"_local"), key)
-	}
+	distributed := c.distributed
 	switch {
 	case reCreateTable.MatchString(stmt):
 		sub := reCreateTable.FindStringSubmatch(stmt)
@@ -173,4 +184,38 @@ func qualifyFrom(sql string, name func(string) string) string {
 		}
 		return sub[1] + " " + name(sub[2])
 	})
+}
+
+// ensureShardingKeys creates again, on the cluster, each Distributed table of shardingKeys whose
+// sharding expression is another one (a table created before its key was added here). A
+// Distributed table holds no rows; queries and inserts through it fail while it is created.
+func (s *Store) ensureShardingKeys(ctx context.Context, tables map[string]bool) error {
+	names := make([]string, 0, len(shardingKeys))
+	for name := range shardingKeys {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !tables[name] {
+			continue
+		}
+		var engine string
+		err := s.conn.QueryRow(s.ctx(ctx), "SELECT engine_full FROM system.tables WHERE database = ? AND name = ?", s.database, name).Scan(&engine)
+		if err != nil {
+			return fmt.Errorf("reading the engine of %s in %s at %s: %w", name, s.database, s.addr, err)
+		}
+		squeeze := strings.NewReplacer(" ", "", "`", "")
+		if !strings.HasPrefix(engine, "Distributed(") || strings.HasSuffix(squeeze.Replace(engine), ","+squeeze.Replace(shardingKeys[name])+")") {
+			continue
+		}
+		c := clusterSchema{db: s.database, cluster: s.cluster}
+		stmts := []string{"DROP TABLE IF EXISTS " + quoteIdent(s.database) + "." + quoteIdent(name) + " ON CLUSTER " + quoteIdent(s.cluster), c.distributed(name)}
+		for _, stmt := range stmts {
+			if err := s.conn.Exec(s.ctx(ctx), stmt); err != nil {
+				return fmt.Errorf("creating %s again with the sharding key %s in %s at %s: %w", name, shardingKeys[name], s.database, s.addr, err)
+			}
+		}
+		s.logger.Info("Created a Distributed table again with its sharding key", "table", name, "key", shardingKeys[name], "database", s.database)
+	}
+	return nil
 }

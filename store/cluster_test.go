@@ -26,13 +26,17 @@ func TestClusterStatementsForEveryMigration(t *testing.T) {
 		"ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/gpucost/offers_local', '{replica}')",
 		"CREATE TABLE IF NOT EXISTS `gpucost`.`offers` ON CLUSTER `prod` AS `gpucost`.`offers_local` ENGINE = Distributed(`prod`, `gpucost`, `offers_local`, cityHash64(provider, offer_id, price_type))",
 		"CREATE TABLE IF NOT EXISTS `gpucost`.`offers_latest_local` ON CLUSTER `prod` AS `gpucost`.`offers_local`\nENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/gpucost/offers_latest_local', '{replica}', observed_at)",
-		"CREATE TABLE IF NOT EXISTS `gpucost`.`offers_latest` ON CLUSTER `prod` AS `gpucost`.`offers_latest_local` ENGINE = Distributed(`prod`, `gpucost`, `offers_latest_local`, rand())",
+		"CREATE TABLE IF NOT EXISTS `gpucost`.`offers_latest` ON CLUSTER `prod` AS `gpucost`.`offers_latest_local` ENGINE = Distributed(`prod`, `gpucost`, `offers_latest_local`, cityHash64(provider, offer_id, price_type))",
 		"ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/gpucost/offers_daily_local', '{replica}')",
 		"CREATE MATERIALIZED VIEW IF NOT EXISTS `gpucost`.`offers_daily_mv` ON CLUSTER `prod` TO `gpucost`.`offers_daily_local` AS",
 		"FROM `gpucost`.`offers_local`",
 		"CREATE VIEW IF NOT EXISTS `gpucost`.`latest_offers` ON CLUSTER `prod` AS",
 		"FROM `gpucost`.`offers_latest` FINAL",
 		"ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/gpucost/schema_migrations_local', '{replica}')",
+		// 0011: the views created again with the runs fingerprint, from the shard's own offers.
+		"DROP TABLE IF EXISTS `gpucost`.`offers_daily_mv` ON CLUSTER `prod`\n;\nCREATE MATERIALIZED VIEW IF NOT EXISTS `gpucost`.`offers_daily_mv` ON CLUSTER `prod` TO `gpucost`.`offers_daily_local` AS",
+		"    sumMapState([cityHash64(run_id)], [cityHash64(offer_id, price_type)]) AS runs\nFROM `gpucost`.`offers_local`\nGROUP BY",
+		"ALTER TABLE `gpucost`.`offers_daily_sums_local` ON CLUSTER `prod` ADD COLUMN IF NOT EXISTS runs AggregateFunction(sumMap, Array(UInt64), Array(UInt64))",
 	}
 	// 0010: the rows' tables before the Distributed ones, offers_latest before offers, and
 	// latest_offers created again after both.
@@ -51,7 +55,7 @@ func TestClusterStatementsForEveryMigration(t *testing.T) {
 		{"18.16: Distributed tables created again", true, append(created,
 			"ALTER TABLE `gpucost`.`offers_latest_local`"+addValidUntil+
 				"DROP TABLE IF EXISTS `gpucost`.`offers_latest` ON CLUSTER `prod`\n;\n"+
-				"CREATE TABLE IF NOT EXISTS `gpucost`.`offers_latest` ON CLUSTER `prod` AS `gpucost`.`offers_latest_local` ENGINE = Distributed(`prod`, `gpucost`, `offers_latest_local`, rand())\n;\n"+
+				"CREATE TABLE IF NOT EXISTS `gpucost`.`offers_latest` ON CLUSTER `prod` AS `gpucost`.`offers_latest_local` ENGINE = Distributed(`prod`, `gpucost`, `offers_latest_local`, cityHash64(provider, offer_id, price_type))\n;\n"+
 				"ALTER TABLE `gpucost`.`offers_local`"+addValidUntil+
 				"DROP TABLE IF EXISTS `gpucost`.`offers` ON CLUSTER `prod`\n;\n"+
 				"CREATE TABLE IF NOT EXISTS `gpucost`.`offers` ON CLUSTER `prod` AS `gpucost`.`offers_local` ENGINE = Distributed(`prod`, `gpucost`, `offers_local`, cityHash64(provider, offer_id, price_type))\n;\n"+

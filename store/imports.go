@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/gpucost/gpucost/schema"
 )
@@ -31,56 +30,57 @@ type ImportResult struct {
 func (r ImportResult) Skipped() bool { return r.OffersWritten == 0 && !r.PayloadWritten }
 
 // LoadImport stores an import unless it is already stored: the file as a raw payload, then its
-// offers in one insert. Loading the same import again writes nothing, and a load interrupted
-// between the payload and the offers is completed by the next call. An import whose offers are
-// stored only in part (an insert cut off between two monthly partitions) is an error that says
-// how to remove them. Imports are not scrapes: they write no run-log row, so scrape health and
-// the pipeline's shrink check never see them.
+// offers, then their rollups, as LoadBatch does: each row is compared with what is stored of the
+// import and only the missing ones are written, so loading the same import again writes nothing,
+// and an import cut off anywhere (between the payload and the offers, between two monthly
+// partitions of its offers, before the rollups) is completed by the next call. Imports are not
+// scrapes: they write no run-log row, so scrape health and the pipeline's shrink check never see
+// them.
 func (s *Store) LoadImport(ctx context.Context, imp Import) (ImportResult, error) {
 	var res ImportResult
 	if imp.RunID == "" {
-		return res, fmt.Errorf("loading an import: a run id is required")
+		return res, fmt.Errorf("loading an import: %w: a run id is required", ErrInvalidBatch)
 	}
 	if len(imp.Offers) > MaxImportRows {
-		return res, fmt.Errorf("loading import %s: %d offers is more than the %d one import may hold: split the file", imp.RunID, len(imp.Offers), MaxImportRows)
+		return res, fmt.Errorf("loading import %s: %w: %d offers is more than the %d one import may hold: split the file", imp.RunID, ErrInvalidBatch, len(imp.Offers), MaxImportRows)
 	}
-	for i := range imp.Offers {
-		if imp.Offers[i].RunID != imp.RunID {
-			return res, fmt.Errorf("loading import %s: offer %d has run id %q", imp.RunID, i+1, imp.Offers[i].RunID)
+	byProvider := map[string][]schema.Offer{}
+	var providers []string
+	for i, o := range imp.Offers {
+		if o.RunID != imp.RunID {
+			return res, fmt.Errorf("loading import %s: %w: offer %d has run id %q", imp.RunID, ErrInvalidBatch, i+1, o.RunID)
 		}
+		if _, ok := byProvider[o.Provider]; !ok {
+			providers = append(providers, o.Provider)
+		}
+		byProvider[o.Provider] = append(byProvider[o.Provider], o)
 	}
-	var offers, payloads uint64
-	from, to := timeRange(len(imp.Offers), func(i int) time.Time { return imp.Offers[i].ObservedAt })
-	if err := s.conn.QueryRow(s.ctx(ctx), s.importedCountsQuery(), imp.RunID, from, to, imp.Payload.Provider, imp.RunID).Scan(&offers, &payloads); err != nil {
-		return res, s.queryError("checking what is stored of import "+imp.RunID, err)
+	if err := s.endStrays(ctx, imp.RunID, ""); err != nil {
+		return res, unavailable(err)
 	}
-	if offers != 0 && offers != uint64(len(imp.Offers)) {
-		return res, fmt.Errorf("import %s is stored in part (%d of %d offers) in database %s: remove it with ALTER TABLE offers DELETE WHERE run_id = '%s', then import again",
-			imp.RunID, offers, len(imp.Offers), s.database, imp.RunID)
-	}
-	if payloads == 0 && len(imp.Payload.Body) > 0 {
+	if len(imp.Payload.Body) > 0 {
 		p := imp.Payload
 		p.RunID = imp.RunID
-		if err := s.InsertPayloads(ctx, []schema.RawPayload{p}); err != nil {
+		// The file's fetch time is the import's, new each time: look it up by its content.
+		n, err := s.completePayloads(ctx, imp.RunID, p.Provider, []schema.RawPayload{p}, false)
+		if err != nil {
 			return res, err
 		}
-		res.PayloadWritten = true
+		res.PayloadWritten = n > 0
 	}
-	if offers == 0 && len(imp.Offers) > 0 {
-		if err := s.InsertOffers(ctx, imp.RunID, imp.Offers); err != nil {
+	for _, provider := range providers {
+		offers := byProvider[provider]
+		n, err := s.completeOffers(ctx, imp.RunID, provider, offers)
+		res.OffersWritten += n
+		if err != nil {
 			return res, err
 		}
-		res.OffersWritten = len(imp.Offers)
+		if _, err := s.completeRollups(ctx, imp.RunID, provider, offers); err != nil {
+			return res, err
+		}
+		if _, err := s.completeLatest(ctx, provider, offers); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
-}
-
-// importedCountsQuery counts what is stored of an import. As in LoadBatch, run_id is not in the
-// sort keys: the offers are counted within the import's own time range (its rows' observation
-// times come from the file, so they are the same on a re-import), the payload within its
-// provider (the sort key's first column; its fetch time is the import's, not the file's).
-func (s *Store) importedCountsQuery() string {
-	return `SELECT
-		(SELECT count() FROM ` + s.table("offers") + ` WHERE run_id = ? AND observed_at >= ? AND observed_at < ?),
-		(SELECT count() FROM ` + s.table("raw_payloads") + ` WHERE provider = ? AND run_id = ?)`
 }

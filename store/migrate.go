@@ -90,6 +90,11 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 		res.Applied = append(res.Applied, m.Name)
 		res.Current = m.Version
 	}
+	if s.cluster != "" {
+		if err := s.ensureShardingKeys(ctx, tables); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 

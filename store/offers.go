@@ -19,9 +19,15 @@ const offerColumns = `observed_at, valid_until, run_id, source_url, provider, of
 	price_type, price_usd_per_hour, price_usd_per_gpu_hour,
 	intra_node, nvlink_gbps, inter_node, available_count, stock, reliability, dq_flags`
 
-// InsertOffers writes offers as one batch, tagged with the run id in system.query_log. The
-// pipeline sends one batch per provider per run; an empty slice writes nothing.
+// InsertOffers writes offers as one batch, tagged with the run id in system.query_log, as they
+// are: nothing checks what is stored already (LoadBatch does). An empty slice writes nothing.
 func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.Offer) error {
+	return s.insertOffers(ctx, "offers", runID, offers)
+}
+
+// insertOffers writes offers into offers, or into another table with its columns
+// (offers_latest).
+func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []schema.Offer) error {
 	if len(offers) == 0 {
 		return nil
 	}
@@ -95,19 +101,19 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 		priceType, price, pricePerGPU,
 		intraNode, nvlinkGbps, interNode, available, stock, reliability, dqFlags}
 
-	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("offers", runID)))
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("offers")+" ("+offerColumns+")")
+	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runID, offers[0].Provider, table)))
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table(table)+" ("+offerColumns+")")
 	if err != nil {
-		return s.queryError("preparing the offers insert", err)
+		return s.queryError("preparing the "+table+" insert", err)
 	}
 	defer batch.Close()
 	for i, col := range columns {
 		if err := batch.Column(i).Append(col); err != nil {
-			return fmt.Errorf("appending offers column %d for run %s: %w", i+1, runID, err)
+			return fmt.Errorf("appending %s column %d for run %s: %w: %w", table, i+1, runID, ErrInvalidBatch, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
-		return s.queryError(fmt.Sprintf("inserting %d offers of run %s", n, runID), err)
+		return s.queryError(fmt.Sprintf("inserting %d rows of run %s into %s", n, runID, table), err)
 	}
 	return nil
 }
@@ -184,6 +190,12 @@ func (s *Store) queryOffers(ctx context.Context, what, query string, args ...any
 // retry an insert, and query ids must be unique among running queries).
 func queryID(table, runID string) string {
 	return fmt.Sprintf("gpucost-%s-%s-%d", table, runID, time.Now().UnixNano())
+}
+
+// loadQueryID names a write of a batch (LoadBatch, LoadImport): gpucost-load/RUN/PROVIDER/TABLE/N,
+// so that a later load of the batch can find those still running (endStrays).
+func loadQueryID(runID, provider, table string) string {
+	return fmt.Sprintf("gpucost-load/%s/%s/%s/%d", runID, provider, table, time.Now().UnixNano())
 }
 
 // selection adds the conditions on GPU models, providers and price types, for the lists that

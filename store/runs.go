@@ -20,7 +20,7 @@ func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 	if len(runs) == 0 {
 		return nil
 	}
-	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("scrape_runs", runs[0].RunID)))
+	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runs[0].RunID, runs[0].Provider, "scrape_runs")))
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("scrape_runs")+" ("+runColumns+")")
 	if err != nil {
 		return s.queryError("preparing the run log insert", err)
@@ -29,7 +29,7 @@ func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 	for _, r := range runs {
 		if err := batch.Append(r.RunID, r.Provider, r.StartedAt.UTC(), r.FinishedAt.UTC(), string(r.Status),
 			r.OffersParsed, r.OffersLoaded, r.OffersRejected, r.Error, r.HTTPAttempts); err != nil {
-			return fmt.Errorf("appending run %s/%s: %w", r.RunID, r.Provider, err)
+			return fmt.Errorf("appending run %s/%s: %w: %w", r.RunID, r.Provider, ErrInvalidBatch, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
@@ -105,7 +105,7 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 	if len(payloads) == 0 {
 		return nil
 	}
-	ctx = s.ctx(ctx, clickhouse.WithQueryID(queryID("raw_payloads", payloads[0].RunID)))
+	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(payloads[0].RunID, payloads[0].Provider, "raw_payloads")))
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("raw_payloads")+" ("+payloadColumns+")")
 	if err != nil {
 		return s.queryError("preparing the raw payload insert", err)
@@ -113,7 +113,7 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 	defer batch.Close()
 	for _, p := range payloads {
 		if err := batch.Append(p.RunID, p.Provider, p.URL, p.Status, p.FetchedAt.UTC(), string(p.Body)); err != nil {
-			return fmt.Errorf("appending a payload of run %s/%s: %w", p.RunID, p.Provider, err)
+			return fmt.Errorf("appending a payload of run %s/%s: %w: %w", p.RunID, p.Provider, ErrInvalidBatch, err)
 		}
 	}
 	if err := batch.Send(); err != nil {

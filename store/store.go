@@ -2,6 +2,16 @@
 // schema migrations, writes offers, raw payloads and the run log in batches, and reads the
 // current market and the price history back as schema types.
 //
+// Loading is idempotent row by row (batch.go): LoadBatch compares each raw payload and offer of a
+// batch with what is stored of its run, provider and timestamps and inserts only what is missing,
+// then checks the rollups the materialized views keep against the batch's stored offers and
+// writes what a crash kept from them (rollups.go), and writes the run-log row last. So a batch
+// loaded again after a load was cut off at any point (the process killed, ClickHouse killed, an
+// insert that reached some parts and not others) ends with each row stored once and the rollups
+// equal to what offers holds. The pipeline's spool gives it the batch again, with the same
+// timestamps; errors say whether the server was out of reach (ErrUnavailable) or the batch
+// itself is at fault (ErrInvalidBatch).
+//
 // Every query binds its values through the driver (never string concatenation) and runs on both
 // current ClickHouse releases (make test) and ClickHouse 18.16, Debian's package (make
 // test-legacy and the cluster tests); the few differences in what the two accept are handled in
@@ -16,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -35,6 +46,7 @@ const (
 	codeRequiredPassword     = 194
 	codeDuplicateColumn      = 15 // current servers: ADD COLUMN of a column the table has
 	codeIllegalColumn        = 44 // 18.x: the same, among other faults of a column
+	codeCannotKill           = 380
 )
 
 // Options tune a Store beyond what the DSN says.
@@ -48,6 +60,9 @@ type Options struct {
 	// cluster.go); inserts through the Distributed tables wait for every shard, and reads go to
 	// the replica written to (serverVersion.settings).
 	Cluster string
+	// OnLoadStep, when set, is called as LoadBatch finishes each of its steps (LoadSteps), so a
+	// fault-injection test can stop the process between any two of them.
+	OnLoadStep func(step string)
 }
 
 // Store reads and writes gpucost's tables. It is safe for concurrent use.
@@ -62,6 +77,12 @@ type Store struct {
 	version  serverVersion
 	logger   *slog.Logger
 	now      func() time.Time
+
+	onLoadStep func(step string)
+
+	mu           sync.Mutex
+	shardWeights uint64              // the cluster's total shard weight, read on first use
+	tableColumns map[string][]string // column lists, read on first use
 }
 
 // Open connects to the ClickHouse server named by dsn
@@ -93,6 +114,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		logger:   logger,
 		now:      opts.Now,
 		cluster:  opts.Cluster,
+
+		onLoadStep: opts.OnLoadStep,
 	}
 	if s.user == "" {
 		s.user = "default"

@@ -625,7 +625,7 @@ func TestLoadBatchWritesEachPartOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(store.LoadResult{PayloadsWritten: true, RunWritten: true}, res); diff != "" {
+	if diff := cmp.Diff(store.LoadResult{PayloadsWritten: 1, RunWritten: true}, res); diff != "" {
 		t.Errorf("first load (-want +got):\n%s", diff)
 	}
 	res, err = s.LoadBatch(ctx, b)

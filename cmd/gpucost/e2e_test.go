@@ -184,7 +184,12 @@ type e2e struct {
 
 func newE2E(t *testing.T, before map[string]func(w http.ResponseWriter, r *http.Request) bool) *e2e {
 	t.Helper()
-	direct := storetest.DSN(t)
+	return newE2EOn(t, storetest.DSN(t), before)
+}
+
+// newE2EOn is newE2E on the database direct names (created by its migrate).
+func newE2EOn(t *testing.T, direct string, before map[string]func(w http.ResponseWriter, r *http.Request) bool) *e2e {
+	t.Helper()
 	u, err := url.Parse(direct)
 	if err != nil {
 		t.Fatal(err)

@@ -19,12 +19,16 @@ import (
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
-// Exit codes, documented in README.md: cron and Kubernetes act on them.
+// Exit codes, documented in README.md and docs/operations.md: cron and Kubernetes act on them.
+// A scrape also exits 4 (exitBusy, scrape.go) when another holds the lock.
 const (
 	exitOK      = 0 // everything worked
 	exitFailed  = 1 // the command failed
 	exitUsage   = 2 // bad flags or arguments
-	exitPartial = 3 // some of the work failed (some providers of a scrape)
+	exitPartial = 3 // some of the work failed (some providers of a scrape, or batches wait in its spool)
+	// exitQuarantined: a scrape's spool holds batches in quarantine, which will not load until an
+	// operator looks at them (docs/operations.md).
+	exitQuarantined = 5
 )
 
 // env is the process environment as the commands see it: a function so tests can supply theirs.

@@ -60,7 +60,13 @@ remote_servers, {shard} and {replica} macros, and ZooKeeper or ClickHouse Keeper
 
 // storeFromConfig opens the store the configuration names, in cluster mode when it names a cluster.
 func storeFromConfig(ctx context.Context, c ClickHouseConfig, logger *slog.Logger) (*store.Store, error) {
-	return store.Open(ctx, c.DSN, store.Options{Logger: logger, Cluster: c.Cluster})
+	return storeWith(ctx, c, store.Options{Logger: logger})
+}
+
+// storeWith is storeFromConfig with more options (the scrape's load steps).
+func storeWith(ctx context.Context, c ClickHouseConfig, opts store.Options) (*store.Store, error) {
+	opts.Cluster = c.Cluster
+	return store.Open(ctx, c.DSN, opts)
 }
 
 // newLogger returns the structured logger commands hand to the packages they call.

@@ -26,18 +26,35 @@ import (
 const exitBusy = 4 // another scrape holds the lock
 
 const scrapeHelp = `Run one scrape: fetch every enabled provider in parallel, normalize and validate the offers,
-and load them into ClickHouse with the raw responses and one run-log row per provider. Batches
-that cannot be loaded (ClickHouse down) go to the spool folder and are loaded first by the next
-run, never twice.
+and load them into ClickHouse with the raw responses and one run-log row per provider. Every
+batch is written to the spool folder before it is loaded and leaves it once stored, so a batch
+that could not be loaded (ClickHouse down, the process killed) is loaded first by the next run,
+once. A spooled batch that fails to load 5 times, or that ClickHouse refuses as such, moves to
+the spool's quarantine/ folder, and the others go on.
 
-Exit codes: 0 every provider ok; 3 partial (some providers failed or lost part of their data,
-or ClickHouse was down and the batches are spooled: the run log says why); 1 failed (no
-provider succeeded, or the run could not start); 2 bad flags or configuration; 4 another scrape
-holds the lock (scrape.lock_wait sets how long to wait).
+Exit codes: 0 every provider ok and nothing left in the spool; 3 partial (some providers failed
+or lost part of their data, or batches wait in the spool for the next run: ClickHouse was down;
+the run log and the summary say why); 5 batches are in the spool's quarantine/ folder (this run
+moved one there, or earlier runs did and nobody has looked at them: read their .failures files,
+then move them back into the spool folder to load them again, or away); 1 failed (no provider
+succeeded, or the run could not start), also when batches are in quarantine; 2 bad flags or
+configuration; 4 another scrape holds the lock (scrape.lock_wait sets how long to wait).
 
 Progress goes to stderr: one line per provider on a terminal, structured logs otherwise.`
 
 func runScrape(ctx context.Context, e env, args []string) int {
+	return scrape(ctx, e, args, scrapeHooks{})
+}
+
+// scrapeHooks are the points where a fault-injection test stops a scrape: each stage of a
+// batch's load (pipeline.Options.OnStage) and each step of the store's part of it
+// (store.Options.OnLoadStep). Both nil in gpucost itself.
+type scrapeHooks struct {
+	onStage    func(stage string)
+	onLoadStep func(step string)
+}
+
+func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) int {
 	fs := newFlags("scrape", "[flags]", scrapeHelp)
 	fs.withConfig()
 	providers := fs.String("providers", "", "comma-separated providers to scrape (default scrape.providers)")
@@ -66,10 +83,11 @@ func runScrape(ctx context.Context, e env, args []string) int {
 	var history pipeline.History
 	if !*dryRun {
 		st := newLazyStore(cfg.ClickHouse, logger)
+		st.onLoadStep = hooks.onLoadStep
 		defer st.Close()
 		sink, history = st, st
 	}
-	opts := pipeline.Options{Logger: logger, DryRun: *dryRun}
+	opts := pipeline.Options{Logger: logger, DryRun: *dryRun, OnStage: hooks.onStage}
 	if *replay != "" {
 		// The same recording always gets the same run id, so replaying it twice loads it once.
 		if opts.RunID, err = replayRunID(*replay); err != nil {
@@ -98,12 +116,26 @@ func runScrape(ctx context.Context, e env, args []string) int {
 		printDryRun(e.stdout, rep)
 	}
 	printSummary(e.stdout, rep)
-	code = exitCode(rep.Status)
-	for _, p := range rep.Providers {
-		if p.Spooled && code == exitOK {
-			// The data is safe in the spool, but the operator should know the store was down.
-			fmt.Fprintln(e.stderr, "gpucost scrape: ClickHouse could not take the batches; they are spooled for the next run")
+	return scrapeExitCode(e.stderr, rep)
+}
+
+// scrapeExitCode is a scrape's exit code: the run's status, raised to partial while batches wait
+// in the spool and to quarantined while its quarantine holds any (a failed run stays failed);
+// each says why on w.
+func scrapeExitCode(w io.Writer, rep pipeline.Report) int {
+	code := exitCode(rep.Status)
+	if rep.Waiting > 0 {
+		// The data is safe in the spool, but the operator should know the store did not take it.
+		fmt.Fprintf(w, "gpucost scrape: %d batches wait in the spool for the next run (ClickHouse did not take them)\n", rep.Waiting)
+		if code == exitOK {
 			code = exitPartial
+		}
+	}
+	if rep.Quarantined > 0 {
+		fmt.Fprintf(w, "gpucost scrape: %d batches are in quarantine in %s: they will not load until moved back into the spool folder; their .failures files say why (docs/operations.md)\n",
+			rep.Quarantined, rep.QuarantineDir)
+		if code != exitFailed {
+			code = exitQuarantined
 		}
 	}
 	return code
@@ -202,8 +234,10 @@ func printProgress(w io.Writer, p pipeline.ProviderReport) {
 func printSummary(w io.Writer, rep pipeline.Report) {
 	for _, r := range rep.Replayed {
 		switch {
+		case r.Quarantined:
+			fmt.Fprintf(w, "spooled batch %s moved to quarantine: %s\n", r.File, oneLine(r.Error, 300))
 		case r.Error != "":
-			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, r.Error)
+			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, oneLine(r.Error, 300))
 		case r.Skipped:
 			fmt.Fprintf(w, "spooled batch %s was already stored: skipped\n", r.File)
 		default:
@@ -255,8 +289,10 @@ func oneLine(s string, max int) string {
 type lazyStore struct {
 	cfg    ClickHouseConfig
 	logger *slog.Logger
-	mu     sync.Mutex
-	s      *store.Store
+	// onLoadStep is the store's store.Options.OnLoadStep (the kill tests stop the process there).
+	onLoadStep func(step string)
+	mu         sync.Mutex
+	s          *store.Store
 }
 
 func newLazyStore(cfg ClickHouseConfig, logger *slog.Logger) *lazyStore {
@@ -269,7 +305,7 @@ func (l *lazyStore) get(ctx context.Context) (*store.Store, error) {
 	if l.s != nil {
 		return l.s, nil
 	}
-	s, err := storeFromConfig(ctx, l.cfg, l.logger)
+	s, err := storeWith(ctx, l.cfg, store.Options{Logger: l.logger, OnLoadStep: l.onLoadStep})
 	if err != nil {
 		return nil, err
 	}
@@ -277,15 +313,27 @@ func (l *lazyStore) get(ctx context.Context) (*store.Store, error) {
 	return s, nil
 }
 
-// LoadBatch implements pipeline.Sink.
+// LoadBatch implements pipeline.Sink: the store's kinds of failure become the pipeline's.
 func (l *lazyStore) LoadBatch(ctx context.Context, b schema.Batch) (bool, error) {
 	s, err := l.get(ctx)
 	if err != nil {
-		return false, err
+		return false, sinkError{pipeline.ErrUnavailable, err}
 	}
 	res, err := s.LoadBatch(ctx, b)
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		err = sinkError{pipeline.ErrUnavailable, err}
+	case errors.Is(err, store.ErrInvalidBatch):
+		err = sinkError{pipeline.ErrRejected, err}
+	}
 	return res.Skipped(), err
 }
+
+// sinkError gives a store error one of the pipeline's kinds (pipeline.Sink) and keeps its message.
+type sinkError struct{ kind, err error }
+
+func (e sinkError) Error() string   { return e.err.Error() }
+func (e sinkError) Unwrap() []error { return []error{e.kind, e.err} }
 
 // LastGoodRuns implements pipeline.History.
 func (l *lazyStore) LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error) {

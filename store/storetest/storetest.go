@@ -13,6 +13,8 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,4 +108,90 @@ func DropDatabase(tb testing.TB, db string) {
 	if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
 		tb.Errorf("dropping test database %s: %v", db, err)
 	}
+}
+
+// RollupDiff compares the rollups of the database dsn names with a recomputation from its offers
+// table, and returns the differences, one line each ("" when they agree): per day × provider ×
+// GPU model × price type, the observations, minimum, maximum and distinct offers of
+// offers_daily and the exact sum and observations of offers_daily_sums; per offer key, the newest
+// observation time and price of offers_latest (read FINAL, so a key with two rows there is a
+// difference too).
+func RollupDiff(tb testing.TB, dsn string) string {
+	tb.Helper()
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		tb.Fatalf("comparing rollups: %v", err)
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		tb.Fatalf("comparing rollups: %v", err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lines := func(query string) []string {
+		rows, err := conn.Query(ctx, query)
+		if err != nil {
+			tb.Fatalf("comparing rollups: %v\n%s", err, query)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				tb.Fatalf("comparing rollups: %v", err)
+			}
+			out = append(out, s)
+		}
+		if err := rows.Err(); err != nil {
+			tb.Fatalf("comparing rollups: %v\n%s", err, query)
+		}
+		sort.Strings(out)
+		return out
+	}
+	var diffs []string
+	compare := func(what, rollup, recomputed string) {
+		a, b := lines(rollup), lines(recomputed)
+		in := func(xs []string) map[string]int {
+			m := map[string]int{}
+			for _, x := range xs {
+				m[x]++
+			}
+			return m
+		}
+		ma, mb := in(a), in(b)
+		for _, x := range a {
+			if mb[x] == 0 {
+				diffs = append(diffs, what+": only in the rollup: "+x)
+			} else {
+				mb[x]--
+			}
+		}
+		for _, x := range b {
+			if ma[x] == 0 {
+				diffs = append(diffs, what+": only in the recomputation from offers: "+x)
+			} else {
+				ma[x]--
+			}
+		}
+	}
+	group := "concat(toString(day), ' ', provider, ' ', gpu_model, ' ', price_type"
+	compare("offers_daily",
+		`SELECT `+group+`, ' n=', toString(countMerge(observations)), ' min=', toString(minMerge(min_price)),
+			' max=', toString(maxMerge(max_price)), ' offers=', toString(uniqMerge(distinct_offers)))
+		FROM offers_daily GROUP BY day, provider, gpu_model, price_type`,
+		`SELECT `+group+`, ' n=', toString(count()), ' min=', toString(min(price_usd_per_gpu_hour)),
+			' max=', toString(max(price_usd_per_gpu_hour)), ' offers=', toString(uniqExact(offer_id)))
+		FROM offers GROUP BY toDate(observed_at) AS day, provider, gpu_model, price_type`)
+	compare("offers_daily_sums",
+		`SELECT `+group+`, ' n=', toString(countMerge(observations)), ' sum=', toString(sumMerge(sum_price)))
+		FROM offers_daily_sums GROUP BY day, provider, gpu_model, price_type`,
+		`SELECT `+group+`, ' n=', toString(count()), ' sum=', toString(sum(price_usd_per_gpu_hour)))
+		FROM offers GROUP BY toDate(observed_at) AS day, provider, gpu_model, price_type`)
+	compare("offers_latest",
+		`SELECT concat(provider, ' ', price_type, ' ', offer_id, ' ', toString(observed_at), ' ', toString(price_usd_per_gpu_hour))
+		FROM offers_latest FINAL`,
+		`SELECT concat(provider, ' ', price_type, ' ', offer_id, ' ', toString(max(observed_at)), ' ', toString(argMax(price_usd_per_gpu_hour, observed_at)))
+		FROM offers GROUP BY provider, price_type, offer_id`)
+	return strings.Join(diffs, "\n")
 }

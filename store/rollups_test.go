@@ -1,0 +1,186 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/store/storetest"
+)
+
+// rollupBatch is a batch of one provider and run over several row groups of one day.
+func rollupBatch(runID string, at time.Time, cents int) schema.Batch {
+	var offers []schema.Offer
+	for i, m := range []struct {
+		model string
+		pt    schema.PriceType
+	}{{"H100-SXM-80GB", schema.OnDemand}, {"H100-SXM-80GB", schema.OnDemand}, {"H100-SXM-80GB", schema.Spot}, {"A100-SXM-80GB", schema.OnDemand}, {"L4-24GB", schema.OnDemand}} {
+		o := offer("vastai", fmt.Sprintf("ask-%d", i), m.model, m.pt, at, fmt.Sprintf("%d.%02d", (cents+i*7)/100, (cents+i*7)%100), 1)
+		o.RunID = runID
+		offers = append(offers, o)
+	}
+	return schema.Batch{
+		Run:      schema.ScrapeRun{RunID: runID, Provider: "vastai", StartedAt: at, FinishedAt: at, Status: schema.RunOK, OffersParsed: 5, OffersLoaded: 5},
+		Offers:   offers,
+		Payloads: []schema.RawPayload{{RunID: runID, Provider: "vastai", URL: "https://console.vast.ai/api/v0/bundles/", Status: 200, FetchedAt: at, Body: []byte(runID)}},
+	}
+}
+
+// TestLoadBatchRepairsRollupsACrashLeftBehind stores a batch's offers the way a ClickHouse crash
+// during its insert leaves them (the part of offers written, the materialized views' parts not:
+// here the views are detached while it is inserted) and loads the batch again: the rollups end
+// equal to a recomputation from offers, with each observation once, on every server version.
+func TestLoadBatchRepairsRollupsACrashLeftBehind(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	conn := rawConn(t, s)
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	// An earlier run in the same row groups, loaded normally: the repair must not touch it.
+	if _, err := s.LoadBatch(ctx, rollupBatch("run-a", at.Add(-time.Hour), 250)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		views []string // the views whose parts the crash lost
+	}{
+		{"every view", []string{"offers_daily_mv", "offers_daily_sums_mv", "offers_latest_mv"}},
+		{"one view", []string{"offers_daily_sums_mv"}},
+		{"none", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runID := "run-" + tc.name
+			b := rollupBatch(runID, at.Add(time.Duration(len(tc.views))*time.Minute), 300+len(tc.views))
+			for _, v := range tc.views {
+				if err := conn.Exec(ctx, "DETACH TABLE "+v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := s.InsertOffers(ctx, runID, b.Offers)
+			for _, v := range tc.views {
+				if err := conn.Exec(ctx, "ATTACH TABLE "+v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tc.views) > 0 && storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())) == "" {
+				t.Fatal("the simulated crash left the rollups whole")
+			}
+			res, err := s.LoadBatch(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Groups: H100 on demand, H100 spot, A100, L4 in each daily rollup; 5 latest rows.
+			want := 0
+			for _, v := range tc.views {
+				want += map[string]int{"offers_daily_mv": 4, "offers_daily_sums_mv": 4, "offers_latest_mv": 5}[v]
+			}
+			if res.OffersWritten != 0 || res.PayloadsWritten != 1 || res.Repaired != want || !res.RunWritten {
+				t.Errorf("load after the crash: %+v, want no offers, 1 payload, %d repaired, the run row", res, want)
+			}
+			if diff := storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())); diff != "" {
+				t.Errorf("rollups differ from offers after the repair:\n%s", diff)
+			}
+			// Loading it once more writes nothing, and the run row makes even the checks stop.
+			if res, err := s.LoadBatch(ctx, b); err != nil || !res.Skipped() {
+				t.Errorf("third load: %+v, %v; want skipped", res, err)
+			}
+		})
+	}
+	// gpucost history reads the rollups: its counts are those of offers.
+	hist, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", From: at.Add(-24 * time.Hour), To: at.Add(24 * time.Hour), Interval: store.Day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, p := range hist {
+		n += p.Observations
+	}
+	if n != 4*3 { // four runs (run-a and the three cases) of three H100 offers
+		t.Errorf("history counts %d H100 observations, want 12", n)
+	}
+}
+
+// TestLoadBatchCompletesWhatACutOffLoadLeft stores parts of a batch the way a load cut off
+// half-way leaves them (some payloads, some offers) and loads it: only the missing rows are
+// written.
+func TestLoadBatchCompletesWhatACutOffLoadLeft(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC)
+	b := rollupBatch("run-cut", at, 199)
+	// A second payload fetched after midnight, in the next month's partition.
+	b.Payloads = append(b.Payloads, schema.RawPayload{RunID: "run-cut", Provider: "vastai", URL: b.Payloads[0].URL, Status: 200, FetchedAt: at.Add(2 * time.Second), Body: []byte("page 2")})
+	if err := s.InsertPayloads(ctx, b.Payloads[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertOffers(ctx, "run-cut", b.Offers[:2]); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.LoadBatch(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PayloadsWritten != 1 || res.OffersWritten != 3 || res.Repaired != 0 || !res.RunWritten {
+		t.Errorf("load: %+v, want the 1 missing payload and 3 missing offers", res)
+	}
+	if got, err := s.Payloads(ctx, "run-cut"); err != nil || len(got) != 2 {
+		t.Errorf("%d payloads stored (err %v), want 2", len(got), err)
+	}
+	var n int
+	if _, err := s.Observations(ctx, store.ObservationFilter{From: at, To: at.Add(time.Second)}, func(*schema.Offer) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 {
+		t.Errorf("%d offers stored, want 5", n)
+	}
+	if diff := storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())); diff != "" {
+		t.Errorf("rollups differ from offers:\n%s", diff)
+	}
+}
+
+// TestLoadBatchRefusesRowsOfAnotherBatch: an offer of another run cannot be compared with what is
+// stored of this one; the batch is invalid, whatever the server says.
+func TestLoadBatchRefusesRowsOfAnotherBatch(t *testing.T) {
+	s := storetest.Open(t)
+	b := rollupBatch("run-x", time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC), 250)
+	b.Offers[2].RunID = "run-y"
+	_, err := s.LoadBatch(context.Background(), b)
+	if !errors.Is(err, store.ErrInvalidBatch) {
+		t.Fatalf("load of a batch with another run's offer: %v, want ErrInvalidBatch", err)
+	}
+}
+
+// TestRollupRunsMigration upgrades a database whose rollups were kept before migration 0011
+// (no runs fingerprint): the days rolled up before it keep their counts, and a batch loaded
+// after it into the same row groups is checked and needs no repair.
+func TestRollupRunsMigration(t *testing.T) {
+	s := storetest.OpenEmpty(t)
+	ctx := context.Background()
+	if _, err := s.MigrateFS(ctx, migrationsBefore(t, 11)); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	before := rollupBatch("run-before", at, 250)
+	if err := s.InsertOffers(ctx, before.Run.RunID, before.Offers); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Migrate(ctx); err != nil || len(res.Applied) != 1 {
+		t.Fatalf("migrate to 0011: %+v, %v", res, err)
+	}
+	res, err := s.LoadBatch(ctx, rollupBatch("run-after", at.Add(time.Hour), 260))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OffersWritten != 5 || res.Repaired != 0 {
+		t.Errorf("load after the migration: %+v, want 5 offers and nothing to repair", res)
+	}
+	if diff := storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())); diff != "" {
+		t.Errorf("rollups differ from offers:\n%s", diff)
+	}
+}
