@@ -46,7 +46,7 @@ func TestBytesUnchangedIsTheSameSlice(t *testing.T) {
 	if out := r.Bytes(in); &out[0] != &in[0] {
 		t.Error("a body without secrets was copied")
 	}
-	if !r.Contains([]byte("x" + key + "x")) || r.Contains(in) {
+	if !r.Contains([]byte("x"+key+"x")) || r.Contains(in) {
 		t.Error("Contains does not find the planted key, or finds one where there is none")
 	}
 }
