@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -162,6 +163,16 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkTable(t, b.String(), 1+n, 10*(offerCellWidth+2))
+	})
+	t.Run("scrape summary", func(t *testing.T) {
+		rep := pipeline.Report{RunID: "r1", Status: schema.RunPartial}
+		for _, h := range hostileNames {
+			rep.Providers = append(rep.Providers, pipeline.ProviderReport{Provider: h.text, Status: schema.RunFailed, Error: h.text})
+		}
+		var b bytes.Buffer
+		printSummary(&b, rep)
+		// The run line, the header and one line per provider.
+		checkTable(t, b.String(), 2+len(hostileNames), wide)
 	})
 	t.Run("changes table", func(t *testing.T) {
 		var b bytes.Buffer

@@ -12,15 +12,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const exitBusy = 4 // another scrape holds the lock
@@ -217,7 +218,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func printProgress(w io.Writer, p pipeline.ProviderReport) {
-	line := fmt.Sprintf("%-10s %-8s %5d offers loaded", p.Provider, p.Status, p.Loaded)
+	line := fmt.Sprintf("%-10s %-8s %5d offers loaded", textcell.Clean(p.Provider, textcell.NameWidth), p.Status, p.Loaded)
 	if n := total(p.Rejected); n > 0 {
 		line += fmt.Sprintf(", %d rejected", n)
 	}
@@ -226,7 +227,7 @@ func printProgress(w io.Writer, p pipeline.ProviderReport) {
 	}
 	line += fmt.Sprintf("  (%s)", p.Duration.Round(1e7))
 	if p.Error != "" {
-		line += "\n           " + p.Error
+		line += "\n           " + textcell.Clean(p.Error, textcell.TextWidth)
 	}
 	fmt.Fprintln(w, line)
 }
@@ -235,9 +236,9 @@ func printSummary(w io.Writer, rep pipeline.Report) {
 	for _, r := range rep.Replayed {
 		switch {
 		case r.Quarantined:
-			fmt.Fprintf(w, "spooled batch %s moved to quarantine: %s\n", r.File, oneLine(r.Error, 300))
+			fmt.Fprintf(w, "spooled batch %s moved to quarantine: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
 		case r.Error != "":
-			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, oneLine(r.Error, 300))
+			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
 		case r.Skipped:
 			fmt.Fprintf(w, "spooled batch %s was already stored: skipped\n", r.File)
 		default:
@@ -245,12 +246,12 @@ func printSummary(w io.Writer, rep pipeline.Report) {
 		}
 	}
 	fmt.Fprintf(w, "run %s: %s\n", rep.RunID, rep.Status)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tSTATUS\tPARSED\tLOADED\tREJECTED\tSPOOLED\tERROR")
+	t := textcell.NewTable(w, 160)
+	t.Row("PROVIDER", "STATUS", "PARSED", "LOADED", "REJECTED", "SPOOLED", "ERROR")
 	for _, p := range rep.Providers {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%v\t%s\n", p.Provider, p.Status, p.Parsed, p.Loaded, total(p.Rejected), p.Spooled, oneLine(p.Error, 160))
+		t.Row(p.Provider, string(p.Status), strconv.Itoa(p.Parsed), strconv.Itoa(p.Loaded), strconv.Itoa(total(p.Rejected)), strconv.FormatBool(p.Spooled), p.Error)
 	}
-	tw.Flush()
+	_ = t.Flush()
 }
 
 func printDryRun(w io.Writer, rep pipeline.Report) {
@@ -274,14 +275,6 @@ func total(m map[string]int) int {
 		n += v
 	}
 	return n
-}
-
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
 }
 
 // lazyStore is the pipeline's sink and history on ClickHouse, opened on first use and reopened
