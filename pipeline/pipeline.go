@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -154,6 +155,10 @@ type Options struct {
 	// RunID, when set, is the id of every run instead of a fresh one. A replay of a recorded
 	// folder uses an id derived from the recording, so loading it twice stores it once.
 	RunID string
+	// Redactor scrubs secrets from everything the run writes: each batch (payload URLs and
+	// bodies, the run-log row's error, the offers' text) before it is spooled or loaded, and the
+	// errors it reports and records in the spool. Nil scrubs credentials by their shape only.
+	Redactor *redact.Redactor
 	// OnStage, when set, is called as each batch reaches each stage of its load (Stages), so a
 	// fault-injection test can stop the process there.
 	OnStage func(stage string)
@@ -418,14 +423,31 @@ func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev 
 		Status: pr.Status, OffersParsed: uint32(pr.Parsed), OffersLoaded: uint32(pr.Loaded), OffersRejected: uint32(sum(pr.Rejected)),
 		Error: pr.Error, HTTPAttempts: uint32(ex.Attempts),
 	}
+	r.redactBatch(&b)
+	pr.Error = b.Run.Error
 	return b, pr
+}
+
+// redactBatch scrubs secrets from every text and body of a batch: a provider may echo a key in
+// an error page, a redirect URL or a field.
+func (r *Runner) redactBatch(b *schema.Batch) {
+	red := r.opts.Redactor
+	for i := range b.Payloads {
+		p := &b.Payloads[i]
+		p.URL, p.Body = red.URL(p.URL), red.Bytes(p.Body)
+	}
+	b.Run.Error = red.String(b.Run.Error)
+	for i := range b.Offers {
+		o := &b.Offers[i]
+		o.SourceURL, o.OfferID, o.Region, o.GPUNameRaw = red.URL(o.SourceURL), red.String(o.OfferID), red.String(o.Region), red.String(o.GPUNameRaw)
+	}
 }
 
 // load spools one batch (the write-ahead log), loads it and takes it out of the spool again, and
 // records in pr what became of it: loaded; waiting in the spool (the sink failed, or the run is
 // being stopped); quarantined; or failed, neither loaded nor spooled.
 func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch, pr *ProviderReport) {
-	fail := func(msg string) { pr.Status, pr.Error = schema.RunFailed, msg }
+	fail := func(msg string) { pr.Status, pr.Error = schema.RunFailed, r.opts.Redactor.String(msg) }
 	name, walErr := sp.put(b)
 	switch {
 	case errors.Is(walErr, errSpooledBefore):
@@ -486,7 +508,7 @@ func (r *Runner) failed(sp *spool, name, provider string, err error) (quarantine
 	if errors.Is(err, ErrUnavailable) {
 		return "", true
 	}
-	attempts, ferr := sp.fail(name, r.now(), err)
+	attempts, ferr := sp.fail(name, r.now(), r.opts.Redactor.Error(err))
 	if ferr != nil {
 		r.logger.Error("Recording a failed load failed", "file", name, "err", ferr)
 	}
@@ -521,7 +543,7 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 		rr := ReplayReport{File: f}
 		b, err := sp.get(f)
 		if err != nil {
-			rr.Error = err.Error()
+			rr.Error = r.opts.Redactor.String(err.Error())
 			if errors.Is(err, errNotABatch) {
 				err = fmt.Errorf("%w: %w", ErrRejected, err) // it will never read better
 			}
@@ -533,12 +555,13 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 			continue
 		}
 		rr.RunID, rr.Provider = b.Run.RunID, b.Run.Provider
+		r.redactBatch(&b) // spooled by an older gpucost, or under other secrets
 		r.stage(StageSpooled)
 		lctx, cancel := context.WithTimeout(ctx, r.cfg.LoadTimeout)
 		skipped, err := r.sink.LoadBatch(lctx, b)
 		cancel()
 		if err != nil {
-			rr.Error = err.Error()
+			rr.Error = r.opts.Redactor.String(err.Error())
 			if ctx.Err() != nil {
 				out = append(out, rr)
 				break // stopping: not the batch's fault

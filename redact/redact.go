@@ -62,8 +62,12 @@ func New(secrets ...string) *Redactor {
 	return r
 }
 
-// Add makes more values secret; empty and too-short values are ignored.
+// Add makes more values secret; empty and too-short values are ignored. On nil it does
+// nothing.
 func (r *Redactor) Add(secrets ...string) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var values [][]byte

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,6 +17,7 @@ import (
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -47,9 +46,10 @@ type ClientConfig struct {
 
 	// Logger receives retryablehttp's and the client's logs, secrets redacted. Nil discards.
 	Logger *slog.Logger
-	// Secrets are values (API keys) scrubbed from every log line, error and recorded URL, on top
-	// of the query parameters that always are (api_key, key, token, ...).
-	Secrets []string
+	// Redactor scrubs secrets from every log line, error, recorded URL and recorded body: the
+	// values it holds (the process's API keys and passwords) and credentials by their shape
+	// (api_key=, a URL's password, Bearer …). Nil scrubs by shape only.
+	Redactor *redact.Redactor
 
 	// CheckRetry decides whether to retry (default retryablehttp.DefaultRetryPolicy: 429, 5xx
 	// except 501, connection errors and timeouts; never once ctx is done).
@@ -147,7 +147,7 @@ func (c ClientConfig) withDefaults() ClientConfig {
 type Client struct {
 	cfg    ClientConfig
 	logger *slog.Logger
-	red    redactor
+	red    *redact.Redactor
 	retry  http.RoundTripper // the retrying transport over the base transport
 	rec    *recorder
 	rep    *replayer
@@ -160,7 +160,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	cfg = cfg.withDefaults()
 	logger := orDiscard(cfg.Logger)
-	red := redactor{secrets: cfg.Secrets}
+	red := cfg.Redactor
 
 	base := cfg.Transport
 	if base == nil {
@@ -570,65 +570,13 @@ func snippet(b []byte) string {
 	return normalizeSpace(strings.ToValidUTF8(string(b), ""))
 }
 
-// redactor scrubs secrets from URLs, strings and errors.
-type redactor struct {
-	secrets []string
-}
-
-// secretParam matches the value of a query parameter that carries a credential.
-var secretParam = regexp.MustCompile(`(?i)([?&;](?:api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|signature)=)[^&#\s"'<>]*`)
-
-const redacted = "REDACTED"
-
-func (r redactor) String(s string) string {
-	s = secretParam.ReplaceAllString(s, "${1}"+redacted)
-	for _, sec := range r.secrets {
-		if len(sec) >= 4 { // a one-letter "secret" would shred every message
-			s = strings.ReplaceAll(s, sec, redacted)
-		}
-	}
-	return s
-}
-
-// URL redacts a URL: credential query values, known secrets and a userinfo password.
-func (r redactor) URL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), redacted)
-			raw = u.String()
-		}
-	}
-	return r.String(raw)
-}
-
-// Error returns err unchanged when its message holds no secret, else an error with the
-// redacted message that still unwraps to err (errors.Is keeps working).
-func (r redactor) Error(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if red := r.String(msg); red != msg {
-		return &redactedError{msg: red, err: err}
-	}
-	return err
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
 // leveledLogger hands the injected slog.Logger to retryablehttp (docs/providers.md §6.6)
 // through a thin adapter that redacts every attribute: retryablehttp logs full URLs and
 // *url.Error values, which can carry an api_key query parameter. Its per-attempt "request
 // failed" is a warning: the source reports the final outcome.
 type leveledLogger struct {
 	l   *slog.Logger
-	red redactor
+	red *redact.Redactor
 }
 
 func (l leveledLogger) Error(msg string, kv ...any) { l.l.Warn(msg, l.scrub(kv)...) }

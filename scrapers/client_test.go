@@ -17,6 +17,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/scrapers"
 )
 
@@ -178,7 +179,7 @@ func TestClientRedactsSecrets(t *testing.T) {
 	defer srv.Close()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := newTestClient(t, scrapers.ClientConfig{Logger: logger, Secrets: []string{"topsecret-123", "bearer-tok-9"}, RetryMax: 1})
+	c := newTestClient(t, scrapers.ClientConfig{Logger: logger, Redactor: redact.New("topsecret-123", "bearer-tok-9"), RetryMax: 1})
 	resp, err := c.Do(context.Background(), scrapers.Request{
 		Source: "test", URL: srv.URL + "/bundles/?api_key=topsecret-123&q=1",
 		Header: http.Header{"Authorization": {"Bearer bearer-tok-9"}},

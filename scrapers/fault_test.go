@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
 )
@@ -223,7 +224,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Secrets: []string{lambdaTestKey}})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -520,7 +521,7 @@ type Lambda struct {
 	page   pageFetch
 	cfgErr error // an invalid URL, reported by Fetch
 	logger *slog.Logger
-	red    redactor // scrubs the key from anything this source reports
+	red    *redact.Redactor // scrubs the key from anything this source reports
 }
 
 var _ Source = (*Lambda)(nil)
@@ -530,7 +531,7 @@ var _ Source = (*Lambda)(nil)
 func NewLambda(client *Client, cfg LambdaConfig, logger *slog.Logger) *Lambda {
 	key := strings.TrimSpace(cfg.APIKey)
 	l := &Lambda{client: client, key: key, apiURL: cfg.APIURL, logger: orDiscard(logger),
-		red: redactor{secrets: []string{key}}}
+		red: redact.New(key)}
 	if l.apiURL == "" {
 		l.apiURL = DefaultLambdaAPIURL
 	}
@@ -581,9 +582,7 @@ func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
 	if resp != nil {
 		p := resp.Payload(run, LambdaName)
 		p.URL = l.red.URL(p.URL)
-		if len(l.key) >= 4 && bytes.Contains(p.Body, []byte(l.key)) { // an echoing proxy must not carry the key into storage
-			p.Body = bytes.ReplaceAll(p.Body, []byte(l.key), []byte(redacted))
-		}
+		p.Body = l.red.Bytes(p.Body) // an echoing proxy must not carry the key into storage
 		res.Payloads = append(res.Payloads, p)
 	}
 	if err != nil {

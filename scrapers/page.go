@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -50,7 +51,7 @@ func newPageFetch(source, rawURL, defaultURL, userAgent string, timeout, delay t
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return p, fmt.Errorf("page URL %q is not an absolute http(s) URL", redactor{}.URL(rawURL))
+		return p, fmt.Errorf("page URL %q is not an absolute http(s) URL", (*redact.Redactor)(nil).URL(rawURL))
 	}
 	p.domains = pageDomains(u.Hostname())
 	return p, nil

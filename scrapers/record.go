@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gpucost/gpucost/redact"
 )
 
 // IndexFile is the name of the per-source index in a recorded folder.
@@ -49,13 +51,13 @@ const maxIndexedRequestBody = 4 << 10
 // recorder saves responses into DIR/<source>/.
 type recorder struct {
 	dir string
-	red redactor
+	red *redact.Redactor
 
 	mu      sync.Mutex
 	indexes map[string]*Index
 }
 
-func newRecorder(dir string, red redactor) *recorder {
+func newRecorder(dir string, red *redact.Redactor) *recorder {
 	return &recorder{dir: dir, red: red, indexes: map[string]*Index{}}
 }
 
@@ -83,7 +85,8 @@ func (r *recorder) save(source string, req *http.Request, reqBody []byte, resp *
 	if len(reqBody) <= maxIndexedRequestBody {
 		e.RequestBody = r.red.String(string(reqBody))
 	}
-	if err := os.WriteFile(filepath.Join(dir, e.File), body, 0o644); err != nil {
+	// A provider may echo a key (a 401 body "invalid key Bearer …"): the folder keeps none.
+	if err := os.WriteFile(filepath.Join(dir, e.File), r.red.Bytes(body), 0o644); err != nil {
 		return err
 	}
 	idx.Entries = append(idx.Entries, e)
@@ -106,7 +109,7 @@ func writeIndex(path string, idx *Index) error {
 // replayer serves requests from DIR/<source>/.
 type replayer struct {
 	dir string
-	red redactor
+	red *redact.Redactor
 
 	mu      sync.Mutex
 	sources map[string]*replaySource
@@ -119,7 +122,7 @@ type replaySource struct {
 	err     error
 }
 
-func newReplayer(dir string, red redactor) *replayer {
+func newReplayer(dir string, red *redact.Redactor) *replayer {
 	return &replayer{dir: dir, red: red, sources: map[string]*replaySource{}}
 }
 

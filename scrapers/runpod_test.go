@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
 )
@@ -210,7 +211,7 @@ func TestRunPodMisbehaviour(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.handler(n.Add(1))(w, r) }))
 			defer srv.Close()
 			ctx := timeoutContext(t, tt.timeout)
-			rp := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20, Secrets: []string{"rp-sekrit"}}),
+			rp := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20, Redactor: redact.New("rp-sekrit")}),
 				scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil)
 			start := time.Now()
 			res, err := rp.Fetch(ctx, runNov29)

@@ -21,6 +21,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/redact"
 )
 
 // defaultConfigYAML is the embedded default configuration: every field, documented. A config
@@ -588,6 +589,34 @@ func notNegative(key string, d Duration) error {
 		return bad(key, "must not be negative, not %s", d.Std())
 	}
 	return nil
+}
+
+// secretValues are the configuration's secrets, as far as they can be read: the ClickHouse
+// password (of the DSN's user, or its password parameter), every provider's API key and the
+// SMTP password. Each command's output and everything it stores is scrubbed of them.
+func (c Config) secretValues(getenv func(string) string) []string {
+	var out []string
+	if u, err := url.Parse(c.ClickHouse.DSN); err == nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+		for name, vs := range u.Query() {
+			if redact.IsCredentialParam(name) {
+				out = append(out, vs...)
+			}
+		}
+	}
+	for _, name := range providerNames {
+		if pc, ok := providerConfig(c, name); ok {
+			if key, err := pc.apiKey(getenv); err == nil {
+				out = append(out, key)
+			}
+		}
+	}
+	if p, err := c.Report.SMTP.password(getenv); err == nil {
+		out = append(out, p)
+	}
+	return out
 }
 
 // apiKey reads a provider's key from its file or environment variable; "" when neither is set.

@@ -197,17 +197,20 @@ func TestScrapeWithABadDSNFailsAtLoad(t *testing.T) {
 }
 
 func TestConfigPrintMasksSecrets(t *testing.T) {
-	code, out := runCLIEnv(map[string]string{
-		"GPUCOST_CLICKHOUSE_DSN": "clickhouse://gpucost:hunter2@ch:9000/gpucost",
-		"GPUCOST_LAMBDA_API_KEY": "secret_lambda_key",
-	}, "config", "print")
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	if strings.Contains(out, "hunter2") || strings.Contains(out, "secret_lambda_key") {
-		t.Errorf("config print shows a secret:\n%s", out)
-	}
-	if !strings.Contains(out, "clickhouse://gpucost:xxxxx@ch:9000/gpucost") || !strings.Contains(out, "lambda: set (masked)") {
-		t.Errorf("config print does not show the masked DSN and the key's presence:\n%s", out)
+	for _, tt := range []struct{ dsn, masked string }{
+		{"clickhouse://gpucost:hunter2@ch:9000/gpucost", "clickhouse://gpucost:REDACTED@ch:9000/gpucost"},
+		// The driver also takes the password as a parameter.
+		{"clickhouse://ch:9000/gpucost?username=gpucost&password=hunter2", "clickhouse://ch:9000/gpucost?username=gpucost&password=REDACTED"},
+	} {
+		code, out := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": tt.dsn, "GPUCOST_LAMBDA_API_KEY": "secret_lambda_key"}, "config", "print")
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		if strings.Contains(out, "hunter2") || strings.Contains(out, "secret_lambda_key") {
+			t.Errorf("config print shows a secret:\n%s", out)
+		}
+		if !strings.Contains(out, tt.masked) || !strings.Contains(out, "lambda: set (masked)") {
+			t.Errorf("config print does not show the masked DSN %s and the key's presence:\n%s", tt.masked, out)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/gpucost/gpucost/redact"
 )
 
 const configHelp = `Print the effective configuration as YAML: the embedded defaults, overlaid by the config file
@@ -54,14 +56,10 @@ func runConfig(_ context.Context, e env, args []string) int {
 	return exitOK
 }
 
-// maskDSN replaces the password of a DSN with xxxxx.
+// maskDSN replaces the DSN's password, given as the user's or as a parameter, with REDACTED.
 func maskDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
+	if _, err := url.Parse(dsn); err != nil {
 		return "(unparsable DSN, hidden)"
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return (*redact.Redactor)(nil).URL(dsn)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/optimizer"
-	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"

@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/gpucost/gpucost/redact"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".
@@ -35,6 +37,11 @@ const (
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// secrets scrubs everything the command writes: stdout and stderr (and so every log line)
+	// from the start, and through the pipeline, the scrapers and the report writers what goes
+	// to ClickHouse, the spool, record folders and report files. The configuration adds its
+	// secrets as it loads (flags.config).
+	secrets *redact.Redactor
 }
 
 // command is one subcommand.
@@ -72,6 +79,10 @@ func main() {
 }
 
 func run(ctx context.Context, e env, args []string) int {
+	if e.secrets == nil {
+		e.secrets = redact.New()
+		e.stdout, e.stderr = e.secrets.Writer(e.stdout), e.secrets.Writer(e.stderr)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(e.stdout)
 		if len(args) == 0 {
@@ -118,6 +129,7 @@ func (f *flags) config(e env) (Config, int) {
 		path = e.getenv("GPUCOST_CONFIG")
 	}
 	cfg, err := loadConfig(path, e.getenv)
+	e.secrets.Add(cfg.secretValues(e.getenv)...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gpucost %s: %v\n", f.Name(), err)
 		return cfg, exitUsage

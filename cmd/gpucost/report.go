@@ -21,6 +21,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
@@ -131,7 +132,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 			}
 			return exitOK
 		}
-		files, err := writeReportFiles(*out, rep, selected, fmts)
+		files, err := writeReportFiles(*out, rep, selected, fmts, e.secrets)
 		for _, f := range files {
 			fmt.Fprintln(e.stdout, f)
 		}
@@ -142,7 +143,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return exitOK
 	}
 
-	req := mailRequest{teams: selected, force: *force}
+	req := mailRequest{teams: selected, force: *force, secrets: e.secrets}
 	if *dryRun {
 		req.emlDir = *out
 		if req.emlDir == "" {
@@ -313,9 +314,9 @@ func parseReportFormats(s string) ([]report.Format, error) {
 	return out, nil
 }
 
-// writeReportFiles writes DIR/WEEK/all.EXT, DIR/WEEK/TEAM.EXT and the charts, and returns the
-// files written.
-func writeReportFiles(dir string, r *report.Report, teams []string, fmts []report.Format) ([]string, error) {
+// writeReportFiles writes DIR/WEEK/all.EXT, DIR/WEEK/TEAM.EXT and the charts, scrubbed of
+// secrets, and returns the files written.
+func writeReportFiles(dir string, r *report.Report, teams []string, fmts []report.Format, secrets *redact.Redactor) ([]string, error) {
 	base := filepath.Join(dir, r.Week.ID)
 	if err := os.MkdirAll(filepath.Join(base, "charts"), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the report folder: %w", err)
@@ -327,7 +328,7 @@ func writeReportFiles(dir string, r *report.Report, teams []string, fmts []repor
 		if err := render(&b); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, secrets.Bytes(b.Bytes()), 0o644); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 		files = append(files, path)
@@ -371,6 +372,8 @@ type mailRequest struct {
 	teams  []string
 	force  bool   // send to teams already sent this week's report
 	emlDir string // dry run: write DIR/WEEK/TEAM.eml files, send and record nothing
+	// secrets scrubs the .eml files of a dry run.
+	secrets *redact.Redactor
 }
 
 // mailResult is what happened to one team's email.
@@ -439,7 +442,7 @@ func (j *reportJob) mail(ctx context.Context, rep *report.Report, log sendLog, r
 		case err != nil:
 			res.Status, res.Err = "failed", err
 		case req.emlDir != "":
-			res.File, res.Err = writeEML(req.emlDir, rep.Week.ID, team, msg)
+			res.File, res.Err = writeEML(req.emlDir, rep.Week.ID, team, msg, req.secrets)
 			res.Status = "written"
 			if res.Err != nil {
 				res.Status = "failed"
@@ -600,8 +603,8 @@ func (s SMTPConfig) password(getenv func(string) string) (string, error) {
 	return readSecret("the report.smtp.password", s.PasswordFile, s.PasswordEnv, getenv)
 }
 
-// writeEML writes a message as DIR/WEEK/TEAM.eml.
-func writeEML(dir, week, team string, msg *gomail.Msg) (string, error) {
+// writeEML writes a message as DIR/WEEK/TEAM.eml, scrubbed of secrets.
+func writeEML(dir, week, team string, msg *gomail.Msg, secrets *redact.Redactor) (string, error) {
 	folder := filepath.Join(dir, week)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return "", fmt.Errorf("creating %s: %w", folder, err)
@@ -611,7 +614,7 @@ func writeEML(dir, week, team string, msg *gomail.Msg) (string, error) {
 	if _, err := msg.WriteTo(&b); err != nil {
 		return "", fmt.Errorf("writing the message of team %s: %w", team, err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, secrets.Bytes(b.Bytes()), 0o644); err != nil {
 		return "", fmt.Errorf("writing the message of team %s: %w", team, err)
 	}
 	return path, nil

@@ -88,7 +88,7 @@ func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) int {
 		defer st.Close()
 		sink, history = st, st
 	}
-	opts := pipeline.Options{Logger: logger, DryRun: *dryRun, OnStage: hooks.onStage}
+	opts := pipeline.Options{Logger: logger, DryRun: *dryRun, OnStage: hooks.onStage, Redactor: e.secrets}
 	if *replay != "" {
 		// The same recording always gets the same run id, so replaying it twice loads it once.
 		if opts.RunID, err = replayRunID(*replay); err != nil {

@@ -145,7 +145,7 @@ func (s *server) scheduleScrape() error {
 	if err != nil {
 		return err
 	}
-	runner, err := pipeline.New(pipelineConfig(s.cfg), sources, s.store, s.store, pipeline.Options{Logger: s.logger, Metrics: s.metrics})
+	runner, err := pipeline.New(pipelineConfig(s.cfg), sources, s.store, s.store, pipeline.Options{Logger: s.logger, Metrics: s.metrics, Redactor: s.e.secrets})
 	if err != nil {
 		return err
 	}

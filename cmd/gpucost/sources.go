@@ -23,7 +23,6 @@ func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sou
 		names = cfg.Scrape.Providers
 	}
 	keys := map[string]string{}
-	var secrets []string
 	for _, name := range names {
 		pc, ok := providerConfig(cfg, name)
 		if !ok {
@@ -34,9 +33,7 @@ func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sou
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
 		keys[name] = key
-		if key != "" {
-			secrets = append(secrets, key)
-		}
+		e.secrets.Add(key) // a key the configuration did not load (a test's) is a secret too
 	}
 	client, err := scrapers.NewClient(scrapers.ClientConfig{
 		UserAgent:      cfg.HTTP.UserAgent,
@@ -47,7 +44,7 @@ func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sou
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		MaxSourceBytes: cfg.HTTP.MaxSourceBytes,
 		Logger:         logger,
-		Secrets:        secrets,
+		Redactor:       e.secrets,
 		RecordDir:      so.recordDir,
 		ReplayDir:      so.replayDir,
 	})
