@@ -26,6 +26,9 @@
 //     unavailable (ErrUnavailable) counts no failures: every batch waits. The Report says how
 //     many batches wait and how many are in quarantine (cmd/gpucost turns both into exit codes),
 //     and Metrics exports both.
+//   - No secret is written: each batch (payload URLs and bodies, the run-log error, the offers'
+//     text) passes Options.Redactor before it is spooled or loaded, and so do the errors the
+//     run reports and records in the spool.
 //   - Two runs never overlap: a lock file in the spool folder makes the second wait
 //     (Config.LockWait) or fail with ErrBusy naming the holder.
 //   - When the run's context is cancelled (SIGTERM), a load already in flight finishes under its
