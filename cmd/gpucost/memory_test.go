@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/gpucost/gpucost/textcell"
 )
 
 // TestMeasureScrapeMemory runs `gpucost scrape` in a child process against four fake providers
@@ -165,12 +167,12 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 			}
 			o := f[0] + " " + f[1] + " " + f[2] + "/" + f[3] // parsed/loaded
 			if len(f) > 6 {
-				o += " (" + oneLine(strings.Join(f[6:], " "), 90) + ")"
+				o += " (" + textcell.Clean(strings.Join(f[6:], " "), 90) + ")"
 			}
 			outcome = append(outcome, o)
 		}
 	} else {
-		outcome = append(outcome, oneLine(stderr.String(), 200))
+		outcome = append(outcome, textcell.Clean(stderr.String(), 200))
 	}
 	return code, hwm, strings.Join(outcome, "; ")
 }
