@@ -107,16 +107,93 @@ func (r *Redactor) Bytes(b []byte) []byte {
 			out = bytes.ReplaceAll(out, v, []byte(Mark))
 		}
 	}
-	if credentialValue.Match(out) {
-		out = credentialValue.ReplaceAll(out, []byte("${1}"+Mark))
+	return redactShapes(out)
+}
+
+// A shape is a credential recognised by its form: the expression that finds it, its
+// replacement, the lower-case literals one of which every match contains, and the bytes one
+// of which every match contains in any case (a cheap first test of a piece).
+type shape struct {
+	re       *regexp.Regexp
+	repl     []byte
+	literals [][]byte
+	hint     string
+}
+
+var shapes = []shape{
+	{credentialValue, []byte("${1}" + Mark), [][]byte{[]byte("=")}, "="},
+	{userinfoPassword, []byte("${1}" + Mark + "@"), [][]byte{[]byte("://")}, ":"},
+	{authorization, []byte("${1}${2}" + Mark), [][]byte{[]byte("bearer"), []byte("basic"), []byte("token")}, "bBtT"},
+}
+
+// minShapeLen is the length of the shortest match of any shape ("&key=x").
+const minShapeLen = 6
+
+// byteClass tells, for each byte, whether it cuts pieces (pieceBreak: no shape's match
+// contains a quote or an angle bracket) and which shapes' hints it is (bit 1<<i for shapes[i]).
+var byteClass = func() (c [256]uint8) {
+	for _, b := range []byte(`"'<>`) {
+		c[b] = pieceBreak
 	}
-	if userinfoPassword.Match(out) {
-		out = userinfoPassword.ReplaceAll(out, []byte("${1}"+Mark+"@"))
+	for i, s := range shapes {
+		for _, b := range []byte(s.hint) {
+			c[b] |= 1 << i
+		}
 	}
-	if authorization.Match(out) {
-		out = authorization.ReplaceAll(out, []byte("${1}${2}"+Mark))
+	return c
+}()
+
+const pieceBreak = 0x80
+
+// redactShapes replaces the shapes in b. Go's regexp scans such expressions at tens of MB/s,
+// too slow for every response body (up to http.max_body_bytes), so b is cut into pieces at the
+// characters no match spans (a JSON string, an HTML attribute or text run is a piece of its
+// own) and an expression runs only on a piece that holds one of its shape's literals. Since no
+// match crosses a cut, the result is that of the expressions run over the whole of b. It
+// returns b itself when nothing matches.
+func redactShapes(b []byte) []byte {
+	var out, lower []byte // out stays nil until a piece changes; lower is reused per piece
+	copied, start := 0, 0 // b[:copied] is in out; the piece starts at start
+	var hints uint8       // the shapes hinted at in the piece so far
+	for i := 0; i <= len(b); i++ {
+		if i < len(b) {
+			if c := byteClass[b[i]]; c&pieceBreak == 0 {
+				hints |= c
+				continue
+			}
+		}
+		if hints != 0 && i-start >= minShapeLen {
+			if red, ok := redactPiece(b[start:i], hints, &lower); ok {
+				out = append(append(out, b[copied:start]...), red...)
+				copied = i
+			}
+		}
+		start, hints = i+1, 0
 	}
-	return out
+	if out == nil {
+		return b
+	}
+	return append(out, b[copied:]...)
+}
+
+// redactPiece applies each hinted shape whose literal the piece holds; ok reports a change.
+func redactPiece(piece []byte, hints uint8, lower *[]byte) (red []byte, ok bool) {
+	*lower = append((*lower)[:0], piece...)
+	for i, c := range *lower {
+		if 'A' <= c && c <= 'Z' {
+			(*lower)[i] = c + 'a' - 'A'
+		}
+	}
+	red = piece
+	for i, s := range shapes {
+		if hints&(1<<i) == 0 || !slices.ContainsFunc(s.literals, func(l []byte) bool { return bytes.Contains(*lower, l) }) {
+			continue
+		}
+		if s.re.Match(red) {
+			red, ok = s.re.ReplaceAll(red, s.repl), true
+		}
+	}
+	return red, ok
 }
 
 // String returns s with every secret replaced by Mark.
