@@ -46,9 +46,10 @@ type ClientConfig struct {
 
 	// Logger receives retryablehttp's and the client's logs, secrets redacted. Nil discards.
 	Logger *slog.Logger
-	// Redactor scrubs secrets from every log line, error, recorded URL and recorded body: the
-	// values it holds (the process's API keys and passwords) and credentials by their shape
-	// (api_key=, a URL's password, Bearer …). Nil scrubs by shape only.
+	// Redactor scrubs secrets from every log line, error, recorded URL and recorded body, and
+	// from every response body before the source reads it: the values it holds (the process's
+	// API keys and passwords) and credentials by their shape (api_key=, a URL's password,
+	// Bearer …). Nil scrubs by shape only.
 	Redactor *redact.Redactor
 
 	// CheckRetry decides whether to retry (default retryablehttp.DefaultRetryPolicy: 429, 5xx
@@ -272,6 +273,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, c.red.Error(fmt.Errorf("reading %s: %w", redURL, err))
 	}
+	// A provider may echo a secret anywhere in an answer. Scrubbed here, before a parser reads
+	// it, nothing derived from the body can hold one: a parser that lower-cases a region or
+	// clips a name would take a key past any later match on its value. A replayed body (scrubbed
+	// when recorded) parses the same as the live one did.
+	body = c.red.Bytes(body)
 	out := &Response{
 		URL:         redURL,
 		StatusCode:  resp.StatusCode,

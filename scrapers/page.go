@@ -116,7 +116,9 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 			Status: uint16(r.StatusCode), FetchedAt: time.Now().UTC(), Body: r.Body,
 		})
 	}
+	// Every body is scrubbed of secrets before anything reads it, as Client.Do does.
 	c.OnResponse(func(r *colly.Response) {
+		r.Body = client.red.Bytes(r.Body)
 		payload(r)
 		body, got = r.Body, true
 	})
@@ -125,6 +127,7 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 			return
 		}
 		if r != nil && r.StatusCode >= 300 {
+			r.Body = client.red.Bytes(r.Body)
 			payload(r)
 			failure = &StatusError{URL: client.RedactURL(p.url), StatusCode: r.StatusCode,
 				Attempts: attempts.Count(), Snippet: client.Redact(snippet(r.Body))}
