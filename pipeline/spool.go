@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,7 +135,7 @@ func (s *spool) put(b schema.Batch) (string, error) {
 		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := json.NewEncoder(tmp).Encode(b); err != nil {
+	if err := writeBatch(tmp, b); err != nil {
 		tmp.Close()
 		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
@@ -152,6 +153,34 @@ func (s *spool) put(b schema.Batch) (string, error) {
 		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}
 	return name, nil
+}
+
+// writeBatch writes b as the JSON of a schema.Batch, one payload at a time: encoding/json
+// builds a value's whole encoding in memory before writing it, and a batch's bodies (up to
+// http.max_source_bytes, a third more in base64) would be held twice over.
+func writeBatch(f *os.File, b schema.Batch) error {
+	w := bufio.NewWriter(f)
+	head, err := json.Marshal(struct {
+		Run    schema.ScrapeRun `json:"run"`
+		Offers []schema.Offer   `json:"offers"`
+	}{b.Run, b.Offers})
+	if err != nil {
+		return err
+	}
+	w.Write(head[:len(head)-1]) // without its closing brace
+	w.WriteString(`,"payloads":[`)
+	for i, p := range b.Payloads {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		pj, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		w.Write(pj)
+	}
+	w.WriteString("]}\n")
+	return w.Flush()
 }
 
 // syncDir makes the names in a folder durable (a rename survives a power cut).

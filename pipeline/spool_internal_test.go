@@ -1,0 +1,50 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// The spool writes a batch payload by payload; the file must be the very JSON of the batch, so
+// that a reader (and an operator with jq) sees a schema.Batch.
+func TestSpooledFileIsTheBatchJSON(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	b := schema.Batch{
+		Run: schema.ScrapeRun{RunID: "run-1", Provider: "vastai", StartedAt: at, FinishedAt: at.Add(time.Minute), Status: schema.RunOK},
+		Offers: []schema.Offer{
+			{Provider: "vastai", OfferID: "1", GPUModel: "H100", GPUCount: 8, PriceUSDPerGPUHour: decimal.RequireFromString("2.125"), ObservedAt: at},
+			{Provider: "vastai", OfferID: "2", GPUNameRaw: "RTX \"4090\" <b>", ObservedAt: at},
+		},
+		Payloads: []schema.RawPayload{
+			{RunID: "run-1", Provider: "vastai", URL: "https://example/a", Status: 200, FetchedAt: at, Body: []byte(`{"offers":[]}`)},
+			{RunID: "run-1", Provider: "vastai", URL: "https://example/b", Status: 503, FetchedAt: at, Body: bytes.Repeat([]byte{0, 0xff, '"'}, 1000)},
+		},
+	}
+	want, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err := sp.put(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(sp.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, append(want, '\n')) {
+		t.Errorf("spooled file differs from the batch's JSON:\n got %.300s\nwant %.300s", got, want)
+	}
+}
