@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
@@ -426,9 +426,6 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 	return imp, nil
 }
 
-// credentialParam matches the name of a query parameter that carries a credential.
-var credentialParam = regexp.MustCompile(`(?i)^(api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|passwd|signature|sig)$`)
-
 // checkSourceURL accepts the https address of a publisher's page, without credentials: no user
 // or password, and no query parameter named like a key or token. Its errors do not repeat a URL
 // that holds credentials.
@@ -444,7 +441,7 @@ func checkSourceURL(s string) error {
 		return fmt.Errorf("%s is not an https:// URL of the publisher's page", quoteShort(s))
 	}
 	for name := range u.Query() {
-		if credentialParam.MatchString(name) {
+		if redact.IsCredentialParam(name) {
 			return fmt.Errorf("the URL has the query parameter %s, which carries credentials: give the page's address without it", quoteShort(name))
 		}
 	}
