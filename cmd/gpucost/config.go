@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -594,15 +595,29 @@ func notNegative(key string, d Duration) error {
 // secretValues are the configuration's secrets, as far as they can be read: the ClickHouse
 // password (of the DSN's user, or its password parameter), every provider's API key and the
 // SMTP password. Each command's output and everything it stores is scrubbed of them.
+//
+// A DSN password that is the DSN's own user, database or host name (docker-compose's default
+// gpucost:gpucost@…/gpucost) is left out: the same text is shown as that name anyway, and
+// scrubbing it would shred every path and name that holds the word. It is still masked where it
+// stands in a DSN, by its shape.
 func (c Config) secretValues(getenv func(string) string) []string {
 	var out []string
 	if u, err := url.Parse(c.ClickHouse.DSN); err == nil {
+		public := []string{u.User.Username(), strings.Trim(u.Path, "/"), u.Hostname()}
+		var passwords []string
 		if p, ok := u.User.Password(); ok {
-			out = append(out, p)
+			passwords = append(passwords, p)
 		}
 		for name, vs := range u.Query() {
 			if redact.IsCredentialParam(name) {
-				out = append(out, vs...)
+				passwords = append(passwords, vs...)
+			} else if name == "username" || name == "database" {
+				public = append(public, vs...)
+			}
+		}
+		for _, p := range passwords {
+			if !slices.Contains(public, p) {
+				out = append(out, p)
 			}
 		}
 	}

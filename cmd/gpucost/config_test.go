@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/redact"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -201,6 +202,10 @@ func TestConfigPrintMasksSecrets(t *testing.T) {
 		{"clickhouse://gpucost:hunter2@ch:9000/gpucost", "clickhouse://gpucost:REDACTED@ch:9000/gpucost"},
 		// The driver also takes the password as a parameter.
 		{"clickhouse://ch:9000/gpucost?username=gpucost&password=hunter2", "clickhouse://ch:9000/gpucost?username=gpucost&password=REDACTED"},
+		// docker-compose's default: a password that is the user's name is masked in the DSN,
+		// and does not shred the word elsewhere (a spool folder under /var/lib/gpucost).
+		{"clickhouse://gpucost:gpucost@ch:9000/gpucost", "clickhouse://gpucost:REDACTED@ch:9000/gpucost"},
+		{"clickhouse://ch:9000/gpucost?username=gpucost&password=gpucost", "clickhouse://ch:9000/gpucost?username=gpucost&password=REDACTED"},
 	} {
 		code, out := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": tt.dsn, "GPUCOST_LAMBDA_API_KEY": "secret_lambda_key"}, "config", "print")
 		if code != exitOK {
@@ -211,6 +216,9 @@ func TestConfigPrintMasksSecrets(t *testing.T) {
 		}
 		if !strings.Contains(out, tt.masked) || !strings.Contains(out, "lambda: set (masked)") {
 			t.Errorf("config print does not show the masked DSN %s and the key's presence:\n%s", tt.masked, out)
+		}
+		if n := strings.Count(out, redact.Mark); n != 1 {
+			t.Errorf("config print of %s says %s %d times, want once (the DSN's password):\n%s", tt.dsn, redact.Mark, n, out)
 		}
 	}
 }
