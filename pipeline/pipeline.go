@@ -429,17 +429,18 @@ func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev 
 }
 
 // redactBatch scrubs secrets from every text and body of a batch: a provider may echo a key in
-// an error page, a redirect URL or a field.
+// an error page, a redirect URL or a field. Bodies and the offers' text are data (their secret
+// values go); URLs and the run's error are messages (credential shapes go too).
 func (r *Runner) redactBatch(b *schema.Batch) {
 	red := r.opts.Redactor
 	for i := range b.Payloads {
 		p := &b.Payloads[i]
-		p.URL, p.Body = red.URL(p.URL), red.Bytes(p.Body)
+		p.URL, p.Body = red.URL(p.URL), red.Data(p.Body)
 	}
 	b.Run.Error = red.String(b.Run.Error)
 	for i := range b.Offers {
 		o := &b.Offers[i]
-		o.SourceURL, o.OfferID, o.Region, o.GPUNameRaw = red.URL(o.SourceURL), red.String(o.OfferID), red.String(o.Region), red.String(o.GPUNameRaw)
+		o.SourceURL, o.OfferID, o.Region, o.GPUNameRaw = red.URL(o.SourceURL), red.DataString(o.OfferID), red.DataString(o.Region), red.DataString(o.GPUNameRaw)
 	}
 }
 

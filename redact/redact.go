@@ -2,24 +2,32 @@
 // raw payloads, the spool, record folders, reports and the terminal.
 //
 // A Redactor knows two kinds of secret. The values it is given — API keys, the ClickHouse and
-// SMTP passwords, as the configuration loads them — are replaced wherever they appear, also
-// URL-escaped. Credentials recognisable by their shape are replaced whatever their value: the
-// password of a URL's userinfo (clickhouse://user:PASSWORD@host), a query parameter named like a
-// credential (?api_key=, &password=, ;token=), and an Authorization value (Bearer …, Basic …).
+// SMTP passwords, as the configuration loads them — are replaced wherever they appear, also in
+// the forms a writer turns them into (URL-escaped, quoted in JSON or in a log line).
+// Credentials recognisable by their shape are replaced whatever their value: the password of a
+// URL's userinfo (clickhouse://user:PASSWORD@host), a parameter named like a credential
+// (?api_key=, &password=, #access_token=, "api_key": "…", X-Api-Key: …), and an Authorization
+// value (Bearer …, Basic …).
 //
-// One Redactor is built from the configuration and handed to every writer, so there is one
-// place where "what is a secret" is decided. Writing through it is cheap when nothing matches:
-// Bytes and String return their input unchanged.
+// Shapes are for messages only: logs, errors, URLs, the run log. Data — a provider's answer,
+// the offers parsed from it, a table printed on stdout — is scrubbed of the values alone, since
+// there a shape is ordinary text ("Basic Performance tier", "token throughput"), and the one
+// secret a provider can echo is the key it was sent, which is a value.
+//
+// One Redactor is built when the process starts and handed to every writer, so there is one
+// place where "what is a secret" is decided. Scrubbing is cheap when nothing matches: Bytes,
+// String and Data return their input unchanged.
 package redact
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
 	"io"
-	"log/slog"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -27,19 +35,22 @@ import (
 // Mark replaces every secret.
 const Mark = "REDACTED"
 
-// MinSecretLen is the shortest value treated as a secret: a shorter one ("1", "ab") would
-// shred every message it is in, and no key or password worth the name is that short.
-const MinSecretLen = 4
+// MinSecretLen is the shortest value treated as a secret. A shorter one ("1000", "admin") is
+// also a word or a number of the output, which it would shred, and of the data, which it would
+// corrupt; it is masked only where its shape shows it (a DSN's password).
+const MinSecretLen = 8
 
-// credentialName is the name of a query parameter or form field that carries a credential.
-const credentialName = `api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|passwd|pwd|signature|sig`
+// credentialName is the name of a parameter, field or header that carries a credential.
+const credentialName = `api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|client[_-]?secret|auth|secret|password|passwd|pwd|signature|sig`
 
 var (
 	credentialParam = regexp.MustCompile(`(?i)^(?:` + credentialName + `)$`)
-	// The value of a credential parameter in a URL or a DSN, up to the next separator.
-	credentialValue = regexp.MustCompile(`(?i)([?&;](?:` + credentialName + `)=)[^&#;\s"'<>]+`)
+	// A credential parameter in a URL, a DSN, a form or a message, up to the next separator.
+	credentialValue = regexp.MustCompile(`(?i)((?:^|[?&;#\s])(?:` + credentialName + `)=)[^&#;\s"'<>]+`)
+	// A credential field of JSON or a header: "api_key": "…", X-Api-Key: ….
+	credentialField = regexp.MustCompile(`(?i)((?:^|[\s{,"])(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|client[_-]?secret|password|secret)"?\s*:\s*"?)[^"\s,;&}]{4,}`)
 	// The password of a URL's userinfo: scheme://user:PASSWORD@host.
-	userinfoPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s"'<>]*:)[^@/\s"'<>]+@`)
+	userinfoPassword = regexp.MustCompile(`(://[^:/@\s"'<>]*:)[^/\s"'<>]+@`)
 	// An Authorization header's credentials, or a bare bearer token.
 	authorization = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{8,}`)
 )
@@ -52,18 +63,17 @@ func IsCredentialParam(name string) bool { return credentialParam.MatchString(na
 // output in it, and adds the secrets as its configuration loads them.
 type Redactor struct {
 	mu     sync.Mutex               // serializes Add
-	values atomic.Pointer[[][]byte] // the secrets and their URL-escaped forms, longest first
+	values atomic.Pointer[[][]byte] // the secrets in every written form, longest first
 }
 
-// New returns a Redactor of the given secret values; empty and too-short values are ignored.
+// New returns a Redactor of the given secret values; too-short values are ignored.
 func New(secrets ...string) *Redactor {
 	r := &Redactor{}
 	r.Add(secrets...)
 	return r
 }
 
-// Add makes more values secret; empty and too-short values are ignored. On nil it does
-// nothing.
+// Add makes more values secret; too-short values are ignored. On nil it does nothing.
 func (r *Redactor) Add(secrets ...string) {
 	if r == nil {
 		return
@@ -78,7 +88,7 @@ func (r *Redactor) Add(secrets ...string) {
 		if len(s) < MinSecretLen {
 			continue
 		}
-		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
+		for _, v := range writtenForms(s) {
 			if !slices.ContainsFunc(values, func(b []byte) bool { return string(b) == v }) {
 				values = append(values, []byte(v))
 			}
@@ -86,6 +96,23 @@ func (r *Redactor) Add(secrets ...string) {
 	}
 	slices.SortFunc(values, func(a, b []byte) int { return len(b) - len(a) })
 	r.values.Store(&values)
+}
+
+// writtenForms are s as writers put it down: itself, URL-escaped (query and path), and quoted
+// in JSON (with and without HTML escapes) and by strconv (slog's text handler), quotes aside.
+func writtenForms(s string) []string {
+	forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+	quoted := strconv.Quote(s)
+	forms = append(forms, quoted[1:len(quoted)-1])
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		_ = enc.Encode(s) // a string always encodes
+		q := strings.TrimSuffix(b.String(), "\n")
+		forms = append(forms, q[1:len(q)-1])
+	}
+	return forms
 }
 
 // secrets returns the current secret values.
@@ -99,104 +126,47 @@ func (r *Redactor) secrets() [][]byte {
 	return nil
 }
 
-// Bytes returns b with every secret replaced by Mark. It returns b itself when b holds none.
-func (r *Redactor) Bytes(b []byte) []byte {
+// Data returns b with every secret value replaced by Mark, shapes left alone: for data (a
+// response body, a field parsed from one, a table). It returns b itself when b holds none.
+func (r *Redactor) Data(b []byte) []byte {
 	out := b
 	for _, v := range r.secrets() {
 		if bytes.Contains(out, v) {
 			out = bytes.ReplaceAll(out, v, []byte(Mark))
 		}
 	}
-	return redactShapes(out)
+	return out
 }
 
-// A shape is a credential recognised by its form: the expression that finds it, its
-// replacement, the lower-case literals one of which every match contains, and the bytes one
-// of which every match contains in any case (a cheap first test of a piece).
-type shape struct {
-	re       *regexp.Regexp
-	repl     []byte
-	literals [][]byte
-	hint     string
+// DataString is Data for a string.
+func (r *Redactor) DataString(s string) string {
+	if b := r.Data([]byte(s)); string(b) != s {
+		return string(b)
+	}
+	return s
 }
 
-var shapes = []shape{
-	{credentialValue, []byte("${1}" + Mark), [][]byte{[]byte("=")}, "="},
-	{userinfoPassword, []byte("${1}" + Mark + "@"), [][]byte{[]byte("://")}, ":"},
-	{authorization, []byte("${1}${2}" + Mark), [][]byte{[]byte("bearer"), []byte("basic"), []byte("token")}, "bBtT"},
+// Bytes returns b with every secret value and every credential shape replaced by Mark: for a
+// message (a log line, an error, a URL). It returns b itself when b holds none.
+func (r *Redactor) Bytes(b []byte) []byte {
+	out := r.Data(b)
+	for _, s := range []struct {
+		re   *regexp.Regexp
+		repl string
+	}{
+		{credentialValue, "${1}" + Mark},
+		{credentialField, "${1}" + Mark},
+		{userinfoPassword, "${1}" + Mark + "@"},
+		{authorization, "${1}${2}" + Mark},
+	} {
+		if s.re.Match(out) {
+			out = s.re.ReplaceAll(out, []byte(s.repl))
+		}
+	}
+	return out
 }
 
-// minShapeLen is the length of the shortest match of any shape ("&key=x").
-const minShapeLen = 6
-
-// byteClass tells, for each byte, whether it cuts pieces (pieceBreak: no shape's match
-// contains a quote or an angle bracket) and which shapes' hints it is (bit 1<<i for shapes[i]).
-var byteClass = func() (c [256]uint8) {
-	for _, b := range []byte(`"'<>`) {
-		c[b] = pieceBreak
-	}
-	for i, s := range shapes {
-		for _, b := range []byte(s.hint) {
-			c[b] |= 1 << i
-		}
-	}
-	return c
-}()
-
-const pieceBreak = 0x80
-
-// redactShapes replaces the shapes in b. Go's regexp scans such expressions at tens of MB/s,
-// too slow for every response body (up to http.max_body_bytes), so b is cut into pieces at the
-// characters no match spans (a JSON string, an HTML attribute or text run is a piece of its
-// own) and an expression runs only on a piece that holds one of its shape's literals. Since no
-// match crosses a cut, the result is that of the expressions run over the whole of b. It
-// returns b itself when nothing matches.
-func redactShapes(b []byte) []byte {
-	var out, lower []byte // out stays nil until a piece changes; lower is reused per piece
-	copied, start := 0, 0 // b[:copied] is in out; the piece starts at start
-	var hints uint8       // the shapes hinted at in the piece so far
-	for i := 0; i <= len(b); i++ {
-		if i < len(b) {
-			if c := byteClass[b[i]]; c&pieceBreak == 0 {
-				hints |= c
-				continue
-			}
-		}
-		if hints != 0 && i-start >= minShapeLen {
-			if red, ok := redactPiece(b[start:i], hints, &lower); ok {
-				out = append(append(out, b[copied:start]...), red...)
-				copied = i
-			}
-		}
-		start, hints = i+1, 0
-	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[copied:]...)
-}
-
-// redactPiece applies each hinted shape whose literal the piece holds; ok reports a change.
-func redactPiece(piece []byte, hints uint8, lower *[]byte) (red []byte, ok bool) {
-	*lower = append((*lower)[:0], piece...)
-	for i, c := range *lower {
-		if 'A' <= c && c <= 'Z' {
-			(*lower)[i] = c + 'a' - 'A'
-		}
-	}
-	red = piece
-	for i, s := range shapes {
-		if hints&(1<<i) == 0 || !slices.ContainsFunc(s.literals, func(l []byte) bool { return bytes.Contains(*lower, l) }) {
-			continue
-		}
-		if s.re.Match(red) {
-			red, ok = s.re.ReplaceAll(red, s.repl), true
-		}
-	}
-	return red, ok
-}
-
-// String returns s with every secret replaced by Mark.
+// String is Bytes for a string.
 func (r *Redactor) String(s string) string {
 	if b := r.Bytes([]byte(s)); string(b) != s {
 		return string(b)
@@ -225,85 +195,6 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// Writer returns a writer that redacts what it writes to w. Each Write is redacted on its own,
-// so a secret split across two writes would pass: write whole lines (fmt.Fprintf, tabwriter,
-// encoding/json and slog all do). It reports len(p) written when w took the redacted bytes.
-func (r *Redactor) Writer(w io.Writer) io.Writer { return &writer{r: r, w: w} }
-
-type writer struct {
-	r *Redactor
-	w io.Writer
-}
-
-func (w *writer) Write(p []byte) (int, error) {
-	red := w.r.Bytes(p)
-	n, err := w.w.Write(red)
-	switch {
-	case err != nil:
-		return min(n, len(p)), err
-	case n < len(red):
-		return n, io.ErrShortWrite
-	}
-	return len(p), nil
-}
-
-// Handler returns an slog.Handler that redacts the message and every attribute (strings,
-// errors, Stringers, URLs and groups) before h sees them.
-func (r *Redactor) Handler(h slog.Handler) slog.Handler { return &handler{r: r, h: h} }
-
-type handler struct {
-	r *Redactor
-	h slog.Handler
-}
-
-func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
-
-func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
-	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(h.attr(a))
-		return true
-	})
-	return h.h.Handle(ctx, out)
-}
-
-func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	red := make([]slog.Attr, len(attrs))
-	for i, a := range attrs {
-		red[i] = h.attr(a)
-	}
-	return &handler{r: h.r, h: h.h.WithAttrs(red)}
-}
-
-func (h *handler) WithGroup(name string) slog.Handler {
-	return &handler{r: h.r, h: h.h.WithGroup(name)}
-}
-
-func (h *handler) attr(a slog.Attr) slog.Attr {
-	v := a.Value.Resolve()
-	switch v.Kind() {
-	case slog.KindString:
-		return slog.String(a.Key, h.r.String(v.String()))
-	case slog.KindGroup:
-		g := v.Group()
-		red := make([]any, len(g))
-		for i, ga := range g {
-			red[i] = h.attr(ga)
-		}
-		return slog.Group(a.Key, red...)
-	case slog.KindAny:
-		switch x := v.Any().(type) {
-		case error:
-			return slog.String(a.Key, h.r.String(x.Error()))
-		case interface{ String() string }:
-			return slog.String(a.Key, h.r.String(x.String()))
-		case []byte:
-			return slog.String(a.Key, string(h.r.Bytes(x)))
-		}
-	}
-	return slog.Attr{Key: a.Key, Value: v}
-}
-
 // URL returns raw with its userinfo password, credential parameters and known secrets
 // replaced. A string that does not parse as a URL is redacted as text.
 func (r *Redactor) URL(raw string) string {
@@ -316,8 +207,71 @@ func (r *Redactor) URL(raw string) string {
 	return r.String(raw)
 }
 
-// Contains reports whether text holds one of r's secret values (shapes aside): for the checks
-// that scan output for leaks.
-func (r *Redactor) Contains(text []byte) bool {
-	return slices.ContainsFunc(r.secrets(), func(v []byte) bool { return bytes.Contains(text, v) })
+// maxHeldBack bounds what a Writer holds of a line it has not seen the end of.
+const maxHeldBack = 64 << 10
+
+// A Writer redacts what it writes to its underlying writer, line by line, so that a secret is
+// found whole however the text was cut into writes (a bufio.Writer flushes every 4 KiB, a
+// tabwriter writes cell by cell). A line longer than 64 KiB is written on in parts, holding back
+// enough of its end to find a secret value cut by the part. Flush writes what is held back. A
+// Writer is safe for concurrent use.
+type Writer struct {
+	r      *Redactor
+	w      io.Writer
+	redact func([]byte) []byte
+
+	mu   sync.Mutex
+	held []byte // the start of a line not yet written
+}
+
+// Writer returns a Writer of messages (values and shapes redacted) to w: for stderr and logs.
+func (r *Redactor) Writer(w io.Writer) *Writer { return &Writer{r: r, w: w, redact: r.Bytes} }
+
+// DataWriter returns a Writer of data (values redacted) to w: for stdout, where tables, CSV,
+// JSON and Parquet go.
+func (r *Redactor) DataWriter(w io.Writer) *Writer { return &Writer{r: r, w: w, redact: r.Data} }
+
+// Write takes p; it writes every line p completes. It reports len(p) unless writing failed.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = append(w.held, p...)
+	end := bytes.LastIndexByte(w.held, '\n') + 1
+	if end == 0 {
+		if len(w.held) < maxHeldBack {
+			return len(p), nil
+		}
+		// A long line: write all but what could be the start of a secret value.
+		longest := 0
+		if v := w.r.secrets(); len(v) > 0 {
+			longest = len(v[0])
+		}
+		end = len(w.held) - max(longest-1, 0)
+	}
+	if err := w.write(w.held[:end]); err != nil {
+		return 0, err
+	}
+	w.held = append(w.held[:0], w.held[end:]...)
+	return len(p), nil
+}
+
+// Flush writes the line held back, if any.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.write(w.held)
+	w.held = w.held[:0]
+	return err
+}
+
+func (w *Writer) write(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	red := w.redact(b)
+	n, err := w.w.Write(red)
+	if err == nil && n < len(red) {
+		err = io.ErrShortWrite
+	}
+	return err
 }

@@ -46,10 +46,10 @@ type ClientConfig struct {
 
 	// Logger receives retryablehttp's and the client's logs, secrets redacted. Nil discards.
 	Logger *slog.Logger
-	// Redactor scrubs secrets from every log line, error, recorded URL and recorded body, and
-	// from every response body before the source reads it: the values it holds (the process's
-	// API keys and passwords) and credentials by their shape (api_key=, a URL's password,
-	// Bearer …). Nil scrubs by shape only.
+	// Redactor scrubs secrets from every log line, error and recorded URL (values and shapes),
+	// and from every response body before the source reads it and every recorded body (values:
+	// a body is data). It holds the process's API keys and passwords, and learns each credential
+	// the client sends in an Authorization header. Nil: a Redactor of the client's own.
 	Redactor *redact.Redactor
 
 	// CheckRetry decides whether to retry (default retryablehttp.DefaultRetryPolicy: 429, 5xx
@@ -162,6 +162,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	cfg = cfg.withDefaults()
 	logger := orDiscard(cfg.Logger)
 	red := cfg.Redactor
+	if red == nil {
+		red = redact.New() // it learns the credentials the client sends
+	}
 
 	base := cfg.Transport
 	if base == nil {
@@ -262,6 +265,13 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	if req.UserAgent != "" {
 		hreq.Header.Set("User-Agent", req.UserAgent)
 	}
+	// The credential a request sends is the one a provider can echo back: it is a secret by value
+	// from now on, whatever the Redactor was told.
+	for _, v := range hreq.Header.Values("Authorization") {
+		if _, cred, ok := strings.Cut(v, " "); ok {
+			c.red.Add(strings.TrimSpace(cred))
+		}
+	}
 
 	start := c.cfg.Now()
 	resp, err := c.roundTrip(req.Source, hreq)
@@ -275,9 +285,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	}
 	// A provider may echo a secret anywhere in an answer. Scrubbed here, before a parser reads
 	// it, nothing derived from the body can hold one: a parser that lower-cases a region or
-	// clips a name would take a key past any later match on its value. A replayed body (scrubbed
-	// when recorded) parses the same as the live one did.
-	body = c.red.Bytes(body)
+	// clips a name would take a key past any later match on its value. The body is data: its
+	// secret values go, shapes stay ("Basic Performance tier" is a product, not a credential). A
+	// replayed body (scrubbed when recorded) parses the same as the live one did.
+	body = c.red.Data(body)
 	out := &Response{
 		URL:         redURL,
 		StatusCode:  resp.StatusCode,

@@ -521,7 +521,6 @@ type Lambda struct {
 	page   pageFetch
 	cfgErr error // an invalid URL, reported by Fetch
 	logger *slog.Logger
-	red    *redact.Redactor // scrubs the key from anything this source reports
 }
 
 var _ Source = (*Lambda)(nil)
@@ -530,14 +529,13 @@ var _ Source = (*Lambda)(nil)
 // URL makes every Fetch fail with a clear error.
 func NewLambda(client *Client, cfg LambdaConfig, logger *slog.Logger) *Lambda {
 	key := strings.TrimSpace(cfg.APIKey)
-	l := &Lambda{client: client, key: key, apiURL: cfg.APIURL, logger: orDiscard(logger),
-		red: redact.New(key)}
+	l := &Lambda{client: client, key: key, apiURL: cfg.APIURL, logger: orDiscard(logger)}
 	if l.apiURL == "" {
 		l.apiURL = DefaultLambdaAPIURL
 	}
 	l.page, l.cfgErr = newPageFetch(LambdaName, cfg.PageURL, DefaultLambdaPageURL, cfg.UserAgent, cfg.Timeout, cfg.Delay)
 	if u, err := url.Parse(l.apiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		l.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) URL", l.red.URL(l.apiURL))
+		l.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) URL", (*redact.Redactor)(nil).URL(l.apiURL))
 	}
 	if client == nil {
 		l.cfgErr = errors.New("no HTTP client")
@@ -580,24 +578,19 @@ func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
 	})
 	res.Attempts = attempts.Count()
 	if resp != nil {
-		p := resp.Payload(run, LambdaName)
-		p.URL = l.red.URL(p.URL)
-		p.Body = l.red.Bytes(p.Body) // an echoing proxy must not carry the key into storage
-		res.Payloads = append(res.Payloads, p)
+		// Its body is scrubbed of the key already: the client learnt it from the request.
+		res.Payloads = append(res.Payloads, resp.Payload(run, LambdaName))
 	}
 	if err != nil {
-		return res, sourceError(LambdaName, l.red.Error(fmt.Errorf("querying instance types: %w", err)))
+		return res, sourceError(LambdaName, fmt.Errorf("querying instance types: %w", err))
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
 		return res, sourceError(LambdaName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80)))
 	}
-	offers, problems, err := ParseLambda(resp.Body, run, l.red.URL(resp.URL))
-	for i, p := range problems {
-		problems[i] = l.red.Error(p)
-	}
+	offers, problems, err := ParseLambda(resp.Body, run, resp.URL)
 	res.Offers, res.Problems = offers, problems
 	if err != nil {
-		return res, l.red.Error(err)
+		return res, err
 	}
 	l.logger.Debug("Lambda parsed", "offers", len(offers), "problems", len(problems), "from", "api")
 	return res, nil

@@ -118,7 +118,7 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 	}
 	// Every body is scrubbed of secrets before anything reads it, as Client.Do does.
 	c.OnResponse(func(r *colly.Response) {
-		r.Body = client.red.Bytes(r.Body)
+		r.Body = client.red.Data(r.Body)
 		payload(r)
 		body, got = r.Body, true
 	})
@@ -127,7 +127,7 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 			return
 		}
 		if r != nil && r.StatusCode >= 300 {
-			r.Body = client.red.Bytes(r.Body)
+			r.Body = client.red.Data(r.Body)
 			payload(r)
 			failure = &StatusError{URL: client.RedactURL(p.url), StatusCode: r.StatusCode,
 				Attempts: attempts.Count(), Snippet: client.Redact(snippet(r.Body))}

@@ -86,7 +86,7 @@ func (r *recorder) save(source string, req *http.Request, reqBody []byte, resp *
 		e.RequestBody = r.red.String(string(reqBody))
 	}
 	// A provider may echo a key (a 401 body "invalid key Bearer …"): the folder keeps none.
-	if err := os.WriteFile(filepath.Join(dir, e.File), r.red.Bytes(body), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, e.File), r.red.Data(body), 0o644); err != nil {
 		return err
 	}
 	idx.Entries = append(idx.Entries, e)

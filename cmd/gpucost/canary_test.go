@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
@@ -218,8 +220,10 @@ func (s *leakScan) spool(what, dir string) (batches, payloads int, files map[str
 }
 
 // clickhouse scans every row of every table of the database (views aside: they hold no rows of
-// their own), each row as ClickHouse writes it in TSVRaw, raw_payloads.body included. It returns
-// the rows scanned per table.
+// their own), each value as its Go value prints, raw_payloads.body included (aggregate states
+// aside). It reads the rows
+// through the driver's column types, so it runs on every server version. It returns the rows
+// scanned per table.
 func (s *leakScan) clickhouse(dsn string) map[string]int {
 	s.t.Helper()
 	opts, err := clickhouse.ParseDSN(dsn)
@@ -250,18 +254,43 @@ func (s *leakScan) clickhouse(dsn string) map[string]int {
 	rows.Close()
 	counts := map[string]int{}
 	for _, table := range tables {
-		q := fmt.Sprintf("SELECT formatRow('TSVRaw', *) FROM %s.%s", quoteIdent(db), quoteIdent(table))
-		rows, err := conn.Query(ctx, q)
+		// Every column but aggregate states (of prices and counts: no text), which the driver
+		// cannot read.
+		var cols []string
+		crows, err := conn.Query(ctx, "SELECT name FROM system.columns WHERE database = ? AND table = ? AND type NOT LIKE 'AggregateFunction(%'", db, table)
+		if err != nil {
+			s.t.Fatalf("listing the columns of %s: %v", table, err)
+		}
+		for crows.Next() {
+			var c string
+			if err := crows.Scan(&c); err != nil {
+				s.t.Fatal(err)
+			}
+			cols = append(cols, quoteIdent(c))
+		}
+		crows.Close()
+		rows, err := conn.Query(ctx, fmt.Sprintf("SELECT %s FROM %s.%s", strings.Join(cols, ", "), quoteIdent(db), quoteIdent(table)))
 		if err != nil {
 			s.t.Fatalf("reading table %s: %v", table, err)
 		}
+		types := rows.ColumnTypes()
 		var all bytes.Buffer
 		for rows.Next() {
-			var row string
-			if err := rows.Scan(&row); err != nil {
-				s.t.Fatal(err)
+			values := make([]any, len(types))
+			for i, ct := range types {
+				values[i] = reflect.New(ct.ScanType()).Interface()
 			}
-			all.WriteString(row)
+			if err := rows.Scan(values...); err != nil {
+				s.t.Fatalf("reading table %s: %v", table, err)
+			}
+			for _, v := range values {
+				e := reflect.ValueOf(v).Elem()
+				for e.Kind() == reflect.Pointer && !e.IsNil() { // Nullable
+					e = e.Elem()
+				}
+				fmt.Fprintf(&all, "%v\t", e.Interface())
+			}
+			all.WriteByte('\n')
 			counts[table]++
 		}
 		if err := rows.Err(); err != nil {
@@ -830,4 +859,23 @@ func batchFiles(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// TestShortOrCommonSecretsLeaveDataAlone: a password that is also a number or a word of the
+// market ("1000", "spot") is no secret by value: the snapshot parses and prints exactly as
+// without one (a value scrub would turn Vast's numbers into REDACTED and break its JSON).
+func TestShortOrCommonSecretsLeaveDataAlone(t *testing.T) {
+	args := []string{"scrape", "--dry-run", "--replay", snapshotDir}
+	stdout := func(out string) string { s, _, _ := strings.Cut(out, "\n--- stderr"); return s } // the logs hold times
+	code, want := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://default@127.0.0.1:1/gpucost"}, args...)
+	want = stdout(want)
+	if code != exitOK || !strings.Contains(want, "370 offers would be loaded") {
+		t.Fatalf("exit %d without a password, want 0 and the whole snapshot\n%s", code, want)
+	}
+	for _, pw := range []string{"1000", "spot", "0.0630"} {
+		code, got := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://default:" + pw + "@127.0.0.1:1/gpucost"}, args...)
+		if got = stdout(got); code != exitOK || got != want {
+			t.Errorf("password %q: exit %d and output differs from the run without one:\n%s", pw, code, cmp.Diff(want, got))
+		}
+	}
 }

@@ -80,8 +80,13 @@ func main() {
 
 func run(ctx context.Context, e env, args []string) int {
 	if e.secrets == nil {
+		// stdout carries data (tables, CSV, JSON, Parquet): secret values go. stderr carries
+		// messages (logs, errors): credential shapes go too.
 		e.secrets = redact.New()
-		e.stdout, e.stderr = e.secrets.Writer(e.stdout), e.secrets.Writer(e.stderr)
+		stdout, stderr := e.secrets.DataWriter(e.stdout), e.secrets.Writer(e.stderr)
+		defer stderr.Flush()
+		defer stdout.Flush()
+		e.stdout, e.stderr = stdout, stderr
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(e.stdout)

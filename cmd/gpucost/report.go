@@ -328,7 +328,7 @@ func writeReportFiles(dir string, r *report.Report, teams []string, fmts []repor
 		if err := render(&b); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, secrets.Bytes(b.Bytes()), 0o644); err != nil {
+		if err := os.WriteFile(path, secrets.Data(b.Bytes()), 0o644); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 		files = append(files, path)
@@ -614,7 +614,7 @@ func writeEML(dir, week, team string, msg *gomail.Msg, secrets *redact.Redactor)
 	if _, err := msg.WriteTo(&b); err != nil {
 		return "", fmt.Errorf("writing the message of team %s: %w", team, err)
 	}
-	if err := os.WriteFile(path, secrets.Bytes(b.Bytes()), 0o644); err != nil {
+	if err := os.WriteFile(path, secrets.Data(b.Bytes()), 0o644); err != nil {
 		return "", fmt.Errorf("writing the message of team %s: %w", team, err)
 	}
 	return path, nil
