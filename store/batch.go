@@ -157,10 +157,11 @@ func (s *Store) step(name string) {
 }
 
 // endStrays stops every write of one batch (by its query id, loadQueryID) that the server still
-// runs, and waits until it has (KILL QUERY … SYNC; ON CLUSTER in cluster mode), or, for a write
-// the server cannot stop while it stores its rows, until it ends. An insert stopped half-way
-// leaves what a crash does: the checks that follow complete it. In cluster mode the wait sees the
-// node gpucost is connected to, where its inserts ran unless that node failed over.
+// runs, and waits until it has (KILL QUERY … SYNC), or, for a write the server cannot stop while
+// it stores its rows, until it ends. An insert stopped half-way leaves what a crash does: the
+// checks that follow complete it. In cluster mode it acts on the node gpucost is connected to,
+// where its inserts ran unless that node failed over; not ON CLUSTER, which waits for every host
+// and would hold every load while one replica is down.
 // provider "" means every provider of the run (an import).
 func (s *Store) endStrays(ctx context.Context, runID, provider string) error {
 	like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
@@ -168,11 +169,7 @@ func (s *Store) endStrays(ctx context.Context, runID, provider string) error {
 	if provider != "" {
 		pattern += like.Replace(provider) + "/"
 	}
-	q := "KILL QUERY"
-	if s.cluster != "" {
-		q += " ON CLUSTER " + quoteIdent(s.cluster)
-	}
-	err := s.conn.Exec(s.ctx(ctx), q+" WHERE query_id LIKE ? SYNC", pattern+"%")
+	err := s.conn.Exec(s.ctx(ctx), "KILL QUERY WHERE query_id LIKE ? SYNC", pattern+"%")
 	var ex *clickhouse.Exception
 	if !errors.As(err, &ex) || ex.Code != codeCannotKill {
 		if err != nil {
@@ -209,16 +206,17 @@ func (s *Store) hasRunRow(ctx context.Context, runID, provider string) (bool, er
 // unavailable marks err with ErrUnavailable when it says the server cannot be reached or cannot
 // take rows at all.
 func unavailable(err error) error {
-	if err == nil || !unreachable(err) {
+	if err == nil || !Unreachable(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
-// unreachable reports whether err is a failure to reach the server (refused, reset, timed out,
-// no connection free in time) or a refusal that no batch can get past: authentication, or the
-// database or a table missing.
-func unreachable(err error) bool {
+// Unreachable reports whether err is a failure to reach the server (refused, reset, timed out,
+// no connection free in time) or a refusal that no query can get past: authentication, or the
+// database or a table missing. Any other error is the server's answer to one query, or a
+// fault on gpucost's side (a value it cannot read).
+func Unreachable(err error) bool {
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) {
 		switch ex.Code {

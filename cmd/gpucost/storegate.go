@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/gpucost/gpucost/store"
 )
 
 // The store gate's liveness check: a query still running after storeProbeAfter makes the gate
@@ -117,7 +119,7 @@ func (g *storeGate) do(ctx context.Context, fn func(ctx context.Context) error) 
 // on a store that answers its checks is a slow query, unless the query had less than half the
 // deadline left after waiting for its slot (the store is busy, not the query wide); a pool that
 // had no connection left is a busy store; a broken connection makes the next requests check the
-// store first.
+// store first; an error of gpucost's own (a value it cannot read) is returned as it is.
 func (g *storeGate) classify(ctx, qctx context.Context, ran time.Duration, err error) error {
 	switch {
 	case err == nil:
@@ -138,11 +140,15 @@ func (g *storeGate) classify(ctx, qctx context.Context, ran time.Duration, err e
 		return fmt.Errorf("%w: %v", errStoreBusy, err)
 	}
 	var ex *clickhouse.Exception
-	if !errors.As(err, &ex) {
-		// Not an answer of the server: the connection failed. The next requests check first.
+	switch {
+	case errors.As(err, &ex):
+		return fmt.Errorf("%w: %v", errStoreUnavailable, err) // the server refused the query
+	case store.Unreachable(err):
+		// The connection failed. The next requests check first.
 		g.record(err)
+		return fmt.Errorf("%w: %v", errStoreUnavailable, err)
 	}
-	return fmt.Errorf("%w: %v", errStoreUnavailable, err)
+	return err // not the store's fault (a value gpucost cannot read): the store stays up
 }
 
 // knownDown returns errStoreUnavailable when the last check found the store down: at once while
