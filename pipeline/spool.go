@@ -59,6 +59,9 @@ var (
 
 const lockFile = "scrape.lock"
 
+// tmpPrefix starts the name of a batch file being written.
+const tmpPrefix = ".tmp-"
+
 func openSpool(dir string) (*spool, error) {
 	if err := os.MkdirAll(filepath.Join(dir, quarantineDir), 0o750); err != nil {
 		return nil, fmt.Errorf("creating the spool folder %s: %w", dir, err)
@@ -105,6 +108,13 @@ func (s *spool) lock(ctx context.Context, wait time.Duration, runID string, now 
 	if err := f.Truncate(0); err == nil {
 		fmt.Fprintf(f, "run %s, pid %d, started %s\n", runID, os.Getpid(), now().UTC().Format(time.RFC3339))
 	}
+	// A run killed while it wrote a batch leaves the temporary file (put); with the lock held,
+	// no one is writing one.
+	if tmps, err := filepath.Glob(filepath.Join(s.dir, tmpPrefix+"*")); err == nil {
+		for _, t := range tmps {
+			_ = os.Remove(t)
+		}
+	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
@@ -130,7 +140,7 @@ func (s *spool) put(b schema.Batch) (string, error) {
 	if _, err := os.Stat(filepath.Join(s.dir, quarantineDir, name)); err == nil {
 		return name, fmt.Errorf("%w (%s)", errQuarantinedBefore, filepath.Join(s.dir, quarantineDir, name))
 	}
-	tmp, err := os.CreateTemp(s.dir, ".tmp-"+name)
+	tmp, err := os.CreateTemp(s.dir, tmpPrefix+name)
 	if err != nil {
 		return name, fmt.Errorf("spooling %s: %w", name, err)
 	}

@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,5 +49,25 @@ func TestSpooledFileIsTheBatchJSON(t *testing.T) {
 	}
 	if !bytes.Equal(got, append(want, '\n')) {
 		t.Errorf("spooled file differs from the batch's JSON:\n got %.300s\nwant %.300s", got, want)
+	}
+}
+
+// A batch file left half-written by a killed run is removed by the next run that takes the lock.
+func TestLockRemovesHalfWrittenBatches(t *testing.T) {
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(sp.dir, tmpPrefix+"run-1.vastai.json123456")
+	if err := os.WriteFile(half, []byte(`{"run":{"run_id":"run-1"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := sp.lock(context.Background(), time.Second, "run-2", time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := os.Stat(half); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the half-written batch is still there (%v)", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/gpucost/gpucost/textcell"
 )
 
 // MarkdownOptions tune WriteMarkdown.
@@ -23,7 +25,7 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	row := func(cells ...string) { p("| %s |\n", strings.Join(cells, " | ")) }
 	sep := func(align ...string) { p("|%s|\n", strings.Join(align, "|")) }
-	e := mdEscape
+	e := textcell.Markdown
 
 	p("# gpucost savings report, week %s\n\n", r.Week.ID)
 	p("%s to %s. Plan of %s, report made %s. Money in USD; a month is %s hours.\n\n",
@@ -112,28 +114,6 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// mdEscape makes text literal in Markdown, inside a table cell too: HTML is escaped as
-// entities, and inline syntax and the cell separator are backslash-escaped.
-func mdEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '\\', '`', '*', '_', '[', ']', '|', '~', '#', '!':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // FileStem is a file name for a team: its name in [a-z0-9-], with a short hash of the name

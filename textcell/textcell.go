@@ -1,5 +1,5 @@
 // Package textcell makes untrusted text safe to put in one cell: of a table printed on a
-// terminal, and of a CSV file a spreadsheet will open. Provider names, offer ids, regions, GPU
+// terminal, of a CSV file a spreadsheet will open, and of a Markdown table. Provider names, offer ids, regions, GPU
 // names and error texts come from scraped pages and APIs (and team names from a workloads file);
 // every terminal table and every CSV file gpucost writes passes them through this package
 // (cmd/gpucost and report), so the rules live in one place:
@@ -10,11 +10,15 @@
 //     collapse to one; invalid UTF-8 becomes U+FFFD; the text is cut to a number of characters
 //     with an ellipsis. A name can then neither recolour the terminal, move the cursor, forge a
 //     table line nor pad every row of a table.
+//
 //   - CSV: Clean without a cut (exports keep whole values), and a cell a spreadsheet would run
 //     as a formula (starting with = + - @, tab or CR, or their full-width forms) gets a leading
 //     apostrophe, as OWASP's CSV-injection advice says. A cell that is a plain decimal number
 //     (-1.5, +3, 2e-4) is left as it is, whoever wrote it: a number is never a formula, and
 //     prices and changes stay numbers in a spreadsheet.
+//
+//   - Markdown: HTML as entities, inline syntax and the cell separator backslash-escaped, so a
+//     name is shown as it is, never run as HTML or taken for a link or a cell.
 //
 // Table and CSVWriter apply them to every cell, so a writer cannot forget one.
 package textcell
@@ -141,4 +145,26 @@ func (t *Table) Flush() error {
 		t.err = err
 	}
 	return t.err
+}
+
+// Markdown makes s literal in Markdown, inside a table cell too: HTML is escaped as entities,
+// and inline syntax and the cell separator are backslash-escaped. It does not Clean s.
+func Markdown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\\', '`', '*', '_', '[', ']', '|', '~', '#', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

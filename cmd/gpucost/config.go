@@ -496,6 +496,10 @@ func (s ScrapeConfig) check() error {
 	}
 	errs = append(errs, positive("scrape.source_timeout", s.SourceTimeout), positive("scrape.load_timeout", s.LoadTimeout),
 		notNegative("scrape.lock_wait", s.LockWait))
+	if s.SourceTimeoutMax < s.SourceTimeout {
+		errs = append(errs, fieldError{key: "scrape.source_timeout_max", also: []string{"scrape.source_timeout"},
+			msg: fmt.Sprintf("%s is below scrape.source_timeout %s", s.SourceTimeoutMax.Std(), s.SourceTimeout.Std())})
+	}
 	if !(s.MinOfferRatio >= 0 && s.MinOfferRatio <= 1) {
 		errs = append(errs, bad("scrape.min_offer_ratio", "must be between 0 and 1, not %g", s.MinOfferRatio))
 	}
@@ -523,6 +527,9 @@ func (h HTTPConfig) check() error {
 	}
 	if h.MaxBodyBytes <= 0 {
 		errs = append(errs, bad("http.max_body_bytes", "must be positive, not %d", h.MaxBodyBytes))
+	}
+	if h.MaxSourceBytes <= 0 {
+		errs = append(errs, bad("http.max_source_bytes", "must be positive, not %d", h.MaxSourceBytes))
 	}
 	if strings.IndexFunc(h.UserAgent, unicode.IsControl) >= 0 {
 		errs = append(errs, bad("http.user_agent", "holds a control character"))

@@ -118,6 +118,8 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 		{name: "a negative SMTP timeout", yaml: "report:\n  smtp:\n    timeout: -30s\n", want: ":3: report.smtp.timeout: must be positive"},
 		{name: "a negative query timeout", yaml: "serve:\n  query_timeout: -1s\n", want: ":2: serve.query_timeout: must be positive"},
 		{name: "a negative body limit", yaml: "http:\n  max_body_bytes: -1\n", want: ":2: http.max_body_bytes: must be positive, not -1"},
+		{name: "a negative source byte budget", yaml: "http:\n  max_source_bytes: -5\n", want: ":2: http.max_source_bytes: must be positive, not -5"},
+		{name: "a source deadline cap below the source timeout", yaml: "scrape:\n  source_timeout: 10m\n  source_timeout_max: 5m\n", want: ":3: scrape.source_timeout_max: 5m0s is below scrape.source_timeout 10m0s"},
 		{name: "retry waits inverted", yaml: "http:\n  retry_wait_min: 10s\n  retry_wait_max: 1s\n", want: ":3: http.retry_wait_max: 1s is below http.retry_wait_min 10s"},
 		{name: "retry waits inverted by the minimum", yaml: "http:\n  retry_wait_min: 1m\n", want: ":2: http.retry_wait_max: 30s is below http.retry_wait_min 1m0s"},
 		{name: "an invalid cron spec", yaml: "serve:\n  scrape_schedule: \"61 * * * *\"\n", want: `:2: serve.scrape_schedule: "61 * * * *" is not a cron schedule`},

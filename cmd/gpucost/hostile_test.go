@@ -37,6 +37,7 @@ var hostileNames = []struct{ name, text string }{
 	{"10 kB", strings.Repeat("W", 10<<10)},
 	{"formula", `=HYPERLINK("http://x.example","click")`},
 	{"at", "@SUM(1+1)*cmd|' /C calc'!A0"},
+	{"HTML", `<img src=x onerror=alert(1)>`},
 }
 
 // badRune finds what may not reach a terminal or a CSV cell: C0 and C1 controls (tab only
@@ -205,6 +206,9 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 		for _, l := range strings.Split(b.String(), "\n") {
 			if strings.HasPrefix(l, "| ") && strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") != 9 {
 				t.Errorf("a Markdown row with other than 8 cells: %.100q", l)
+			}
+			if strings.ContainsAny(l, "<>") {
+				t.Errorf("a Markdown row holds raw HTML: %.100q", l)
 			}
 		}
 	})

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -186,11 +185,10 @@ func writePlanTable(w io.Writer, plan *optimizer.Plan) error {
 	return nil
 }
 
-// writePlanMarkdown writes the plan as a Markdown table; cells are cleaned by textcell and
-// their pipes escaped, so no text adds a cell or a line.
+// writePlanMarkdown writes the plan as a Markdown table; cells are cleaned and escaped by
+// textcell, so no text adds a cell or a line or runs as HTML.
 func writePlanMarkdown(w io.Writer, plan *optimizer.Plan) error {
-	pipe := strings.NewReplacer("|", `\|`)
-	esc := func(s string) string { return pipe.Replace(textcell.Clean(s, textcell.TextWidth)) }
+	esc := func(s string) string { return textcell.Markdown(textcell.Clean(s, textcell.TextWidth)) }
 	fmt.Fprintln(w, "| Team | Workload | Now | $/month | Recommended | $/month | Saves | % |")
 	fmt.Fprintln(w, "|---|---|---|--:|---|--:|--:|--:|")
 	for _, r := range plan.Rows("") {
