@@ -731,6 +731,15 @@ report:
 		t.Errorf("batches still in the spool after a working run: %v", left)
 	}
 
+	// A published price table that holds a key (pasted into a region): it is data, stored
+	// without it.
+	table := filepath.Join(dir, "prices.csv")
+	if err := os.WriteFile(table, []byte("provider,gpu,price_type,usd_per_gpu_hour,observed_at,region\naws,H100-SXM-80GB,on_demand,6.88,2026-11-30,us-east-1 "+canaryVastKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out = cli("import of a table holding a key", nil, "import", "--config", cfgWorking, table)
+	wantCode("import", code, out, exitOK)
+
 	// Reports: files of every format, emails to a server that refuses the login (the password
 	// from the environment, then from a file), to one that is down, and a dry run's .eml files.
 	code, out = cli("report --out, every format", nil, "report", "--config", cfgWorking, "--format", "all", "--out", reportOut)
@@ -794,6 +803,7 @@ report:
 		{"Vast regions with the key", "offers", "provider = 'vastai' AND positionCaseInsensitive(region, 'REDACTED') > 0"},
 		{"RunPod names with the key", "offers", "provider = 'runpod' AND (position(gpu_name_raw, 'REDACTED') > 0 OR position(offer_id, 'REDACTED') > 0)"},
 		{"failed report sends", "report_sends", "status = 'failed' AND error != ''"},
+		{"the imported table's region", "offers", "provider = 'aws' AND position(region, 'REDACTED') > 0"},
 	} {
 		if n := x.count(c.table, c.where); n == 0 {
 			t.Errorf("%s: no row of %s where %s", c.what, c.table, c.where)

@@ -96,6 +96,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "gpucost import: %v\n", err)
 		return exitFailed
 	}
+	data = e.secrets.Data(data) // a table is data, scrubbed before it is read, as a provider's answer is
 	now := time.Now().UTC()
 	imp, errs := parsePriceTable(path, data, importLimits{maxPrice: decimal.NewFromFloat(cfg.Scrape.MaxPricePerGPUHour), now: now})
 	if len(errs) > 0 {
