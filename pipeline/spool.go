@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,9 +95,9 @@ func (s *spool) lock(ctx context.Context, wait time.Duration, runID string, now 
 			return nil, fmt.Errorf("waiting for the run lock %s: %w", path, err)
 		}
 		if !time.Now().Before(deadline) {
-			holder, _ := os.ReadFile(path)
+			holder := lockHolder(path)
 			f.Close()
-			return nil, fmt.Errorf("%w (%s; lock %s)", ErrBusy, strings.TrimSpace(string(holder)), path)
+			return nil, fmt.Errorf("%w (%s; lock %s)", ErrBusy, holder, path)
 		}
 		t := time.NewTimer(200 * time.Millisecond)
 		select {
@@ -119,6 +120,18 @@ func (s *spool) lock(ctx context.Context, wait time.Duration, runID string, now 
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// lockHolder reads who holds the run lock. The holder writes its line just after it took the
+// lock, so an empty file is read again for a moment.
+func lockHolder(path string) string {
+	for range 20 {
+		if b, _ := os.ReadFile(path); len(bytes.TrimSpace(b)) > 0 {
+			return string(bytes.TrimSpace(b))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return "its holder has not said who it is"
 }
 
 // fileName is the spool file of a batch.

@@ -71,3 +71,19 @@ func TestLockRemovesHalfWrittenBatches(t *testing.T) {
 		t.Errorf("the half-written batch is still there (%v)", err)
 	}
 }
+
+// A run that finds the lock taken names its holder, also when the holder has taken the lock
+// but not yet written its line.
+func TestBusyRunNamesAHolderThatHasJustTakenTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), lockFile)
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = os.WriteFile(path, []byte("run r1, pid 42, started 2026-12-01T12:00:00Z\n"), 0o600)
+	}()
+	if got := lockHolder(path); got != "run r1, pid 42, started 2026-12-01T12:00:00Z" {
+		t.Errorf("lockHolder = %q", got)
+	}
+}
