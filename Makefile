@@ -101,10 +101,11 @@ cluster-stop:
 	@deploy/clickhouse-cluster/local.sh stop
 
 ## test-cluster: gpucost on the local cluster (ClickHouse 18.16): migrate --cluster, scrapes,
-## replicas stopped during a run, and the same results as on one server of the same version
+## replicas stopped during a run, and the same results as on one server of the same version.
+## One package at a time (-p 1): cmd/gpucost's test stops replicas of the cluster both share.
 test-cluster: cluster
 	@$(LEGACY_SERVER) deploy/clickhouse/local.sh start
-	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GO) test -tags cluster -count=1 -run Cluster ./cmd/gpucost/ ./store/
+	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GO) test -p 1 -tags cluster -count=1 -run Cluster ./cmd/gpucost/ ./store/
 
 ## test-faults: the tests that kill a ClickHouse server of their own during loads
 ## (cmd/gpucost/faults_test.go), on a current engine (127.0.0.1:19400, 40 kills) and on Debian's
