@@ -173,8 +173,9 @@ func (fx *anFixture) env() (env, *bytes.Buffer, *bytes.Buffer) {
 }
 
 // handHistory computes the history of model in [from, to) by interval from the generated
-// offers, the way the issue defines it: per bucket, provider and price type. The average is
-// cut (not rounded) to 6 decimals, as ClickHouse's avg of a Decimal(18, 6) is.
+// offers, as docs/analysts.md defines it: per bucket, provider and price type. The average is
+// the exact mean rounded half up to 6 decimals, as store.History computes it on every server
+// version.
 func (fx *anFixture) handHistory(model string, providers []string, interval store.Interval, from, to time.Time) []handPoint {
 	type key struct {
 		bucket   time.Time
