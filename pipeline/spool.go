@@ -191,6 +191,10 @@ func writeBatch(f *os.File, b schema.Batch) error {
 		return err
 	}
 	w.Write(head[:len(head)-1]) // without its closing brace
+	if b.Payloads == nil {
+		w.WriteString(`,"payloads":null}` + "\n")
+		return w.Flush()
+	}
 	w.WriteString(`,"payloads":[`)
 	for i, p := range b.Payloads {
 		if i > 0 {

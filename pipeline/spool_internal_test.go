@@ -31,24 +31,27 @@ func TestSpooledFileIsTheBatchJSON(t *testing.T) {
 			{RunID: "run-1", Provider: "vastai", URL: "https://example/b", Status: 503, FetchedAt: at, Body: bytes.Repeat([]byte{0, 0xff, '"'}, 1000)},
 		},
 	}
-	want, err := json.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := openSpool(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	name, err := sp.put(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(sp.dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, append(want, '\n')) {
-		t.Errorf("spooled file differs from the batch's JSON:\n got %.300s\nwant %.300s", got, want)
+	failed := schema.Batch{Run: schema.ScrapeRun{RunID: "run-2", Provider: "lambda", Status: schema.RunFailed, Error: "lambda: 401"}}
+	for _, b := range []schema.Batch{b, failed} { // a source that failed before any answer has no payloads
+		want, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := openSpool(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, err := sp.put(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(sp.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, append(want, '\n')) {
+			t.Errorf("spooled file differs from the batch's JSON:\n got %.300s\nwant %.300s", got, want)
+		}
 	}
 }
 

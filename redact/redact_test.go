@@ -36,6 +36,11 @@ func TestString(t *testing.T) {
 		{"ftp://u:p@ss@host/x", "ftp://u:REDACTED@host/x"},
 		{"see https://host:8080/x or mail u@example.com", "see https://host:8080/x or mail u@example.com"},
 		{"config.yaml:4:   password: hunter2hunter", "config.yaml:4:   password: REDACTED"}, // a config line quoted in an error
+		{`{"token":"abcd1234efgh","key":"gpu_1x_a10"}`, `{"token":"REDACTED","key":"gpu_1x_a10"}`},
+		{"X-Auth-Token: abcd1234efgh", "X-Auth-Token: REDACTED"},
+		{`{"api_key": "abcd efghijkl", "password":"with\"quote"}`, `{"api_key": "REDACTED", "password":"REDACTED"}`},
+		{`msg="body {\"api_key\":\"abcd1234\",\"n\":1}"`, `msg="body {\"api_key\":\"REDACTED\",\"n\":1}"`}, // JSON inside a log line
+		{"GET http://host:8080?email=a@b.com failed", "GET http://host:8080?email=a@b.com failed"},
 	}
 	for _, tt := range tests {
 		if got := r.String(tt.in); got != tt.want {
@@ -49,7 +54,8 @@ func TestString(t *testing.T) {
 }
 
 func TestUnchangedIsTheSameSlice(t *testing.T) {
-	r := redact.New(key)
+	r := redact.New()
+	r.AddSent(key)
 	in := []byte(`{"offers":[{"id":1,"dph_total":0.4}]}`)
 	if out := r.Bytes(in); &out[0] != &in[0] {
 		t.Error("Bytes copied a text without secrets")
@@ -59,14 +65,19 @@ func TestUnchangedIsTheSameSlice(t *testing.T) {
 	}
 }
 
-// Data is for what a provider answered and what is parsed from it: known values go, shapes are
-// ordinary text there and stay.
-func TestDataReplacesValuesNotShapes(t *testing.T) {
-	r := redact.New(key)
-	in := `{"name":"Basic Performance tier","note":"token throughput","echo":"invalid key Bearer ` + key + `","url":"https://h/?key=abc"}`
-	want := `{"name":"Basic Performance tier","note":"token throughput","echo":"invalid key Bearer REDACTED","url":"https://h/?key=abc"}`
+// Data is for what a provider answered and what is parsed from it: the credentials sent to
+// providers go; shapes are ordinary text there and stay, and so do the process's own passwords
+// (a password may be a word of the market).
+func TestDataReplacesSentCredentialsOnly(t *testing.T) {
+	r := redact.New("verified")
+	r.AddSent(key)
+	in := `{"name":"Basic Performance tier","note":"token throughput","host":"verified","echo":"invalid key Bearer ` + key + `","url":"https://h/?key=abc"}`
+	want := `{"name":"Basic Performance tier","note":"token throughput","host":"verified","echo":"invalid key Bearer REDACTED","url":"https://h/?key=abc"}`
 	if got := r.DataString(in); got != want {
 		t.Errorf("DataString\n = %s\nwant %s", got, want)
+	}
+	if got := r.String("login verified failed"); got != "login REDACTED failed" {
+		t.Errorf("a password is not redacted from a message: %q", got)
 	}
 }
 
@@ -112,22 +123,57 @@ func TestWriter(t *testing.T) {
 	}
 }
 
-// A line longer than what a Writer holds back is written in parts, and a secret cut by a part
-// is still found.
+// A line longer than what a Writer holds back is written in parts, and a key cut by a part,
+// wherever the cut falls, is still found.
 func TestWriterLongLine(t *testing.T) {
-	r := redact.New(key)
-	var out bytes.Buffer
-	w := r.DataWriter(&out)
-	long := strings.Repeat("x", 64<<10-5) + key + strings.Repeat("y", 100<<10)
-	for i := 0; i < len(long); i += 1000 {
-		w.Write([]byte(long[i:min(i+1000, len(long))]))
+	r := redact.New()
+	r.AddSent(key)
+	for _, chunk := range []int{1000, 4096, 70000} {
+		for at := 64<<10 - 2*len(key); at <= 64<<10+len(key); at++ {
+			var out bytes.Buffer
+			w := r.DataWriter(&out)
+			long := strings.Repeat("x", at) + key + strings.Repeat("y", 100<<10)
+			for i := 0; i < len(long); i += chunk {
+				if _, err := w.Write([]byte(long[i:min(i+chunk, len(long))])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if chunk < len(long) && out.Len() == 0 {
+				t.Fatalf("nothing of a %d-byte line was written before its end", len(long))
+			}
+			w.Flush()
+			if strings.Contains(out.String(), key) || out.String() != strings.Repeat("x", at)+redact.Mark+strings.Repeat("y", 100<<10) {
+				t.Fatalf("key at %d, writes of %d: the output is not the line with the key redacted", at, chunk)
+			}
+		}
 	}
-	if out.Len() == 0 {
-		t.Error("nothing of a 164 KiB line was written before its end")
+}
+
+// failingWriter fails its first write and takes the others.
+type failingWriter struct {
+	bytes.Buffer
+	failed bool
+}
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if !f.failed {
+		f.failed = true
+		return 0, errors.New("no space left on device")
 	}
+	return f.Buffer.Write(p)
+}
+
+// A line the underlying writer refused is dropped, not sent again with the next one.
+func TestWriterDropsWhatFailed(t *testing.T) {
+	var out failingWriter
+	w := redact.New().Writer(&out)
+	if _, err := w.Write([]byte("first\n")); err == nil {
+		t.Fatal("the failure was not reported")
+	}
+	w.Write([]byte("second\n"))
 	w.Flush()
-	if strings.Contains(out.String(), key) || !strings.Contains(out.String(), "x"+redact.Mark+"y") {
-		t.Error("the key cut by a part got through")
+	if out.String() != "second\n" {
+		t.Errorf("wrote %q, want only the second line", out.String())
 	}
 }
 
@@ -159,7 +205,8 @@ func TestAddAfterWrapping(t *testing.T) {
 //
 //	go test ./redact -run '^$' -bench BenchmarkDataResponseBody -benchmem
 func BenchmarkDataResponseBody(b *testing.B) {
-	r := redact.New(key, "p@ss w/rd", "rpa_0123456789abcdef")
+	r := redact.New("p@ss w/rd")
+	r.AddSent(key, "rpa_0123456789abcdef")
 	offer := `{"id":38849859,"gpu_name":"RTX 4090","num_gpus":8,"dph_total":3.52,"geolocation":"Texas, US","public_ipaddr":"203.0.113.7","verification":"verified"},`
 	body := []byte("[" + strings.Repeat(offer, (8<<20)/len(offer)) + "{}]")
 	b.SetBytes(int64(len(body)))

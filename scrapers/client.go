@@ -268,9 +268,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	// The credential a request sends is the one a provider can echo back: it is a secret by value
 	// from now on, whatever the Redactor was told.
 	for _, v := range hreq.Header.Values("Authorization") {
-		if _, cred, ok := strings.Cut(v, " "); ok {
-			c.red.Add(strings.TrimSpace(cred))
+		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+			v = cred // "Bearer KEY", "Basic …": the credential after the scheme
 		}
+		c.red.AddSent(strings.TrimSpace(v))
 	}
 
 	start := c.cfg.Now()

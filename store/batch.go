@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/md5"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -213,8 +214,8 @@ func unavailable(err error) error {
 }
 
 // Unreachable reports whether err is a failure to reach the server (refused, reset, timed out,
-// no connection free in time) or a refusal that no query can get past: authentication, or the
-// database or a table missing. Any other error is the server's answer to one query, or a
+// no connection free in time, the pool closed, TLS failing) or a refusal that no query can get
+// past: authentication, or the database or a table missing. Any other error is the server's answer to one query, or a
 // fault on gpucost's side (a value it cannot read).
 func Unreachable(err error) bool {
 	var ex *clickhouse.Exception
@@ -226,9 +227,12 @@ func Unreachable(err error) bool {
 		return false
 	}
 	var ne net.Error
+	var cert *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, clickhouse.ErrAcquireConnTimeout) || errors.Is(err, context.DeadlineExceeded)
+		errors.Is(err, clickhouse.ErrAcquireConnTimeout) || errors.Is(err, clickhouse.ErrConnectionClosed) ||
+		errors.As(err, &cert) || errors.As(err, &record) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // payloadKey is a raw payload's identity within one run and provider: where it came from and

@@ -857,8 +857,10 @@ func keys(m map[string][]byte) []string {
 }
 
 // TestShortOrCommonSecretsLeaveDataAlone: a password that is also a number or a word of the
-// market ("1000", "spot") is no secret by value: the snapshot parses and prints exactly as
-// without one (a value scrub would turn Vast's numbers into REDACTED and break its JSON).
+// market ("1000", "spot", "verified", "us-california") leaves the data alone: the snapshot
+// parses and prints exactly as without one (a value scrub would turn Vast's numbers into
+// REDACTED and break its JSON, or rename its hosts and regions). Short ones are no secrets by
+// value; the process's passwords are scrubbed from messages, never from data.
 func TestShortOrCommonSecretsLeaveDataAlone(t *testing.T) {
 	args := []string{"scrape", "--dry-run", "--replay", snapshotDir}
 	stdout := func(out string) string { s, _, _ := strings.Cut(out, "\n--- stderr"); return s } // the logs hold times
@@ -867,7 +869,7 @@ func TestShortOrCommonSecretsLeaveDataAlone(t *testing.T) {
 	if code != exitOK || !strings.Contains(want, "370 offers would be loaded") {
 		t.Fatalf("exit %d without a password, want 0 and the whole snapshot\n%s", code, want)
 	}
-	for _, pw := range []string{"1000", "spot", "0.0630"} {
+	for _, pw := range []string{"1000", "spot", "0.0630", "verified", "us-california", "on_demand"} {
 		code, got := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://default:" + pw + "@127.0.0.1:1/gpucost"}, args...)
 		if got = stdout(got); code != exitOK || got != want {
 			t.Errorf("password %q: exit %d and output differs from the run without one:\n%s", pw, code, cmp.Diff(want, got))

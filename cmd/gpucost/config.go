@@ -494,12 +494,10 @@ func (s ScrapeConfig) check() error {
 	if s.Parallelism < 1 {
 		errs = append(errs, bad("scrape.parallelism", "must be at least 1, not %d", s.Parallelism))
 	}
-	errs = append(errs, positive("scrape.source_timeout", s.SourceTimeout), positive("scrape.load_timeout", s.LoadTimeout),
-		notNegative("scrape.lock_wait", s.LockWait))
-	if s.SourceTimeoutMax < s.SourceTimeout {
-		errs = append(errs, fieldError{key: "scrape.source_timeout_max", also: []string{"scrape.source_timeout"},
-			msg: fmt.Sprintf("%s is below scrape.source_timeout %s", s.SourceTimeoutMax.Std(), s.SourceTimeout.Std())})
-	}
+	// source_timeout_max is at least source_timeout (the pipeline raises it): a configuration
+	// that raises only the timeout keeps working.
+	errs = append(errs, positive("scrape.source_timeout", s.SourceTimeout), positive("scrape.source_timeout_max", s.SourceTimeoutMax),
+		positive("scrape.load_timeout", s.LoadTimeout), notNegative("scrape.lock_wait", s.LockWait))
 	if !(s.MinOfferRatio >= 0 && s.MinOfferRatio <= 1) {
 		errs = append(errs, bad("scrape.min_offer_ratio", "must be between 0 and 1, not %g", s.MinOfferRatio))
 	}
@@ -599,46 +597,46 @@ func notNegative(key string, d Duration) error {
 	return nil
 }
 
-// secretValues are the configuration's secrets, as far as they can be read: the ClickHouse
-// password (of the DSN's user, or its password parameter), every provider's API key and the
-// SMTP password. Each command's output and everything it stores is scrubbed of them.
+// secrets are the configuration's secrets, as far as they can be read: the ClickHouse password
+// (of the DSN's user, or its password parameter) and the SMTP password, which gpucost keeps to
+// itself, and every provider's API key, which it sends (redact.Redactor.AddSent). Each
+// command's output and everything it stores is scrubbed of them.
 //
 // A DSN password that is the DSN's own user, database or host name (docker-compose's default
 // gpucost:gpucost@…/gpucost) is left out: the same text is shown as that name anyway, and
 // scrubbing it would shred every path and name that holds the word. It is still masked where it
 // stands in a DSN, by its shape.
-func (c Config) secretValues(getenv func(string) string) []string {
-	var out []string
+func (c Config) secrets(getenv func(string) string) (passwords, apiKeys []string) {
 	if u, err := url.Parse(c.ClickHouse.DSN); err == nil {
 		public := []string{u.User.Username(), strings.Trim(u.Path, "/"), u.Hostname()}
-		var passwords []string
+		var dsn []string
 		if p, ok := u.User.Password(); ok {
-			passwords = append(passwords, p)
+			dsn = append(dsn, p)
 		}
 		for name, vs := range u.Query() {
 			if redact.IsCredentialParam(name) {
-				passwords = append(passwords, vs...)
+				dsn = append(dsn, vs...)
 			} else if name == "username" || name == "database" {
 				public = append(public, vs...)
 			}
 		}
-		for _, p := range passwords {
+		for _, p := range dsn {
 			if !slices.Contains(public, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	for _, name := range providerNames {
-		if pc, ok := providerConfig(c, name); ok {
-			if key, err := pc.apiKey(getenv); err == nil {
-				out = append(out, key)
+				passwords = append(passwords, p)
 			}
 		}
 	}
 	if p, err := c.Report.SMTP.password(getenv); err == nil {
-		out = append(out, p)
+		passwords = append(passwords, p)
 	}
-	return out
+	for _, name := range providerNames {
+		if pc, ok := providerConfig(c, name); ok {
+			if key, err := pc.apiKey(getenv); err == nil {
+				apiKeys = append(apiKeys, key)
+			}
+		}
+	}
+	return passwords, apiKeys
 }
 
 // apiKey reads a provider's key from its file or environment variable; "" when neither is set.

@@ -41,7 +41,9 @@ func runConfig(_ context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "gpucost config: %v\n", err)
 		return exitFailed
 	}
-	fmt.Fprint(e.stdout, string(out))
+	// The configuration is text of gpucost's own, printed as a message: a credential in any
+	// value (a URL's password, ?api_key=) is masked by its shape.
+	fmt.Fprint(e.stdout, e.secrets.String(string(out)))
 	fmt.Fprintln(e.stdout, "# API keys found:")
 	for _, name := range providerNames {
 		pc, _ := providerConfig(cfg, name)

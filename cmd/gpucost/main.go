@@ -134,7 +134,9 @@ func (f *flags) config(e env) (Config, int) {
 		path = e.getenv("GPUCOST_CONFIG")
 	}
 	cfg, err := loadConfig(path, e.getenv)
-	e.secrets.Add(cfg.secretValues(e.getenv)...)
+	passwords, apiKeys := cfg.secrets(e.getenv)
+	e.secrets.Add(passwords...)
+	e.secrets.AddSent(apiKeys...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gpucost %s: %v\n", f.Name(), err)
 		return cfg, exitUsage

@@ -33,7 +33,7 @@ func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sou
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
 		keys[name] = key
-		e.secrets.Add(key) // a key the configuration did not load (a test's) is a secret too
+		e.secrets.AddSent(key) // a key the configuration did not load (a test's) is a secret too
 	}
 	client, err := scrapers.NewClient(scrapers.ClientConfig{
 		UserAgent:      cfg.HTTP.UserAgent,
