@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/google/go-cmp/cmp"
 
@@ -252,20 +251,5 @@ func TestLoadImportOnceAndCompletesAPartialOne(t *testing.T) {
 // (analysts' queries on the views).
 func rawConn(tb testing.TB, s *store.Store) driver.Conn {
 	tb.Helper()
-	return dial(tb, storetest.DatabaseDSN(tb, s.Database()))
-}
-
-// dial opens a driver connection to dsn, closed when the test ends.
-func dial(tb testing.TB, dsn string) driver.Conn {
-	tb.Helper()
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
-	return conn
+	return storetest.Conn(tb, storetest.DatabaseDSN(tb, s.Database()))
 }

@@ -16,19 +16,26 @@ import (
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
-// clusterStore migrates a new database on the local cluster and opens it in cluster mode.
-func clusterStore(t *testing.T) (*store.Store, string) {
+// clusterDatabase names a new database on the local cluster, dropped on every node when the
+// test ends, and returns it with the DSN of it on the first node.
+func clusterDatabase(t *testing.T) (db, dsn string) {
 	t.Helper()
 	storetest.Enabled(t)
 	var b [5]byte
 	rand.Read(b[:])
-	db := "gpucost_cluster_" + hex.EncodeToString(b[:])
+	db = "gpucost_cluster_" + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
 		for _, n := range clusterNodeAddrs {
 			nodeConn(t, n).Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
 		}
 	})
-	dsn := "clickhouse://default@" + clusterNodeAddrs[0] + "/" + db + "?dial_timeout=5s"
+	return db, "clickhouse://default@" + clusterNodeAddrs[0] + "/" + db + "?dial_timeout=5s"
+}
+
+// clusterStore migrates a new database on the local cluster and opens it in cluster mode.
+func clusterStore(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	_, dsn := clusterDatabase(t)
 	s, err := store.Open(context.Background(), dsn, store.Options{Cluster: "gpucost"})
 	if err != nil {
 		t.Fatal(err)

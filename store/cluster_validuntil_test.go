@@ -4,8 +4,6 @@ package store_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
 	"time"
 
@@ -24,24 +22,15 @@ var clusterNodeAddrs = []string{"127.0.0.1:19101", "127.0.0.1:19102", "127.0.0.1
 // nodeConn connects to one node of the local cluster.
 func nodeConn(tb testing.TB, addr string) clickhouse.Conn {
 	tb.Helper()
-	return dial(tb, "clickhouse://default@"+addr+"/default?dial_timeout=5s")
+	return storetest.Conn(tb, "clickhouse://default@"+addr+"/default?dial_timeout=5s")
 }
 
 // TestClusterValidUntilMigration upgrades a cluster database with offers from before migration
 // 0010, cut off after its first ALTER, with two migrators at once: every node ends with
 // valid_until in the local and Distributed tables, and offers read back with it.
 func TestClusterValidUntilMigration(t *testing.T) {
-	storetest.Enabled(t)
 	ctx := context.Background()
-	var b [5]byte
-	rand.Read(b[:])
-	db := "gpucost_cluster_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		for _, n := range clusterNodeAddrs {
-			nodeConn(t, n).Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
-		}
-	})
-	dsn := "clickhouse://default@" + clusterNodeAddrs[0] + "/" + db + "?dial_timeout=5s"
+	db, dsn := clusterDatabase(t)
 	open := func() *store.Store {
 		s, err := store.Open(ctx, dsn, store.Options{Cluster: "gpucost"})
 		if err != nil {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // The canary-secret test plants one value of each kind of secret gpucost holds, drives them
@@ -230,11 +231,7 @@ func (s *leakScan) clickhouse(dsn string) map[string]int {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := storetest.Conn(s.t, dsn)
 	ctx := context.Background()
 	db := opts.Auth.Database
 	rows, err := conn.Query(ctx, "SELECT name, engine FROM system.tables WHERE database = ? ORDER BY name", db)

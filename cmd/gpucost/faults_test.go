@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // The ClickHouse fault test kills the ClickHouse server during loads, many times, and checks that
@@ -91,7 +92,7 @@ func (fs *faultServer) dsn() string {
 	db := "gpucost_faults_" + hex.EncodeToString(b[:])
 	server := "clickhouse://default@127.0.0.1:" + fs.tcpPort
 	fs.t.Cleanup(func() {
-		if err := dialDSN(fs.t, server+"/default").Exec(context.Background(), "DROP DATABASE IF EXISTS "+db); err != nil {
+		if err := storetest.Conn(fs.t, server+"/default").Exec(context.Background(), "DROP DATABASE IF EXISTS "+db); err != nil {
 			fs.t.Errorf("dropping %s: %v", db, err)
 		}
 	})

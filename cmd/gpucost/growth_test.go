@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // TestMeasureGrowth loads a week of hourly scrapes (the shipped snapshot, one run per hour of a
@@ -30,7 +30,9 @@ func TestMeasureGrowth(t *testing.T) {
 	if i := strings.Index(db, "?"); i >= 0 {
 		db = db[:i]
 	}
-	execOnDSN(t, dsn, "OPTIMIZE TABLE offers FINAL")
+	if err := storetest.Conn(t, dsn).Exec(context.Background(), "OPTIMIZE TABLE offers FINAL"); err != nil {
+		t.Fatal(err)
+	}
 	fmt.Printf("%d hourly runs of the snapshot\n| table | rows/run | compressed bytes/run | uncompressed bytes/run | rows/month | compressed MB/month |\n|---|--:|--:|--:|--:|--:|\n", runs)
 	for _, table := range []string{"offers", "raw_payloads", "scrape_runs", "offers_daily", "offers_latest"} {
 		var rows, comp, uncomp int
@@ -39,21 +41,5 @@ func TestMeasureGrowth(t *testing.T) {
 		uncomp, _ = countRows(dsn, "", fmt.Sprintf("SELECT toUInt64(sum(data_uncompressed_bytes)) FROM system.parts WHERE active AND database = '%s' AND table = '%s'", db, table))
 		perRun := func(v int) float64 { return float64(v) / runs }
 		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.0f | %.1f |\n", table, perRun(rows), perRun(comp), perRun(uncomp), perRun(rows)*730, perRun(comp)*730/1e6)
-	}
-}
-
-func execOnDSN(t *testing.T, dsn, query string) {
-	t.Helper()
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if err := conn.Exec(context.Background(), query); err != nil {
-		t.Fatal(err)
 	}
 }

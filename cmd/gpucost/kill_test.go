@@ -14,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -151,7 +148,7 @@ type payloadCount struct {
 // payloadCounts counts the raw payloads of every run and provider.
 func payloadCounts(t *testing.T, x *e2e) []payloadCount {
 	t.Helper()
-	conn := dialDSN(t, x.directDSN)
+	conn := storetest.Conn(t, x.directDSN)
 	rows, err := conn.Query(context.Background(), "SELECT run_id, provider, toInt64(count()) FROM raw_payloads GROUP BY run_id, provider ORDER BY run_id, provider")
 	if err != nil {
 		t.Fatal(err)
@@ -244,21 +241,6 @@ func TestKillGpucostAtEveryStageOfALoad(t *testing.T) {
 	}
 	t.Logf("%d kill points, %d kills, snapshot of %d offers, %v payloads, %d run-log rows; %s",
 		3*len(points), kills, wantOffers, wantPayloads, wantRuns, time.Since(start).Round(time.Second))
-}
-
-// dialDSN opens a driver connection to dsn, closed when the test ends.
-func dialDSN(t *testing.T, dsn string) driver.Conn {
-	t.Helper()
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
 }
 
 // nextSecond sleeps until the clock's next second.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/gpucost/gpucost/store"
 )
@@ -89,6 +90,22 @@ func OpenEmpty(tb testing.TB) *store.Store {
 	return s
 }
 
+// Conn opens a driver connection to dsn (any server, any database), closed when tb ends: for
+// what a test asks ClickHouse directly.
+func Conn(tb testing.TB, dsn string) driver.Conn {
+	tb.Helper()
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // DropDatabase drops a database of the test server, reporting a failure on tb.
 func DropDatabase(tb testing.TB, db string) {
 	opts, err := clickhouse.ParseDSN(DatabaseDSN(tb, db))
@@ -118,15 +135,7 @@ func DropDatabase(tb testing.TB, db string) {
 // difference too).
 func RollupDiff(tb testing.TB, dsn string) string {
 	tb.Helper()
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		tb.Fatalf("comparing rollups: %v", err)
-	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		tb.Fatalf("comparing rollups: %v", err)
-	}
-	defer conn.Close()
+	conn := Conn(tb, dsn)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	lines := func(query string) []string {
