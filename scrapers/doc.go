@@ -7,7 +7,8 @@
 // golden files on recorded responses in testdata/. Every source fetches through one shared
 // Client (client.go) built on go-retryablehttp: retries with jittered back-off honouring
 // Retry-After, a per-attempt timeout under the run's context, a body size limit, a real
-// User-Agent, and secrets scrubbed from logs, errors and recorded URLs. HTML sources fetch through
+// User-Agent, secrets scrubbed from logs, errors and recorded URLs, and every response body
+// scrubbed of the credentials the client sends before a parser reads it. HTML sources fetch through
 // colly (page.go) with the client's Transport, so redirects stay under colly's AllowedDomains.
 // What the providers share in parsing (GPU resolution, prices, units, table cells) is in
 // normalize.go.
