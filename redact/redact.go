@@ -99,6 +99,16 @@ func (r *Redactor) add(sent bool, secrets []string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	list := &r.all
+	if sent {
+		list = &r.sent
+	}
+	known := values(list)
+	if !slices.ContainsFunc(secrets, func(s string) bool {
+		return len(s) >= MinSecretLen && !slices.ContainsFunc(known, func(b []byte) bool { return string(b) == s })
+	}) {
+		return // nothing new: the client tells each request's credential again
+	}
 	with := func(list *atomic.Pointer[[][]byte]) {
 		var values [][]byte
 		if old := list.Load(); old != nil {
