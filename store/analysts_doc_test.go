@@ -112,7 +112,7 @@ func storeAnalystHistory(tb testing.TB, s *store.Store) {
 		PriceUSDPerHour: decimal.RequireFromString("55.04"), PriceUSDPerGPUHour: decimal.RequireFromString("6.88")}
 	validUntil := last.AddDate(1, 0, 0)
 	imp.ValidUntil = &validUntil
-	if _, err := s.LoadImport(ctx, store.Import{RunID: imp.RunID, Offers: []schema.Offer{imp}}); err != nil {
+	if _, err := s.LoadImport(ctx, schema.Import{RunID: imp.RunID, Offers: []schema.Offer{imp}}); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -75,7 +75,7 @@ func BenchmarkHistoryOneYear20M(b *testing.B) {
 		}
 	}
 
-	q := store.HistoryQuery{GPUModel: benchGPUModel, From: end.AddDate(-1, 0, 0), To: end, Interval: store.Day}
+	q := schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{benchGPUModel}}, From: end.AddDate(-1, 0, 0), To: end, Interval: schema.Day}
 	// The raw query computes what History reads from the rollup: the same buckets and figures.
 	raw := `SELECT toDateTime(toDate(observed_at), 'UTC') AS bucket, provider, gpu_model, price_type,
 			min(price_usd_per_gpu_hour), avg(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
@@ -104,7 +104,7 @@ func BenchmarkHistoryOneYear20M(b *testing.B) {
 					}
 					n = len(points)
 				} else {
-					rs, err := conn.Query(ctx, sql, q.GPUModel, q.From, q.To)
+					rs, err := conn.Query(ctx, sql, q.Model(), q.From, q.To)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -11,46 +11,11 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// ChangesQuery selects price changes: moves of an offer's $/GPU-hour between two consecutive
-// observations of it.
-type ChangesQuery struct {
-	// From and To bound the time of the new price: changes first seen in [From, To). The old
-	// price may have been observed at any time before.
-	From, To   time.Time
-	GPUModels  []string           // empty: all
-	Providers  []string           // empty: all
-	PriceTypes []schema.PriceType // empty: all
-	// MinChangePct keeps only moves of at least this many percent, up or down (0 keeps all).
-	MinChangePct float64
-	// Limit caps the rows returned, newest first; zero means no limit.
-	Limit int
-}
-
-// PriceChange is one move of an offer's price: the observation at ChangedAt asked NewPrice
-// where the offer's previous observation, at PreviousAt, asked OldPrice. Prices are USD per
-// GPU-hour.
-type PriceChange struct {
-	ChangedAt  time.Time        `json:"changed_at"`
-	PreviousAt time.Time        `json:"previous_at"`
-	Provider   string           `json:"provider"`
-	PriceType  schema.PriceType `json:"price_type"`
-	OfferID    string           `json:"offer_id"`
-	GPUModel   string           `json:"gpu_model"`
-	GPUCount   uint16           `json:"gpu_count"`
-	Tier       schema.Tier      `json:"tier"`
-	Region     string           `json:"region"`
-	OldPrice   decimal.Decimal  `json:"old_price"`
-	NewPrice   decimal.Decimal  `json:"new_price"`
-	ChangeUSD  decimal.Decimal  `json:"change_usd"` // NewPrice - OldPrice
-	ChangePct  decimal.Decimal  `json:"change_pct"` // 100 × ChangeUSD / OldPrice, 2 decimals
-	RunID      string           `json:"run_id"`     // the run that saw the new price
-}
-
 // Changes returns the price changes q selects, newest first (ties by provider, price type and
 // offer id). It computes them from the offers table as the price_changes view does, but bounds
 // the time range first: it reads the observations in [q.From, q.To) and, per offer, the last
 // observation before q.From, so a move right at q.From is found too.
-func (s *Store) Changes(ctx context.Context, q ChangesQuery) ([]PriceChange, error) {
+func (s *Store) Changes(ctx context.Context, q schema.ChangesQuery) ([]schema.PriceChange, error) {
 	query, args, err := s.changesQuery(q)
 	if err != nil {
 		return nil, err
@@ -60,9 +25,9 @@ func (s *Store) Changes(ctx context.Context, q ChangesQuery) ([]PriceChange, err
 		return nil, s.queryError("reading price changes", err)
 	}
 	defer rows.Close()
-	var out []PriceChange
+	var out []schema.PriceChange
 	for rows.Next() {
-		var c PriceChange
+		var c schema.PriceChange
 		var priceType, tier string
 		if err := rows.Scan(&c.ChangedAt, &c.PreviousAt, &c.Provider, &priceType, &c.OfferID, &c.GPUModel, &c.GPUCount,
 			&tier, &c.Region, &c.OldPrice, &c.NewPrice, &c.RunID); err != nil {
@@ -87,7 +52,7 @@ func (s *Store) Changes(ctx context.Context, q ChangesQuery) ([]PriceChange, err
 // side with itself shifted by one: each observation meets the one before it (18.16 has no
 // window functions; a lambda indexing the array would copy it per element, O(n²)). The two halves of the UNION ALL cast the LowCardinality columns to
 // String (toString keeps LowCardinality on 18.16): 18.16 finds no common type for a LowCardinality column and a String one.
-func (s *Store) changesQuery(q ChangesQuery) (string, []any, error) {
+func (s *Store) changesQuery(q schema.ChangesQuery) (string, []any, error) {
 	if q.From.IsZero() || q.To.IsZero() {
 		return "", nil, fmt.Errorf("price changes: a start and an end are required")
 	}
@@ -100,7 +65,7 @@ func (s *Store) changesQuery(q ChangesQuery) (string, []any, error) {
 	if q.Limit < 0 {
 		return "", nil, fmt.Errorf("price changes: the limit %d is negative", q.Limit)
 	}
-	filters, fargs := selection(nil, nil, q.GPUModels, q.Providers, q.PriceTypes)
+	filters, fargs := selection(nil, nil, q.Selection)
 	extra := ""
 	if len(filters) > 0 {
 		extra = " AND " + strings.Join(filters, " AND ")

@@ -25,7 +25,7 @@ type priceSeries struct {
 
 // changesFixture stores three offers with known moves and returns the store, the start time
 // and every move as a hand-written list.
-func changesFixture(t *testing.T) (*store.Store, time.Time, []store.PriceChange) {
+func changesFixture(t *testing.T) (*store.Store, time.Time, []schema.PriceChange) {
 	t.Helper()
 	s := storetest.Open(t)
 	t0 := time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC) // spans a month boundary: two partitions
@@ -36,7 +36,7 @@ func changesFixture(t *testing.T) (*store.Store, time.Time, []store.PriceChange)
 		{"lambda", "gpu_8x_a100", "A100-SXM-80GB", schema.OnDemand, []string{"1.29", "1.29", "1.29", "1.29", "1.49", "1.49", "1.29", "1.29"}},
 	}
 	var offers []schema.Offer
-	var moves []store.PriceChange
+	var moves []schema.PriceChange
 	for _, ser := range series {
 		for i, p := range ser.prices {
 			at := t0.Add(time.Duration(i) * step)
@@ -44,7 +44,7 @@ func changesFixture(t *testing.T) (*store.Store, time.Time, []store.PriceChange)
 			offers = append(offers, o)
 			if i > 0 && p != ser.prices[i-1] {
 				old, nw := dec(ser.prices[i-1]), dec(p)
-				moves = append(moves, store.PriceChange{
+				moves = append(moves, schema.PriceChange{
 					ChangedAt: at, PreviousAt: at.Add(-step), Provider: ser.provider, PriceType: ser.pt, OfferID: ser.id,
 					GPUModel: ser.model, GPUCount: 8, Tier: schema.TierSecure, Region: "US-TX-3",
 					OldPrice: old, NewPrice: nw, ChangeUSD: nw.Sub(old),
@@ -77,8 +77,8 @@ func TestChangesExactlyWherePricesMoved(t *testing.T) {
 	ctx := context.Background()
 	step := 6 * time.Hour
 	// want filters the hand-written moves, newest first like Changes.
-	want := func(keep func(store.PriceChange) bool) []store.PriceChange {
-		var out []store.PriceChange
+	want := func(keep func(schema.PriceChange) bool) []schema.PriceChange {
+		var out []schema.PriceChange
 		for _, m := range moves {
 			if keep(m) {
 				out = append(out, m)
@@ -93,26 +93,26 @@ func TestChangesExactlyWherePricesMoved(t *testing.T) {
 		})
 		return out
 	}
-	all := func(store.PriceChange) bool { return true }
+	all := func(schema.PriceChange) bool { return true }
 	tests := []struct {
 		name string
-		q    store.ChangesQuery
-		want []store.PriceChange
+		q    schema.ChangesQuery
+		want []schema.PriceChange
 	}{
-		{"everything", store.ChangesQuery{From: t0.AddDate(0, 0, -1), To: t0.AddDate(0, 0, 7)}, want(all)},
+		{"everything", schema.ChangesQuery{From: t0.AddDate(0, 0, -1), To: t0.AddDate(0, 0, 7)}, want(all)},
 		{"a range that starts right at a move uses the observation before it",
-			store.ChangesQuery{From: t0.Add(2 * step), To: t0.Add(3 * step)},
-			want(func(c store.PriceChange) bool { return c.ChangedAt.Equal(t0.Add(2 * step)) })},
+			schema.ChangesQuery{From: t0.Add(2 * step), To: t0.Add(3 * step)},
+			want(func(c schema.PriceChange) bool { return c.ChangedAt.Equal(t0.Add(2 * step)) })},
 		{"the end is exclusive",
-			store.ChangesQuery{From: t0, To: t0.Add(2 * step)}, nil},
-		{"one GPU model", store.ChangesQuery{From: t0, To: t0.AddDate(0, 0, 7), GPUModels: []string{"A100-SXM-80GB"}},
-			want(func(c store.PriceChange) bool { return c.GPUModel == "A100-SXM-80GB" })},
-		{"provider and price type", store.ChangesQuery{From: t0, To: t0.AddDate(0, 0, 7), Providers: []string{"vastai", "runpod"}, PriceTypes: []schema.PriceType{schema.OnDemand}},
-			want(func(c store.PriceChange) bool { return c.Provider == "vastai" })},
-		{"big moves only", store.ChangesQuery{From: t0, To: t0.AddDate(0, 0, 7), MinChangePct: 15},
-			want(func(c store.PriceChange) bool { return c.ChangePct.Abs().GreaterThanOrEqual(dec("15")) })},
-		{"limit keeps the newest", store.ChangesQuery{From: t0, To: t0.AddDate(0, 0, 7), Limit: 2}, want(all)[:2]},
-		{"a provider with a quote in its name finds nothing", store.ChangesQuery{From: t0, To: t0.AddDate(0, 0, 7), Providers: []string{"x' OR 1=1 --"}}, nil},
+			schema.ChangesQuery{From: t0, To: t0.Add(2 * step)}, nil},
+		{"one GPU model", schema.ChangesQuery{Selection: schema.Selection{GPUModels: []string{"A100-SXM-80GB"}}, From: t0, To: t0.AddDate(0, 0, 7)},
+			want(func(c schema.PriceChange) bool { return c.GPUModel == "A100-SXM-80GB" })},
+		{"provider and price type", schema.ChangesQuery{Selection: schema.Selection{Providers: []string{"vastai", "runpod"}, PriceTypes: []schema.PriceType{schema.OnDemand}}, From: t0, To: t0.AddDate(0, 0, 7)},
+			want(func(c schema.PriceChange) bool { return c.Provider == "vastai" })},
+		{"big moves only", schema.ChangesQuery{From: t0, To: t0.AddDate(0, 0, 7), MinChangePct: 15},
+			want(func(c schema.PriceChange) bool { return c.ChangePct.Abs().GreaterThanOrEqual(dec("15")) })},
+		{"limit keeps the newest", schema.ChangesQuery{From: t0, To: t0.AddDate(0, 0, 7), Limit: 2}, want(all)[:2]},
+		{"a provider with a quote in its name finds nothing", schema.ChangesQuery{Selection: schema.Selection{Providers: []string{"x' OR 1=1 --"}}, From: t0, To: t0.AddDate(0, 0, 7)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestChangesExactlyWherePricesMoved(t *testing.T) {
 func TestChangesViewAgreesWithChanges(t *testing.T) {
 	s, t0, moves := changesFixture(t)
 	ctx := context.Background()
-	got, err := s.Changes(ctx, store.ChangesQuery{From: t0.AddDate(-1, 0, 0), To: t0.AddDate(1, 0, 0)})
+	got, err := s.Changes(ctx, schema.ChangesQuery{From: t0.AddDate(-1, 0, 0), To: t0.AddDate(1, 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,13 +154,13 @@ func TestChangesRejectsBadQueries(t *testing.T) {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name    string
-		q       store.ChangesQuery
+		q       schema.ChangesQuery
 		wantErr string
 	}{
-		{"no range", store.ChangesQuery{}, "a start and an end are required"},
-		{"inverted", store.ChangesQuery{From: now, To: now.Add(-time.Hour)}, "is not after the start"},
-		{"negative percent", store.ChangesQuery{From: now, To: now.Add(time.Hour), MinChangePct: -1}, "negative"},
-		{"negative limit", store.ChangesQuery{From: now, To: now.Add(time.Hour), Limit: -1}, "negative"},
+		{"no range", schema.ChangesQuery{}, "a start and an end are required"},
+		{"inverted", schema.ChangesQuery{From: now, To: now.Add(-time.Hour)}, "is not after the start"},
+		{"negative percent", schema.ChangesQuery{From: now, To: now.Add(time.Hour), MinChangePct: -1}, "negative"},
+		{"negative limit", schema.ChangesQuery{From: now, To: now.Add(time.Hour), Limit: -1}, "negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestObservationsStreamsInOrder(t *testing.T) {
 	s, t0, _ := changesFixture(t)
 	ctx := context.Background()
 	var got []string
-	n, err := s.Observations(ctx, store.ObservationFilter{From: t0.Add(6 * time.Hour), To: t0.Add(18 * time.Hour), Providers: []string{"vastai", "lambda"}},
+	n, err := s.Observations(ctx, schema.ObservationFilter{Selection: schema.Selection{Providers: []string{"vastai", "lambda"}}, From: t0.Add(6 * time.Hour), To: t0.Add(18 * time.Hour)},
 		func(o *schema.Offer) error {
 			got = append(got, fmt.Sprintf("%s %s %s", o.ObservedAt.Format("02T15"), o.Provider, o.PriceUSDPerGPUHour.StringFixed(2)))
 			return nil
@@ -192,7 +192,7 @@ func TestObservationsStreamsInOrder(t *testing.T) {
 		t.Errorf("Observations returned %d, want %d", n, len(want))
 	}
 	stop := fmt.Errorf("enough")
-	n, err = s.Observations(ctx, store.ObservationFilter{From: t0, To: t0.AddDate(0, 0, 7)}, func(*schema.Offer) error { return stop })
+	n, err = s.Observations(ctx, schema.ObservationFilter{From: t0, To: t0.AddDate(0, 0, 7)}, func(*schema.Offer) error { return stop })
 	if err != stop || n != 0 {
 		t.Errorf("Observations with a failing callback = %d, %v; want 0, %v", n, err, stop)
 	}
@@ -209,7 +209,7 @@ func TestLoadImportOnceAndCompletesAPartialOne(t *testing.T) {
 		o.RunID = "import-abc"
 		offers = append(offers, o)
 	}
-	imp := store.Import{RunID: "import-abc", Offers: offers, Payload: schema.RawPayload{Provider: "import", URL: "import:prices.csv", Status: 200, FetchedAt: at, Body: []byte("provider,gpu\n")}}
+	imp := schema.Import{RunID: "import-abc", Offers: offers, Payload: schema.RawPayload{Provider: "import", URL: "import:prices.csv", Status: 200, FetchedAt: at, Body: []byte("provider,gpu\n")}}
 	// An import cut off after the part of its first month.
 	if err := s.InsertOffers(ctx, imp.RunID, offers[:1]); err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestLoadImportOnceAndCompletesAPartialOne(t *testing.T) {
 		t.Fatalf("second import: %+v, want skipped", res)
 	}
 	var n int
-	if _, err := s.Observations(ctx, store.ObservationFilter{From: at, To: at.AddDate(0, 3, 0)}, func(*schema.Offer) error { n++; return nil }); err != nil {
+	if _, err := s.Observations(ctx, schema.ObservationFilter{From: at, To: at.AddDate(0, 3, 0)}, func(*schema.Offer) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 3 {

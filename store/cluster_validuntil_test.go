@@ -71,7 +71,7 @@ func TestClusterValidUntilMigration(t *testing.T) {
 	if err := s.InsertOffers(ctx, imported.RunID, []schema.Offer{imported}); err != nil {
 		t.Fatal(err)
 	}
-	latest, err := s.LatestOffers(ctx, store.OfferFilter{})
+	latest, err := s.LatestOffers(ctx, schema.OfferFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

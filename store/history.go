@@ -11,90 +11,28 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Interval is the width of a history bucket.
-type Interval string
-
-// History intervals. Day and week buckets are read from the offers_daily rollup; hour buckets
-// from the raw offers table (the rollup is daily).
-const (
-	Hour Interval = "hour"
-	Day  Interval = "day"
-	Week Interval = "week" // weeks start on Monday, UTC
-)
-
-// ParseInterval returns the Interval named s.
-func ParseInterval(s string) (Interval, error) {
-	switch Interval(s) {
-	case Hour, Day, Week:
-		return Interval(s), nil
-	}
-	return "", fmt.Errorf("unknown interval %q (want hour, day or week)", s)
-}
-
-// Truncate returns the start of the bucket that holds t.
-func (i Interval) Truncate(t time.Time) time.Time {
-	t = t.UTC()
-	switch i {
-	case Hour:
-		return t.Truncate(time.Hour)
-	case Week:
-		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
-	default:
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	}
-}
-
-// HistoryQuery selects a price history.
-type HistoryQuery struct {
-	GPUModel   string             // required: a canonical catalog name
-	Providers  []string           // empty: all providers
-	PriceTypes []schema.PriceType // empty: all price types
-	// From and To bound the buckets returned: every bucket whose start is in [From, To), with
-	// From rounded down to its bucket's start.
-	From, To time.Time
-	Interval Interval
-}
-
-// HistoryPoint is the $/GPU-hour distribution of one GPU model at one provider and price type
-// within one bucket.
-type HistoryPoint struct {
-	Bucket    time.Time        `json:"bucket"` // start of the bucket, UTC
-	Provider  string           `json:"provider"`
-	GPUModel  string           `json:"gpu_model"`
-	PriceType schema.PriceType `json:"price_type"`
-	Min       decimal.Decimal  `json:"min"`
-	Avg       decimal.Decimal  `json:"avg"` // the mean, rounded half up to 6 places (see mean)
-	Max       decimal.Decimal  `json:"max"`
-	// Median is a t-digest estimate. For an even count, current ClickHouse versions give the lower
-	// middle value, 18.x the midpoint of the two middle ones.
-	Median       decimal.Decimal `json:"median"`
-	Observations uint64          `json:"observations"`
-	Offers       uint64          `json:"offers"` // distinct offer ids (an estimate above ~10k)
-}
-
 // History returns the price history of one GPU model, ordered by bucket, provider and price
 // type. Day and week buckets come from the offers_daily rollup, hour buckets from offers.
-func (s *Store) History(ctx context.Context, q HistoryQuery) ([]HistoryPoint, error) {
+func (s *Store) History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
 	query, args, err := s.historyQuery(q)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
 	if err != nil {
-		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
+		return nil, s.queryError("reading the price history of "+q.Model(), err)
 	}
 	defer rows.Close()
-	var out []HistoryPoint
+	var out []schema.HistoryPoint
 	for rows.Next() {
-		var p HistoryPoint
+		var p schema.HistoryPoint
 		var priceType string
 		var median float64
 		var sum, engineAvg decimal.Decimal
 		var summed uint64
 		if err := rows.Scan(&p.Bucket, &p.Provider, &p.GPUModel, &priceType, &p.Min, &p.Max, &median, &p.Observations, &p.Offers,
 			&sum, &summed, &engineAvg); err != nil {
-			return nil, fmt.Errorf("reading the price history of %s: %w", q.GPUModel, err)
+			return nil, fmt.Errorf("reading the price history of %s: %w", q.Model(), err)
 		}
 		p.Bucket = p.Bucket.UTC()
 		p.PriceType = schema.PriceType(priceType)
@@ -103,21 +41,21 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]HistoryPoint, er
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.queryError("reading the price history of "+q.GPUModel, err)
+		return nil, s.queryError("reading the price history of "+q.Model(), err)
 	}
 	return out, nil
 }
 
 // historyQuery validates q and builds its SQL: day and week buckets from the rollup, hour
 // buckets from the raw table.
-func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
-	if q.GPUModel == "" {
-		return "", nil, fmt.Errorf("history: a GPU model is required")
+func (s *Store) historyQuery(q schema.HistoryQuery) (string, []any, error) {
+	if q.Model() == "" {
+		return "", nil, fmt.Errorf("history: exactly one GPU model is required")
 	}
 	if q.Interval == "" {
-		q.Interval = Day
+		q.Interval = schema.Day
 	}
-	if _, err := ParseInterval(string(q.Interval)); err != nil {
+	if _, err := schema.ParseInterval(string(q.Interval)); err != nil {
 		return "", nil, fmt.Errorf("history: %w", err)
 	}
 	if !q.To.After(q.From) {
@@ -125,7 +63,7 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 	}
 	from := q.Interval.Truncate(q.From)
 	var query string
-	filters, args := selection(nil, []any{q.GPUModel}, nil, q.Providers, q.PriceTypes)
+	filters, args := selection(nil, []any{q.Model()}, schema.Selection{Providers: q.Providers, PriceTypes: q.PriceTypes})
 	extra := ""
 	if len(filters) > 0 {
 		extra = " AND " + strings.Join(filters, " AND ")
@@ -134,7 +72,7 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 	// sum and the number of observations it covers, and the server's own mean (see mean; an hour
 	// bucket's sum covers all its observations, so it needs none).
 	switch q.Interval {
-	case Hour:
+	case schema.Hour:
 		query = `SELECT toStartOfHour(observed_at) AS bucket, provider, gpu_model, price_type,
 			min(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
 			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))), count(), uniq(offer_id),
@@ -146,7 +84,7 @@ func (s *Store) historyQuery(q HistoryQuery) (string, []any, error) {
 		args = append(args, from, q.To.UTC())
 	default:
 		bucket := "day"
-		if q.Interval == Week {
+		if q.Interval == schema.Week {
 			bucket = "toMonday(day)"
 		}
 		// Bucket bounds are compared as dates: 18.16 cannot compare a Date with a DateTime, and
@@ -191,11 +129,11 @@ func mean(sum decimal.Decimal, summed, observations uint64, engineAvg decimal.De
 	return sum.DivRound(decimal.NewFromUint64(summed), schema.PriceDecimals)
 }
 
-func bucketWidth(i Interval) time.Duration {
+func bucketWidth(i schema.Interval) time.Duration {
 	switch i {
-	case Hour:
+	case schema.Hour:
 		return time.Hour
-	case Week:
+	case schema.Week:
 		return 7 * 24 * time.Hour
 	default:
 		return 24 * time.Hour

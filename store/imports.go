@@ -12,14 +12,6 @@ import (
 // stored whole or not at all (per monthly partition).
 const MaxImportRows = 1_000_000
 
-// Import is a published price table loaded as observations: its offers, all tagged with RunID,
-// and the file itself as a raw payload, so a fix to the import parser can re-derive them.
-type Import struct {
-	RunID   string // derived from the file's content: the same file always gets the same id
-	Offers  []schema.Offer
-	Payload schema.RawPayload
-}
-
 // ImportResult says what LoadImport did.
 type ImportResult struct {
 	OffersWritten  int  // offers inserted by this call
@@ -36,7 +28,7 @@ func (r ImportResult) Skipped() bool { return r.OffersWritten == 0 && !r.Payload
 // partitions of its offers, before the rollups) is completed by the next call. Imports are not
 // scrapes: they write no run-log row, so scrape health and the pipeline's shrink check never see
 // them.
-func (s *Store) LoadImport(ctx context.Context, imp Import) (ImportResult, error) {
+func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult, error) {
 	var res ImportResult
 	if imp.RunID == "" {
 		return res, fmt.Errorf("loading an import: %w: a run id is required", ErrInvalidBatch)

@@ -11,21 +11,11 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// ObservationFilter selects raw price observations from the offers table.
-type ObservationFilter struct {
-	From, To   time.Time          // required: observations in [From, To)
-	GPUModels  []string           // empty: all
-	Providers  []string           // empty: all
-	PriceTypes []schema.PriceType // empty: all
-	// Limit caps the number of rows; zero means no limit.
-	Limit int
-}
-
 // Observations streams every observation f selects to fn, oldest first (ties by provider,
 // price type and offer id), without holding them all in memory: exports of months of history
 // go through here. It stops at the first error fn returns and returns it, with the number of
 // observations fn accepted.
-func (s *Store) Observations(ctx context.Context, f ObservationFilter, fn func(*schema.Offer) error) (int, error) {
+func (s *Store) Observations(ctx context.Context, f schema.ObservationFilter, fn func(*schema.Offer) error) (int, error) {
 	query, args, err := s.observationsQuery(f)
 	if err != nil {
 		return 0, err
@@ -52,7 +42,7 @@ func (s *Store) Observations(ctx context.Context, f ObservationFilter, fn func(*
 	return n, nil
 }
 
-func (s *Store) observationsQuery(f ObservationFilter) (string, []any, error) {
+func (s *Store) observationsQuery(f schema.ObservationFilter) (string, []any, error) {
 	if f.From.IsZero() || f.To.IsZero() {
 		return "", nil, fmt.Errorf("observations: a start and an end are required")
 	}
@@ -64,7 +54,7 @@ func (s *Store) observationsQuery(f ObservationFilter) (string, []any, error) {
 	}
 	where := []string{"observed_at >= ?", "observed_at < ?"}
 	args := []any{ceilSecond(f.From), ceilSecond(f.To)}
-	where, args = selection(where, args, f.GPUModels, f.Providers, f.PriceTypes)
+	where, args = selection(where, args, f.Selection)
 	q := "SELECT " + offerColumns + " FROM " + s.table("offers") +
 		" WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY observed_at, provider, price_type, offer_id"

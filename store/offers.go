@@ -118,33 +118,15 @@ func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []
 	return nil
 }
 
-// OfferFilter selects offers. Zero values select everything.
-type OfferFilter struct {
-	GPUModels  []string           // canonical catalog names
-	MinVRAMGB  float64            // per GPU
-	Providers  []string           //
-	PriceTypes []schema.PriceType //
-	// MaxAge keeps the offers that hold now (by the store's clock): those last observed within
-	// MaxAge, which removes offers a provider no longer lists, and those whose valid_until is
-	// still ahead however long ago they were observed (a published price table); an offer whose
-	// valid_until has passed is dropped (unless ExpiredWithin keeps it). Zero keeps all.
-	MaxAge time.Duration
-	// ExpiredWithin, with MaxAge, also keeps the offers whose valid_until passed within it, so
-	// that a caller can say a price table expired instead of finding nothing offered.
-	ExpiredWithin time.Duration
-	// Limit caps the number of rows returned (cheapest first); zero means no limit.
-	Limit int
-}
-
 // LatestOffers returns the newest observation of every offer that matches f, cheapest per GPU-hour
 // first (ties by provider, offer id and price type, so the order is stable).
-func (s *Store) LatestOffers(ctx context.Context, f OfferFilter) ([]schema.Offer, error) {
+func (s *Store) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	q, args := s.latestOffersQuery(f)
 	return s.queryOffers(ctx, "reading latest offers", q, args...)
 }
 
-func (s *Store) latestOffersQuery(f OfferFilter) (string, []any) {
-	where, args := selection(nil, nil, f.GPUModels, f.Providers, f.PriceTypes)
+func (s *Store) latestOffersQuery(f schema.OfferFilter) (string, []any) {
+	where, args := selection(nil, nil, f.Selection)
 	if f.MinVRAMGB > 0 {
 		where = append(where, "vram_gb >= ?")
 		args = append(args, f.MinVRAMGB)
@@ -200,10 +182,10 @@ func loadQueryID(runID, provider, table string) string {
 
 // selection adds the conditions on GPU models, providers and price types, for the lists that
 // are not empty.
-func selection(where []string, args []any, gpuModels, providers []string, priceTypes []schema.PriceType) ([]string, []any) {
-	where, args = in(where, args, "gpu_model", gpuModels)
-	where, args = in(where, args, "provider", providers)
-	return in(where, args, "price_type", priceTypes)
+func selection(where []string, args []any, sel schema.Selection) ([]string, []any) {
+	where, args = in(where, args, "gpu_model", sel.GPUModels)
+	where, args = in(where, args, "provider", sel.Providers)
+	return in(where, args, "price_type", sel.PriceTypes)
 }
 
 // in adds the condition "column IN (?, ?, …)", with one bound value per placeholder, when

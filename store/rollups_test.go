@@ -93,7 +93,7 @@ func TestLoadBatchRepairsRollupsACrashLeftBehind(t *testing.T) {
 		})
 	}
 	// gpucost history reads the rollups: its counts are those of offers.
-	hist, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", From: at.Add(-24 * time.Hour), To: at.Add(24 * time.Hour), Interval: store.Day})
+	hist, err := s.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}}, From: at.Add(-24 * time.Hour), To: at.Add(24 * time.Hour), Interval: schema.Day})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestLoadBatchCompletesWhatACutOffLoadLeft(t *testing.T) {
 		t.Errorf("%d payloads stored (err %v), want 2", len(got), err)
 	}
 	var n int
-	if _, err := s.Observations(ctx, store.ObservationFilter{From: at, To: at.Add(time.Second)}, func(*schema.Offer) error { n++; return nil }); err != nil {
+	if _, err := s.Observations(ctx, schema.ObservationFilter{From: at, To: at.Add(time.Second)}, func(*schema.Offer) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 5 {

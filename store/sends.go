@@ -6,36 +6,14 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/gpucost/gpucost/schema"
 )
-
-// SendStatus is the outcome of one attempt to email a team its report.
-type SendStatus string
-
-// Send statuses.
-const (
-	SendSent   SendStatus = "sent"   // the SMTP server accepted the message
-	SendFailed SendStatus = "failed" // every attempt failed; Error says why
-)
-
-// ReportSend is one row of the report send log (report_sends): one attempt to email one team
-// its report of one week.
-type ReportSend struct {
-	Week       time.Time  // Monday 00:00 UTC of the report week
-	WeekID     string     // ISO week, e.g. 2025-W48
-	Team       string     //
-	Recipients string     // the To addresses, comma-separated
-	Status     SendStatus //
-	SentAt     time.Time  // when the attempt ended, UTC (stored to the second)
-	MessageID  string     // the Message-ID header, without angle brackets
-	Attempts   uint32     // SMTP attempts, retries included
-	Error      string     // empty when sent; never holds a password
-	Forced     bool       // a resend of a week already sent (--force)
-}
 
 const sendColumns = "week, week_id, team, recipients, status, sent_at, message_id, attempts, error, forced"
 
 // RecordSends appends rows to the send log.
-func (s *Store) RecordSends(ctx context.Context, sends ...ReportSend) error {
+func (s *Store) RecordSends(ctx context.Context, sends ...schema.ReportSend) error {
 	if len(sends) == 0 {
 		return nil
 	}
@@ -90,15 +68,15 @@ func (s *Store) sentTeamsQuery() string {
 }
 
 // Sends returns the send log of the week starting at week, oldest first.
-func (s *Store) Sends(ctx context.Context, week time.Time) ([]ReportSend, error) {
+func (s *Store) Sends(ctx context.Context, week time.Time) ([]schema.ReportSend, error) {
 	rows, err := s.conn.Query(s.ctx(ctx), s.sendsQuery(), weekDate(week))
 	if err != nil {
 		return nil, s.queryError("reading the report send log", err)
 	}
 	defer rows.Close()
-	var out []ReportSend
+	var out []schema.ReportSend
 	for rows.Next() {
-		var r ReportSend
+		var r schema.ReportSend
 		var status string
 		var forced uint8
 		if err := rows.Scan(&r.Week, &r.WeekID, &r.Team, &r.Recipients, &status, &r.SentAt, &r.MessageID, &r.Attempts, &r.Error, &forced); err != nil {
@@ -107,7 +85,7 @@ func (s *Store) Sends(ctx context.Context, week time.Time) ([]ReportSend, error)
 		// A Date comes back as midnight in some zone: keep its calendar day.
 		r.Week = time.Date(r.Week.Year(), r.Week.Month(), r.Week.Day(), 0, 0, 0, 0, time.UTC)
 		r.SentAt = r.SentAt.UTC()
-		r.Status = SendStatus(status)
+		r.Status = schema.SendStatus(status)
 		r.Forced = forced == 1
 		out = append(out, r)
 	}

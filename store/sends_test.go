@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
@@ -17,21 +17,21 @@ func TestSendsRecordAndRead(t *testing.T) {
 	w48 := time.Date(2025, 11, 24, 0, 0, 0, 0, time.UTC)
 	w49 := w48.AddDate(0, 0, 7)
 	at := time.Date(2025, 11, 24, 7, 0, 12, 0, time.UTC)
-	send := func(week time.Time, id, team string, st store.SendStatus, at time.Time, attempts uint32, errText string) store.ReportSend {
-		return store.ReportSend{Week: week, WeekID: id, Team: team, Recipients: team + "@example.com", Status: st, SentAt: at,
+	send := func(week time.Time, id, team string, st schema.SendStatus, at time.Time, attempts uint32, errText string) schema.ReportSend {
+		return schema.ReportSend{Week: week, WeekID: id, Team: team, Recipients: team + "@example.com", Status: st, SentAt: at,
 			MessageID: team + "." + id + "@gpucost", Attempts: attempts, Error: errText}
 	}
-	first := []store.ReportSend{
-		send(w48, "2025-W48", "search", store.SendSent, at, 1, ""),
-		send(w48, "2025-W48", "support", store.SendFailed, at, 3, "550 5.1.1 mailbox unavailable"),
-		send(w49, "2025-W49", "search", store.SendSent, at.AddDate(0, 0, 7), 1, ""),
+	first := []schema.ReportSend{
+		send(w48, "2025-W48", "search", schema.SendSent, at, 1, ""),
+		send(w48, "2025-W48", "support", schema.SendFailed, at, 3, "550 5.1.1 mailbox unavailable"),
+		send(w49, "2025-W49", "search", schema.SendSent, at.AddDate(0, 0, 7), 1, ""),
 	}
 	if err := s.RecordSends(ctx, first...); err != nil {
 		t.Fatal(err)
 	}
 	// A later run sends support, and a forced resend to search.
-	retry := send(w48, "2025-W48", "support", store.SendSent, at.Add(time.Hour), 2, "")
-	forced := send(w48, "2025-W48", "search", store.SendSent, at.Add(2*time.Hour), 1, "")
+	retry := send(w48, "2025-W48", "support", schema.SendSent, at.Add(time.Hour), 2, "")
+	forced := send(w48, "2025-W48", "search", schema.SendSent, at.Add(2*time.Hour), 1, "")
 	forced.Forced = true
 	if err := s.RecordSends(ctx, retry, forced); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestSendsRecordAndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.ReportSend{first[0], first[1], retry, forced}
+	want := []schema.ReportSend{first[0], first[1], retry, forced}
 	if diff := cmp.Diff(want, log); diff != "" {
 		t.Errorf("Sends (-want +got):\n%s", diff)
 	}

@@ -211,7 +211,7 @@ func TestClusterModeNeedsReadsFromTheReplicaWrittenTo(t *testing.T) {
 
 func TestQueryBeforeMigrateSaysSo(t *testing.T) {
 	s := storetest.OpenEmpty(t)
-	_, err := s.LatestOffers(context.Background(), store.OfferFilter{})
+	_, err := s.LatestOffers(context.Background(), schema.OfferFilter{})
 	if err == nil || !strings.Contains(err.Error(), "gpucost migrate") {
 		t.Fatalf("error = %v, want a hint to run gpucost migrate", err)
 	}
@@ -236,7 +236,7 @@ func TestInsertAndReadBackEveryField(t *testing.T) {
 	if err := s.InsertOffers(ctx, full.RunID, in); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.LatestOffers(ctx, store.OfferFilter{})
+	got, err := s.LatestOffers(ctx, schema.OfferFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestInsertAndReadBackEveryField(t *testing.T) {
 		t.Errorf("latest offers read back (-want +got):\n%s", diff)
 	}
 	var observed []schema.Offer
-	if _, err := s.Observations(ctx, store.ObservationFilter{From: at, To: at.Add(time.Second)}, func(o *schema.Offer) error {
+	if _, err := s.Observations(ctx, schema.ObservationFilter{From: at, To: at.Add(time.Second)}, func(o *schema.Offer) error {
 		observed = append(observed, *o)
 		return nil
 	}); err != nil {
@@ -306,20 +306,20 @@ func TestLatestOffersNewestPerKeyAndFilters(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		f    store.OfferFilter
+		f    schema.OfferFilter
 		want []row
 	}{
-		{"all, newest per key, cheapest first", store.OfferFilter{}, []row{
+		{"all, newest per key, cheapest first", schema.OfferFilter{}, []row{
 			{"lambda", "gpu_1x_a10", schema.OnDemand, "0.75"}, {"vastai", "ask-old", schema.OnDemand, "1"},
 			{"runpod", "H100 SXM/secure", schema.Spot, "1.75"}, {"vastai", "ask-1", schema.OnDemand, "2.4"},
 			{"runpod", "H100 SXM/secure", schema.OnDemand, "2.69"}}},
-		{"max age drops what is no longer listed", store.OfferFilter{GPUModels: []string{"H100-SXM-80GB"}, MaxAge: 24 * time.Hour}, []row{
+		{"max age drops what is no longer listed", schema.OfferFilter{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}}, MaxAge: 24 * time.Hour}, []row{
 			{"runpod", "H100 SXM/secure", schema.Spot, "1.75"}, {"vastai", "ask-1", schema.OnDemand, "2.4"},
 			{"runpod", "H100 SXM/secure", schema.OnDemand, "2.69"}}},
-		{"provider and price type", store.OfferFilter{Providers: []string{"runpod"}, PriceTypes: []schema.PriceType{schema.OnDemand}}, []row{
+		{"provider and price type", schema.OfferFilter{Selection: schema.Selection{Providers: []string{"runpod"}, PriceTypes: []schema.PriceType{schema.OnDemand}}}, []row{
 			{"runpod", "H100 SXM/secure", schema.OnDemand, "2.69"}}},
-		{"min VRAM", store.OfferFilter{MinVRAMGB: 81}, nil},
-		{"limit", store.OfferFilter{Limit: 1}, []row{{"lambda", "gpu_1x_a10", schema.OnDemand, "0.75"}}},
+		{"min VRAM", schema.OfferFilter{MinVRAMGB: 81}, nil},
+		{"limit", schema.OfferFilter{Limit: 1}, []row{{"lambda", "gpu_1x_a10", schema.OnDemand, "0.75"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,7 +422,7 @@ func TestHistoryMatchesHandComputation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hand := func(interval store.Interval, from, to time.Time) []store.HistoryPoint {
+	hand := func(interval schema.Interval, from, to time.Time) []schema.HistoryPoint {
 		groups := map[[2]string][]decimal.Decimal{}
 		for _, o := range all {
 			b := interval.Truncate(o.at)
@@ -432,7 +432,7 @@ func TestHistoryMatchesHandComputation(t *testing.T) {
 			k := [2]string{b.Format(time.RFC3339), o.provider}
 			groups[k] = append(groups[k], o.price)
 		}
-		var out []store.HistoryPoint
+		var out []schema.HistoryPoint
 		for k, ps := range groups {
 			b, _ := time.Parse(time.RFC3339, k[0])
 			sort.Slice(ps, func(i, j int) bool { return ps[i].LessThan(ps[j]) })
@@ -445,7 +445,7 @@ func TestHistoryMatchesHandComputation(t *testing.T) {
 			if n%2 == 0 {
 				median = ps[n/2-1].Add(ps[n/2]).Div(decimal.NewFromInt(2))
 			}
-			out = append(out, store.HistoryPoint{Bucket: b.UTC(), Provider: k[1], GPUModel: "H100-SXM-80GB", PriceType: schema.OnDemand,
+			out = append(out, schema.HistoryPoint{Bucket: b.UTC(), Provider: k[1], GPUModel: "H100-SXM-80GB", PriceType: schema.OnDemand,
 				Min: ps[0], Max: ps[n-1], Avg: sum.DivRound(decimal.NewFromInt(int64(n)), 6), Median: median, Observations: uint64(n), Offers: 1})
 		}
 		sort.Slice(out, func(i, j int) bool {
@@ -458,17 +458,17 @@ func TestHistoryMatchesHandComputation(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		interval store.Interval
+		interval schema.Interval
 		from, to time.Time
 	}{
-		{"days, whole range", store.Day, start, start.AddDate(0, 0, 14)},
-		{"days, mid-day bounds include the partial days", store.Day, start.AddDate(0, 0, 3).Add(12 * time.Hour), start.AddDate(0, 0, 5).Add(6 * time.Hour)},
-		{"weeks", store.Week, start.AddDate(0, 0, 2), start.AddDate(0, 0, 14)},
-		{"hours", store.Hour, start.AddDate(0, 0, 1), start.AddDate(0, 0, 2)},
+		{"days, whole range", schema.Day, start, start.AddDate(0, 0, 14)},
+		{"days, mid-day bounds include the partial days", schema.Day, start.AddDate(0, 0, 3).Add(12 * time.Hour), start.AddDate(0, 0, 5).Add(6 * time.Hour)},
+		{"weeks", schema.Week, start.AddDate(0, 0, 2), start.AddDate(0, 0, 14)},
+		{"hours", schema.Hour, start.AddDate(0, 0, 1), start.AddDate(0, 0, 2)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", PriceTypes: []schema.PriceType{schema.OnDemand}, From: tt.from, To: tt.to, Interval: tt.interval})
+			got, err := s.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}, PriceTypes: []schema.PriceType{schema.OnDemand}}, From: tt.from, To: tt.to, Interval: tt.interval})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -488,7 +488,7 @@ func TestHistoryMatchesHandComputation(t *testing.T) {
 		})
 	}
 	t.Run("provider filter", func(t *testing.T) {
-		got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", Providers: []string{"vastai"}, From: start, To: start.AddDate(0, 0, 1), Interval: store.Day})
+		got, err := s.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}, Providers: []string{"vastai"}}, From: start, To: start.AddDate(0, 0, 1), Interval: schema.Day})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,9 +525,9 @@ func TestHistoryMeanIsTheSameExactDecimalOnEveryServer(t *testing.T) {
 	if err := s.InsertOffers(ctx, batch[0].RunID, batch); err != nil {
 		t.Fatal(err)
 	}
-	for _, interval := range []store.Interval{store.Hour, store.Day, store.Week} {
+	for _, interval := range []schema.Interval{schema.Hour, schema.Day, schema.Week} {
 		t.Run(string(interval), func(t *testing.T) {
-			got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", From: at.AddDate(0, 0, -7), To: at.AddDate(0, 0, 7), Interval: interval})
+			got, err := s.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}}, From: at.AddDate(0, 0, -7), To: at.AddDate(0, 0, 7), Interval: interval})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -569,9 +569,9 @@ func TestHistoryMeanOfDaysRolledUpBeforeTheSums(t *testing.T) {
 	if err := s.InsertOffers(ctx, "run-day2", offers(day2, "1.000001", "1.000002")); err != nil { // exact mean 1.0000015
 		t.Fatal(err)
 	}
-	history := func(interval store.Interval) []store.HistoryPoint {
+	history := func(interval schema.Interval) []schema.HistoryPoint {
 		t.Helper()
-		got, err := s.History(ctx, store.HistoryQuery{GPUModel: "H100-SXM-80GB", From: day1, To: day2.Add(time.Hour), Interval: interval})
+		got, err := s.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}}, From: day1, To: day2.Add(time.Hour), Interval: interval})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -580,12 +580,12 @@ func TestHistoryMeanOfDaysRolledUpBeforeTheSums(t *testing.T) {
 	near := func(got decimal.Decimal, exact string) bool {
 		return got.Sub(dec(exact)).Abs().LessThanOrEqual(dec("0.000001"))
 	}
-	days := history(store.Day)
+	days := history(schema.Day)
 	if len(days) != 2 || !near(days[0].Avg, "0.1666666667") || days[0].Observations != 3 || days[1].Avg.String() != "1.000002" || days[1].Observations != 2 {
 		t.Errorf("days = %+v, want the first near 0.166667 over 3 observations, the second exactly 1.000002 over 2", days)
 	}
 	// The week mixes both: the sums cover two of its five observations, so the server's mean.
-	weeks := history(store.Week)
+	weeks := history(schema.Week)
 	if len(weeks) != 1 || !near(weeks[0].Avg, "0.5000006") || weeks[0].Observations != 5 {
 		t.Errorf("weeks = %+v, want one near 0.5000006 (2.500003 / 5) over 5 observations", weeks)
 	}
@@ -594,10 +594,10 @@ func TestHistoryMeanOfDaysRolledUpBeforeTheSums(t *testing.T) {
 func TestHistoryRejectsBadQueries(t *testing.T) {
 	s := storetest.Open(t)
 	t0 := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	for name, q := range map[string]store.HistoryQuery{
+	for name, q := range map[string]schema.HistoryQuery{
 		"no GPU":           {From: t0, To: t0.Add(time.Hour)},
-		"inverted range":   {GPUModel: "H100-SXM-80GB", From: t0, To: t0.Add(-time.Hour)},
-		"unknown interval": {GPUModel: "H100-SXM-80GB", From: t0, To: t0.Add(time.Hour), Interval: "fortnight"},
+		"inverted range":   {Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}}, From: t0, To: t0.Add(-time.Hour)},
+		"unknown interval": {Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}}, From: t0, To: t0.Add(time.Hour), Interval: "fortnight"},
 	} {
 		if _, err := s.History(context.Background(), q); err == nil {
 			t.Errorf("%s: no error", name)
@@ -642,7 +642,7 @@ func TestLoadBatchWritesEachPartOnce(t *testing.T) {
 	if res, err := s.LoadBatch(ctx, b2); err != nil || !res.RunWritten {
 		t.Errorf("other provider's batch: %+v, %v; want its run row written", res, err)
 	}
-	got, err := s.LatestOffers(ctx, store.OfferFilter{})
+	got, err := s.LatestOffers(ctx, schema.OfferFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func TestValidUntilMigration(t *testing.T) {
 			ValidUntil *time.Time
 		}
 		var observed []row
-		if _, err := s.Observations(ctx, store.ObservationFilter{From: old, To: old.AddDate(0, 0, 1)}, func(o *schema.Offer) error {
+		if _, err := s.Observations(ctx, schema.ObservationFilter{From: old, To: old.AddDate(0, 0, 1)}, func(o *schema.Offer) error {
 			observed = append(observed, row{o.Provider, o.ValidUntil})
 			return nil
 		}); err != nil {
@@ -136,7 +136,7 @@ func TestValidUntilMigration(t *testing.T) {
 		if diff := cmp.Diff([]row{{"vastai", nil}, {"aws", &until}}, observed); diff != "" {
 			t.Errorf("observations after the migration (-want +got):\n%s", diff)
 		}
-		latest, err := s.LatestOffers(ctx, store.OfferFilter{})
+		latest, err := s.LatestOffers(ctx, schema.OfferFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestLatestOffersMaxAgeKeepsPricesStillValid(t *testing.T) {
 	tests := []struct {
 		name    string
 		maxAge  time.Duration
-		expired time.Duration // OfferFilter.ExpiredWithin
+		expired time.Duration // schema.OfferFilter.ExpiredWithin
 		want    []string
 	}{
 		{"a day: seen within it and without an end, or valid until later", 24 * time.Hour, 0,
@@ -232,7 +232,7 @@ func TestLatestOffersMaxAgeKeepsPricesStillValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s2.LatestOffers(ctx, store.OfferFilter{MaxAge: tt.maxAge, ExpiredWithin: tt.expired})
+			got, err := s2.LatestOffers(ctx, schema.OfferFilter{MaxAge: tt.maxAge, ExpiredWithin: tt.expired})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +251,7 @@ func TestLatestOffersMaxAgeKeepsPricesStillValid(t *testing.T) {
 	if err := s.InsertOffers(ctx, again.RunID, []schema.Offer{again}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s2.LatestOffers(ctx, store.OfferFilter{MaxAge: 24 * time.Hour, Providers: []string{"aws"}})
+	got, err := s2.LatestOffers(ctx, schema.OfferFilter{Selection: schema.Selection{Providers: []string{"aws"}}, MaxAge: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ type anFixture struct {
 	start  time.Time // first observation
 	end    time.Time // one step after the last observation
 	offers []schema.Offer
-	moves  []store.PriceChange // every price move, in generation order
+	moves  []schema.PriceChange // every price move, in generation order
 }
 
 func cents(c int) decimal.Decimal { return decimal.New(int64(c), -2) }
@@ -99,7 +99,7 @@ func genAnFixture(now time.Time) *anFixture {
 			batch = append(batch, o)
 			if step > 0 && !d.price(step-1).Equal(p) {
 				old := d.price(step - 1)
-				fx.moves = append(fx.moves, store.PriceChange{ChangedAt: at, PreviousAt: at.Add(-anStep), Provider: d.provider,
+				fx.moves = append(fx.moves, schema.PriceChange{ChangedAt: at, PreviousAt: at.Add(-anStep), Provider: d.provider,
 					PriceType: d.pt, OfferID: d.id, GPUModel: d.model, GPUCount: d.count, Tier: schema.TierSecure, Region: "US-TX-3",
 					OldPrice: old, NewPrice: p, ChangeUSD: p.Sub(old), ChangePct: p.Sub(old).Mul(decimal.NewFromInt(100)).DivRound(old, 2), RunID: runID})
 			}
@@ -176,7 +176,7 @@ func (fx *anFixture) env() (env, *bytes.Buffer, *bytes.Buffer) {
 // offers, as docs/analysts.md defines it: per bucket, provider and price type. The average is
 // the exact mean rounded half up to 6 decimals, as store.History computes it on every server
 // version.
-func (fx *anFixture) handHistory(model string, providers []string, interval store.Interval, from, to time.Time) []handPoint {
+func (fx *anFixture) handHistory(model string, providers []string, interval schema.Interval, from, to time.Time) []handPoint {
 	type key struct {
 		bucket   time.Time
 		provider string
@@ -207,7 +207,7 @@ func (fx *anFixture) handHistory(model string, providers []string, interval stor
 			sum = sum.Add(p)
 		}
 		n := len(ps)
-		out = append(out, handPoint{store.HistoryPoint{Bucket: k.bucket, Provider: k.provider, GPUModel: model, PriceType: k.pt,
+		out = append(out, handPoint{schema.HistoryPoint{Bucket: k.bucket, Provider: k.provider, GPUModel: model, PriceType: k.pt,
 			Min: ps[0], Max: ps[n-1], Avg: sum.DivRound(decimal.NewFromInt(int64(n)), 6), // the mean, rounded half up
 			Median:       ps[(n-1)/2], // the lower middle value
 			Observations: uint64(n), Offers: uint64(len(offers[k]))}, ps[n/2]})
@@ -228,19 +228,19 @@ func (fx *anFixture) handHistory(model string, providers []string, interval stor
 // handPoint is a hand-computed history point; its Median is the lower middle value and
 // MedianHi the upper one (equal for an odd count).
 type handPoint struct {
-	store.HistoryPoint
+	schema.HistoryPoint
 	MedianHi decimal.Decimal
 }
 
 // handBucket is the start of t's bucket, computed without the store's helper: hours, UTC days,
 // and weeks from Monday.
-func handBucket(i store.Interval, t time.Time) time.Time {
+func handBucket(i schema.Interval, t time.Time) time.Time {
 	t = t.UTC()
 	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	switch i {
-	case store.Hour:
+	case schema.Hour:
 		return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, time.UTC)
-	case store.Week:
+	case schema.Week:
 		for day.Weekday() != time.Monday {
 			day = day.AddDate(0, 0, -1)
 		}
@@ -251,18 +251,18 @@ func handBucket(i store.Interval, t time.Time) time.Time {
 
 // historyMatches compares a history to the hand computation: exact for everything but the
 // median, a t-digest estimate that must lie between the two middle values.
-func historyMatches(t *testing.T, hand []handPoint, got []store.HistoryPoint) {
+func historyMatches(t *testing.T, hand []handPoint, got []schema.HistoryPoint) {
 	t.Helper()
 	if len(hand) == 0 {
 		t.Fatal("the hand computation selected nothing: the test is wrong")
 	}
-	want := make([]store.HistoryPoint, len(hand))
+	want := make([]schema.HistoryPoint, len(hand))
 	for i, h := range hand {
 		want[i] = h.HistoryPoint
 	}
 	opts := cmp.Options{
 		cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) }),
-		cmp.Transformer("median", func(p store.HistoryPoint) store.HistoryPoint {
+		cmp.Transformer("median", func(p schema.HistoryPoint) schema.HistoryPoint {
 			p.Median = decimal.Zero
 			return p
 		}),
@@ -281,7 +281,7 @@ func historyMatches(t *testing.T, hand []handPoint, got []store.HistoryPoint) {
 
 // sortNewestFirst orders changes as the store returns them: newest first, then by provider,
 // price type and offer id.
-func sortNewestFirst(changes []store.PriceChange) {
+func sortNewestFirst(changes []schema.PriceChange) {
 	sort.SliceStable(changes, func(i, j int) bool {
 		a, b := changes[i], changes[j]
 		if !a.ChangedAt.Equal(b.ChangedAt) {

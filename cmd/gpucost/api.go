@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 )
 
 // API limits. Every response is bounded: offers and changes by a row limit, history by the
@@ -33,9 +32,9 @@ const (
 // analyticsStore is what the API and the dashboard read. *store.Store implements it; tests
 // substitute fakes.
 type analyticsStore interface {
-	LatestOffers(ctx context.Context, f store.OfferFilter) ([]schema.Offer, error)
-	History(ctx context.Context, q store.HistoryQuery) ([]store.HistoryPoint, error)
-	Changes(ctx context.Context, q store.ChangesQuery) ([]store.PriceChange, error)
+	LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error)
+	History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error)
+	Changes(ctx context.Context, q schema.ChangesQuery) ([]schema.PriceChange, error)
 }
 
 // analytics serves the JSON API (/api/v1/offers, /api/v1/history, /api/v1/changes) and the
@@ -178,7 +177,7 @@ type offersResponse struct {
 }
 
 // offers serves the current market: the newest observation of every offer seen within max_age
-// or valid until later (store.OfferFilter.MaxAge), cheapest $/GPU-hour first.
+// or valid until later (schema.OfferFilter.MaxAge), cheapest $/GPU-hour first.
 // selectionParams reads the gpu, provider and price_type parameters (comma-separated lists),
 // each checked against the catalog or the known values.
 func selectionParams(v url.Values) (models, providers []string, priceTypes []schema.PriceType, err error) {
@@ -200,7 +199,7 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	var f store.OfferFilter
+	var f schema.OfferFilter
 	if f.GPUModels, f.Providers, f.PriceTypes, err = selectionParams(v); err != nil {
 		a.fail(w, r, err)
 		return
@@ -239,12 +238,12 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 
 // historyResponse is the body of /api/v1/history.
 type historyResponse struct {
-	GPUModel  string               `json:"gpu_model"`
-	Interval  store.Interval       `json:"interval"`
-	Since     time.Time            `json:"since"`
-	Until     time.Time            `json:"until"`
-	Points    []store.HistoryPoint `json:"points"`
-	Truncated bool                 `json:"truncated"`
+	GPUModel  string                `json:"gpu_model"`
+	Interval  schema.Interval       `json:"interval"`
+	Since     time.Time             `json:"since"`
+	Until     time.Time             `json:"until"`
+	Points    []schema.HistoryPoint `json:"points"`
+	Truncated bool                  `json:"truncated"`
 }
 
 // history serves the price history of one GPU model (see gpucost history).
@@ -260,8 +259,8 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest{"gpu", err.Error()})
 		return
 	}
-	var q store.HistoryQuery
-	q.GPUModel = model
+	var q schema.HistoryQuery
+	q.GPUModels = []string{model}
 	if q.Providers, err = parseProviders(v.Get("provider")); err != nil {
 		a.fail(w, r, asBadRequest("provider", err))
 		return
@@ -270,7 +269,7 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, asBadRequest("price_type", err))
 		return
 	}
-	if q.Interval, err = store.ParseInterval(param(v, "interval", "day")); err != nil {
+	if q.Interval, err = schema.ParseInterval(param(v, "interval", "day")); err != nil {
 		a.fail(w, r, badRequest{"interval", fmt.Sprintf("%s: want hour, day or week", quoteShort(v.Get("interval")))})
 		return
 	}
@@ -283,29 +282,29 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 			q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), int(max.Hours()/24), q.Interval)})
 		return
 	}
-	points, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]store.HistoryPoint, error) { return st.History(ctx, q) })
+	points, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.HistoryPoint, error) { return st.History(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := historyResponse{GPUModel: q.GPUModel, Interval: q.Interval, Since: q.From, Until: q.To, Points: points}
+	resp := historyResponse{GPUModel: q.Model(), Interval: q.Interval, Since: q.From, Until: q.To, Points: points}
 	if len(points) > apiMaxHistory {
 		resp.Points, resp.Truncated = points[:apiMaxHistory], true
 	}
 	if resp.Points == nil {
-		resp.Points = []store.HistoryPoint{}
+		resp.Points = []schema.HistoryPoint{}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
 // changesResponse is the body of /api/v1/changes.
 type changesResponse struct {
-	Since     time.Time           `json:"since"`
-	Until     time.Time           `json:"until"`
-	Changes   []store.PriceChange `json:"changes"`
-	Count     int                 `json:"count"`
-	Limit     int                 `json:"limit"`
-	Truncated bool                `json:"truncated"`
+	Since     time.Time            `json:"since"`
+	Until     time.Time            `json:"until"`
+	Changes   []schema.PriceChange `json:"changes"`
+	Count     int                  `json:"count"`
+	Limit     int                  `json:"limit"`
+	Truncated bool                 `json:"truncated"`
 }
 
 // changes serves price changes, newest first (see gpucost changes).
@@ -315,7 +314,7 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	var q store.ChangesQuery
+	var q schema.ChangesQuery
 	if q.GPUModels, q.Providers, q.PriceTypes, err = selectionParams(v); err != nil {
 		a.fail(w, r, err)
 		return
@@ -338,7 +337,7 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Limit = limit + 1
-	changes, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]store.PriceChange, error) { return st.Changes(ctx, q) })
+	changes, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.PriceChange, error) { return st.Changes(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
@@ -348,7 +347,7 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		resp.Changes, resp.Truncated = changes[:limit], true
 	}
 	if resp.Changes == nil {
-		resp.Changes = []store.PriceChange{}
+		resp.Changes = []schema.PriceChange{}
 	}
 	resp.Count = len(resp.Changes)
 	writeJSON(w, http.StatusOK, resp)

@@ -18,23 +18,22 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 )
 
 // refusingStore fails the test on any query: bad requests must be answered before the store.
 type refusingStore struct{ t *testing.T }
 
-func (s refusingStore) LatestOffers(context.Context, store.OfferFilter) ([]schema.Offer, error) {
+func (s refusingStore) LatestOffers(context.Context, schema.OfferFilter) ([]schema.Offer, error) {
 	s.t.Error("a bad request reached the store (LatestOffers)")
 	return nil, errors.New("refused")
 }
 
-func (s refusingStore) History(context.Context, store.HistoryQuery) ([]store.HistoryPoint, error) {
+func (s refusingStore) History(context.Context, schema.HistoryQuery) ([]schema.HistoryPoint, error) {
 	s.t.Error("a bad request reached the store (History)")
 	return nil, errors.New("refused")
 }
 
-func (s refusingStore) Changes(context.Context, store.ChangesQuery) ([]store.PriceChange, error) {
+func (s refusingStore) Changes(context.Context, schema.ChangesQuery) ([]schema.PriceChange, error) {
 	s.t.Error("a bad request reached the store (Changes)")
 	return nil, errors.New("refused")
 }
@@ -157,7 +156,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 	decEq := cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })
 
 	t.Run("history", func(t *testing.T) {
-		for _, iv := range []store.Interval{store.Day, store.Week} {
+		for _, iv := range []schema.Interval{schema.Day, schema.Week} {
 			var got historyResponse
 			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.start.Format(time.RFC3339)}, "until": {fx.end.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
 			get(t, "/api/v1/history?"+q.Encode(), &got)
@@ -170,7 +169,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 	t.Run("changes", func(t *testing.T) {
 		var got changesResponse
 		get(t, "/api/v1/changes?since=60d&gpu=A100-SXM-80GB,RTX-4090-24GB&limit=1000", &got)
-		var want []store.PriceChange
+		var want []schema.PriceChange
 		for _, m := range fx.moves {
 			if m.GPUModel != "H100-SXM-80GB" {
 				want = append(want, m)

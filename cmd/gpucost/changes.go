@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
 
@@ -63,8 +62,8 @@ func runChanges(ctx context.Context, e env, args []string) int {
 }
 
 // changesQueryFromFlags validates the changes flags (or API parameters) into a query.
-func changesQueryFromFlags(gpu, providers, priceTypes, since, until string, minPct float64, limit int, now time.Time) (store.ChangesQuery, error) {
-	var q store.ChangesQuery
+func changesQueryFromFlags(gpu, providers, priceTypes, since, until string, minPct float64, limit int, now time.Time) (schema.ChangesQuery, error) {
+	var q schema.ChangesQuery
 	var err error
 	if q.GPUModels, err = parseGPUs(gpu); err != nil {
 		return q, err
@@ -91,11 +90,11 @@ func changesQueryFromFlags(gpu, providers, priceTypes, since, until string, minP
 var changesHeader = []string{"changed_at", "previous_at", "provider", "gpu_model", "gpu_count", "price_type", "offer_id", "tier", "region",
 	"old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "change_usd", "change_pct", "run_id"}
 
-func writeChanges(w io.Writer, output string, changes []store.PriceChange) error {
+func writeChanges(w io.Writer, output string, changes []schema.PriceChange) error {
 	switch output {
 	case "json":
 		if changes == nil {
-			changes = []store.PriceChange{}
+			changes = []schema.PriceChange{}
 		}
 		return writeIndentedJSON(w, changes)
 	case "csv":

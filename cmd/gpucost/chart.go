@@ -18,7 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/schema"
 )
 
 // chartPalette is a colour-blind-safe palette (Okabe–Ito), one colour per series.
@@ -36,7 +36,7 @@ type historySeries struct {
 
 // seriesOf groups history points into one series per provider and price type, in name order.
 // Prices are plotted as float64: a chart is a picture, not a stored amount.
-func seriesOf(points []store.HistoryPoint) []historySeries {
+func seriesOf(points []schema.HistoryPoint) []historySeries {
 	byName := map[string]*historySeries{}
 	for _, p := range points {
 		name := p.Provider + " " + string(p.PriceType)
@@ -57,7 +57,7 @@ func seriesOf(points []store.HistoryPoint) []historySeries {
 }
 
 // historyPlot draws the cheapest $/GPU-hour per bucket of each provider and price type.
-func historyPlot(title string, q store.HistoryQuery, points []store.HistoryPoint) (*plot.Plot, error) {
+func historyPlot(title string, q schema.HistoryQuery, points []schema.HistoryPoint) (*plot.Plot, error) {
 	p := plot.New()
 	sans := func(s *font.Font) { s.Typeface, s.Variant = "Liberation", "Sans" }
 	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
@@ -68,7 +68,7 @@ func historyPlot(title string, q store.HistoryQuery, points []store.HistoryPoint
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.Y.Label.Text = "cheapest $/GPU-hour"
 	format := "Jan 2"
-	if q.Interval == store.Hour {
+	if q.Interval == schema.Hour {
 		format = "Jan 2 15:04"
 	}
 	if q.To.Sub(q.From) > 300*24*time.Hour {
@@ -126,8 +126,8 @@ func dollarTicks(min, max float64) []plot.Tick {
 }
 
 // writeHistoryChart draws the history to path, a .png or .svg file.
-func writeHistoryChart(path string, q store.HistoryQuery, points []store.HistoryPoint) error {
-	p, err := historyPlot(fmt.Sprintf("%s: cheapest $/GPU-hour per %s", q.GPUModel, q.Interval), q, points)
+func writeHistoryChart(path string, q schema.HistoryQuery, points []schema.HistoryPoint) error {
+	p, err := historyPlot(fmt.Sprintf("%s: cheapest $/GPU-hour per %s", q.Model(), q.Interval), q, points)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ var svgOpen = regexp.MustCompile(`(?s)^.*?<svg width="[^"]*" height="[^"]*"`)
 
 // historySVG draws the history as an <svg> element for inlining in an HTML page: no XML prolog,
 // and sized by the page (its viewBox keeps the aspect).
-func historySVG(title string, q store.HistoryQuery, points []store.HistoryPoint) (string, error) {
+func historySVG(title string, q schema.HistoryQuery, points []schema.HistoryPoint) (string, error) {
 	p, err := historyPlot(title, q, points)
 	if err != nil {
 		return "", err

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 )
 
@@ -103,7 +104,7 @@ func TestClusterGivesTheSameResultsAsOneServer(t *testing.T) {
 	defer cs.Close()
 	now := time.Now()
 	for _, gpu := range []string{"H100-SXM-80GB", "A100-SXM-80GB", "RTX-4090-24GB", "L40S-48GB", "B200-SXM-180GB"} {
-		q := store.HistoryQuery{GPUModel: gpu, From: now.Add(-48 * time.Hour), To: now.Add(time.Hour), Interval: store.Day}
+		q := schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{gpu}}, From: now.Add(-48 * time.Hour), To: now.Add(time.Hour), Interval: schema.Day}
 		a, err := single.store.History(ctx, q)
 		if err != nil {
 			t.Fatal(err)

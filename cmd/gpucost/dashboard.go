@@ -14,7 +14,6 @@ import (
 
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 )
 
 // Dashboard bounds: what "now" means for the market table, how far back the charts go, and how
@@ -123,7 +122,7 @@ func renderDashboard(page dashboardPage) ([]byte, error) {
 func (a *analytics) fillDashboard(ctx context.Context, now time.Time, page *dashboardPage) error {
 	var offers []schema.Offer
 	if err := a.query(ctx, func(ctx context.Context, st analyticsStore) (err error) {
-		offers, err = st.LatestOffers(ctx, store.OfferFilter{MaxAge: dashboardMarketAge})
+		offers, err = st.LatestOffers(ctx, schema.OfferFilter{MaxAge: dashboardMarketAge})
 		return err
 	}); err != nil {
 		return err
@@ -138,15 +137,15 @@ func (a *analytics) fillDashboard(ctx context.Context, now time.Time, page *dash
 	}
 	sort.Slice(models, func(i, j int) bool { return models[i].GPUModel < models[j].GPUModel })
 	page.Charts = make([]chartBlock, len(models))
-	to := store.Day.Truncate(now).AddDate(0, 0, 1)
+	to := schema.Day.Truncate(now).AddDate(0, 0, 1)
 	from := to.AddDate(0, 0, -dashboardDays)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for i, m := range models {
 		g.Go(func() error {
-			q := store.HistoryQuery{GPUModel: m.GPUModel, From: from, To: to, Interval: store.Day}
-			var points []store.HistoryPoint
+			q := schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{m.GPUModel}}, From: from, To: to, Interval: schema.Day}
+			var points []schema.HistoryPoint
 			if err := a.query(gctx, func(ctx context.Context, st analyticsStore) (err error) {
 				points, err = st.History(ctx, q)
 				return err

@@ -20,7 +20,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 )
 
 // memStore answers the dashboard's queries from a generated history in memory, for tests that
@@ -30,7 +29,7 @@ type memStore struct {
 	extra []schema.Offer
 }
 
-func (m memStore) LatestOffers(_ context.Context, f store.OfferFilter) ([]schema.Offer, error) {
+func (m memStore) LatestOffers(_ context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	latest := map[schema.Key]schema.Offer{}
 	for _, o := range append(append([]schema.Offer{}, m.fx.offers...), m.extra...) {
 		if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
@@ -52,15 +51,15 @@ func (m memStore) LatestOffers(_ context.Context, f store.OfferFilter) ([]schema
 	return out, nil
 }
 
-func (m memStore) History(_ context.Context, q store.HistoryQuery) ([]store.HistoryPoint, error) {
-	var out []store.HistoryPoint
-	for _, h := range m.fx.handHistory(q.GPUModel, q.Providers, q.Interval, q.From, q.To) {
+func (m memStore) History(_ context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
+	var out []schema.HistoryPoint
+	for _, h := range m.fx.handHistory(q.Model(), q.Providers, q.Interval, q.From, q.To) {
 		out = append(out, h.HistoryPoint)
 	}
 	return out, nil
 }
 
-func (m memStore) Changes(context.Context, store.ChangesQuery) ([]store.PriceChange, error) {
+func (m memStore) Changes(context.Context, schema.ChangesQuery) ([]schema.PriceChange, error) {
 	return nil, nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 )
 
 // serveFixture is gpucost serve's HTTP side on the generated history in ClickHouse, reached
@@ -194,7 +193,7 @@ type delayedStore struct {
 	delay time.Duration
 }
 
-func (d delayedStore) History(ctx context.Context, q store.HistoryQuery) ([]store.HistoryPoint, error) {
+func (d delayedStore) History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
 	select {
 	case <-time.After(d.delay):
 	case <-ctx.Done():
@@ -235,12 +234,12 @@ type countingStore struct {
 	offers, history *atomic.Int64
 }
 
-func (c countingStore) LatestOffers(ctx context.Context, f store.OfferFilter) ([]schema.Offer, error) {
+func (c countingStore) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	c.offers.Add(1)
 	return c.analyticsStore.LatestOffers(ctx, f)
 }
 
-func (c countingStore) History(ctx context.Context, q store.HistoryQuery) ([]store.HistoryPoint, error) {
+func (c countingStore) History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
 	c.history.Add(1)
 	return c.analyticsStore.History(ctx, q)
 }

@@ -97,7 +97,7 @@ func runExport(ctx context.Context, e env, args []string) int {
 			fmt.Fprintf(e.stderr, "gpucost export: %v\n", err)
 			return exitUsage
 		}
-		f := store.ObservationFilter{From: cq.From, To: cq.To, GPUModels: cq.GPUModels, Providers: cq.Providers, PriceTypes: cq.PriceTypes}
+		f := schema.ObservationFilter{Selection: schema.Selection{GPUModels: cq.GPUModels, Providers: cq.Providers, PriceTypes: cq.PriceTypes}, From: cq.From, To: cq.To}
 		run = func(s *store.Store, w io.Writer) (int, error) {
 			ow, err := newOfferWriter(w, *format)
 			if err != nil {
@@ -105,7 +105,7 @@ func runExport(ctx context.Context, e env, args []string) int {
 			}
 			n := 0
 			if *latest {
-				offers, err := s.LatestOffers(ctx, store.OfferFilter{GPUModels: f.GPUModels, Providers: f.Providers, PriceTypes: f.PriceTypes, MaxAge: now.Sub(f.From)})
+				offers, err := s.LatestOffers(ctx, schema.OfferFilter{Selection: schema.Selection{GPUModels: f.GPUModels, Providers: f.Providers, PriceTypes: f.PriceTypes}, MaxAge: now.Sub(f.From)})
 				if err != nil {
 					return 0, err
 				}
@@ -322,9 +322,9 @@ type historyRecord struct {
 	Offers       int64     `parquet:"offers"`
 }
 
-func writeHistoryExport(w io.Writer, format string, points []store.HistoryPoint) error {
+func writeHistoryExport(w io.Writer, format string, points []schema.HistoryPoint) error {
 	if format != "parquet" {
-		return writeHistory(w, "csv", store.Day, points)
+		return writeHistory(w, "csv", schema.Day, points)
 	}
 	rows := make([]historyRecord, len(points))
 	for i, p := range points {

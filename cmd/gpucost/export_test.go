@@ -16,7 +16,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 )
 
 func TestExportOffersAndHistory(t *testing.T) {
@@ -126,7 +125,7 @@ func TestExportOffersAndHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hand := fx.handHistory("A100-SXM-80GB", nil, store.Day, fx.start, fx.end)
+		hand := fx.handHistory("A100-SXM-80GB", nil, schema.Day, fx.start, fx.end)
 		if len(got) != len(hand) {
 			t.Fatalf("%d rows, want %d", len(got), len(hand))
 		}

@@ -65,7 +65,7 @@ func runHistory(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	if len(points) == 0 {
-		fmt.Fprintf(e.stderr, "gpucost history: no observations of %s between %s and %s\n", q.GPUModel, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+		fmt.Fprintf(e.stderr, "gpucost history: no observations of %s between %s and %s\n", q.Model(), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}
 	if err := writeHistory(e.stdout, *output, q.Interval, points); err != nil {
 		fmt.Fprintf(e.stderr, "gpucost history: writing the output: %v\n", err)
@@ -82,20 +82,20 @@ func runHistory(ctx context.Context, e env, args []string) int {
 }
 
 // historyQueryFromFlags validates the history flags (or API parameters) into a query.
-func historyQueryFromFlags(gpu, providers, priceTypes, since, until, interval string, now time.Time) (store.HistoryQuery, error) {
-	var q store.HistoryQuery
+func historyQueryFromFlags(gpu, providers, priceTypes, since, until, interval string, now time.Time) (schema.HistoryQuery, error) {
+	var q schema.HistoryQuery
 	model, err := lookupGPU(gpu)
 	if err != nil {
 		return q, err
 	}
-	q.GPUModel = model
+	q.GPUModels = []string{model}
 	if q.Providers, err = parseProviders(providers); err != nil {
 		return q, err
 	}
 	if q.PriceTypes, err = parsePriceTypes(priceTypes); err != nil {
 		return q, err
 	}
-	if q.Interval, err = store.ParseInterval(interval); err != nil {
+	if q.Interval, err = schema.ParseInterval(interval); err != nil {
 		return q, err
 	}
 	if q.From, q.To, err = parseRange(since, until, now); err != nil {
@@ -109,11 +109,11 @@ func historyQueryFromFlags(gpu, providers, priceTypes, since, until, interval st
 }
 
 // maxHistoryRange bounds a history request so its result stays small: at most ~1,100 buckets.
-func maxHistoryRange(i store.Interval) time.Duration {
+func maxHistoryRange(i schema.Interval) time.Duration {
 	switch i {
-	case store.Hour:
+	case schema.Hour:
 		return 46 * 24 * time.Hour // a month and a half of hours
-	case store.Week:
+	case schema.Week:
 		return 20 * 366 * 24 * time.Hour
 	default:
 		return 3 * 366 * 24 * time.Hour
@@ -300,18 +300,18 @@ var historyHeader = []string{"bucket", "provider", "gpu_model", "price_type", "m
 	"median_usd_per_gpu_hour", "max_usd_per_gpu_hour", "observations", "offers"}
 
 // bucketLabel formats a bucket start for tables: a date for day and week buckets.
-func bucketLabel(t time.Time, i store.Interval) string {
-	if i == store.Hour {
+func bucketLabel(t time.Time, i schema.Interval) string {
+	if i == schema.Hour {
 		return t.UTC().Format("2006-01-02 15:04")
 	}
 	return t.UTC().Format("2006-01-02")
 }
 
-func writeHistory(w io.Writer, output string, interval store.Interval, points []store.HistoryPoint) error {
+func writeHistory(w io.Writer, output string, interval schema.Interval, points []schema.HistoryPoint) error {
 	switch output {
 	case "json":
 		if points == nil {
-			points = []store.HistoryPoint{}
+			points = []schema.HistoryPoint{}
 		}
 		return writeIndentedJSON(w, points)
 	case "csv":

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
-	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/schema"
 )
 
 func TestHistoryCLIMatchesHandComputation(t *testing.T) {
@@ -25,14 +25,14 @@ func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 		name      string
 		model     string
 		providers []string
-		interval  store.Interval
+		interval  schema.Interval
 		from, to  time.Time
 	}{
-		{"H100 by day, all four weeks", "H100-SXM-80GB", nil, store.Day, fx.start, fx.end},
-		{"H100 by week", "H100-SXM-80GB", nil, store.Week, fx.start, fx.end},
-		{"A100 by day, a mid-day range", "A100-SXM-80GB", nil, store.Day, mid.Add(-5*24*time.Hour - 7*time.Hour), mid},
-		{"H100 at two providers by hour, two days", "H100-SXM-80GB", []string{"lambda", "vastai"}, store.Hour, mid.Add(-48 * time.Hour), mid},
-		{"RTX 4090 by day", "RTX-4090-24GB", nil, store.Day, fx.start.AddDate(0, 0, 3), fx.end.AddDate(0, 0, -3)},
+		{"H100 by day, all four weeks", "H100-SXM-80GB", nil, schema.Day, fx.start, fx.end},
+		{"H100 by week", "H100-SXM-80GB", nil, schema.Week, fx.start, fx.end},
+		{"A100 by day, a mid-day range", "A100-SXM-80GB", nil, schema.Day, mid.Add(-5*24*time.Hour - 7*time.Hour), mid},
+		{"H100 at two providers by hour, two days", "H100-SXM-80GB", []string{"lambda", "vastai"}, schema.Hour, mid.Add(-48 * time.Hour), mid},
+		{"RTX 4090 by day", "RTX-4090-24GB", nil, schema.Day, fx.start.AddDate(0, 0, 3), fx.end.AddDate(0, 0, -3)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,7 +45,7 @@ func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 			if code := runHistory(context.Background(), e, args); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var got []store.HistoryPoint
+			var got []schema.HistoryPoint
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("decoding the JSON output: %v\n%s", err, stdout)
 			}
@@ -58,7 +58,7 @@ func TestHistoryCLIFormatsAndCharts(t *testing.T) {
 	fx := newAnFixture(t)
 	dir := t.TempDir()
 	since, until := fx.start.Format(time.RFC3339), fx.end.Format(time.RFC3339)
-	hand := fx.handHistory("H100-SXM-80GB", nil, store.Day, fx.start, fx.end)
+	hand := fx.handHistory("H100-SXM-80GB", nil, schema.Day, fx.start, fx.end)
 
 	e, stdout, stderr := fx.env()
 	if code := runHistory(context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--output", "csv"}); code != exitOK {
@@ -198,8 +198,8 @@ func TestParseWhen(t *testing.T) {
 
 func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 	fx := newAnFixture(t)
-	newestFirst := func(keep func(store.PriceChange) bool) []store.PriceChange {
-		var out []store.PriceChange
+	newestFirst := func(keep func(schema.PriceChange) bool) []schema.PriceChange {
+		var out []schema.PriceChange
 		for _, m := range fx.moves {
 			if keep(m) {
 				out = append(out, m)
@@ -212,18 +212,18 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want []store.PriceChange
+		want []schema.PriceChange
 	}{
 		{"all four weeks", []string{"--since", fx.start.AddDate(0, 0, -1).Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)},
-			newestFirst(func(store.PriceChange) bool { return true })},
+			newestFirst(func(schema.PriceChange) bool { return true })},
 		{"the second half only, which needs the price before it", []string{"--since", mid.Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)},
-			newestFirst(func(c store.PriceChange) bool { return !c.ChangedAt.Before(mid) })},
+			newestFirst(func(c schema.PriceChange) bool { return !c.ChangedAt.Before(mid) })},
 		{"big moves of A100 and H100", []string{"--since", "60d", "--gpu", "A100-SXM-80GB,h100-sxm-80gb", "--min-pct", "15"},
-			newestFirst(func(c store.PriceChange) bool {
+			newestFirst(func(c schema.PriceChange) bool {
 				return c.GPUModel != "RTX-4090-24GB" && c.ChangePct.Abs().GreaterThanOrEqual(decimal.NewFromInt(15))
 			})},
 		{"lambda", []string{"--since", "60d", "--provider", "lambda"},
-			newestFirst(func(c store.PriceChange) bool { return c.Provider == "lambda" })},
+			newestFirst(func(c schema.PriceChange) bool { return c.Provider == "lambda" })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 			if code := runChanges(context.Background(), e, append(tt.args, "--output", "json", "--limit", "0")); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var got []store.PriceChange
+			var got []schema.PriceChange
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}

@@ -142,14 +142,14 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 	offers = append(offers, unknown)
 	n := len(offers)
 
-	var changes []store.PriceChange
-	var points []store.HistoryPoint
+	var changes []schema.PriceChange
+	var points []schema.HistoryPoint
 	for _, h := range hostileNames {
-		changes = append(changes, store.PriceChange{ChangedAt: now, PreviousAt: now.Add(-time.Hour), Provider: h.text, PriceType: schema.OnDemand,
+		changes = append(changes, schema.PriceChange{ChangedAt: now, PreviousAt: now.Add(-time.Hour), Provider: h.text, PriceType: schema.OnDemand,
 			OfferID: h.text, GPUModel: "H100-SXM-80GB", GPUCount: 1, Tier: schema.TierSecure, Region: h.text,
 			OldPrice: decimal.RequireFromString("2"), NewPrice: decimal.RequireFromString("1.9"), ChangeUSD: decimal.RequireFromString("-0.1"),
 			ChangePct: decimal.RequireFromString("-5"), RunID: h.text})
-		points = append(points, store.HistoryPoint{Bucket: now, Provider: h.text, GPUModel: h.text, PriceType: schema.OnDemand,
+		points = append(points, schema.HistoryPoint{Bucket: now, Provider: h.text, GPUModel: h.text, PriceType: schema.OnDemand,
 			Min: decimal.RequireFromString("1"), Avg: decimal.RequireFromString("1"), Max: decimal.RequireFromString("1"), Median: decimal.RequireFromString("1"),
 			Observations: 1, Offers: 1})
 	}
@@ -184,7 +184,7 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 	})
 	t.Run("history table", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := writeHistory(&b, "table", store.Day, points); err != nil {
+		if err := writeHistory(&b, "table", schema.Day, points); err != nil {
 			t.Fatal(err)
 		}
 		checkTable(t, b.String(), 1+len(points), wide)

@@ -194,10 +194,10 @@ var (
 
 // parsePriceTable reads a published price table and returns it as an import, or every problem
 // found, each naming the file, line and column. It never returns a partial import.
-func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, []error) {
+func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import, []error) {
 	name := filepath.Base(path)
 	sum := sha256.Sum256(data)
-	imp := store.Import{
+	imp := schema.Import{
 		RunID: "import-" + hex.EncodeToString(sum[:8]),
 		Payload: schema.RawPayload{Provider: "import", URL: "import:" + name, Status: 200,
 			FetchedAt: lim.now.Truncate(time.Second), Body: data},
@@ -217,7 +217,7 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 		} else {
 			fail(lineOf(err, 1), "", "reading the header: %v", err)
 		}
-		return store.Import{}, errs
+		return schema.Import{}, errs
 	}
 	headerLine, _ := r.FieldPos(0)
 	col := map[string]int{}
@@ -244,7 +244,7 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 		fail(headerLine, "", "missing required column(s) %s", strings.Join(missing, ", "))
 	}
 	if len(errs) > 0 {
-		return store.Import{}, errs
+		return schema.Import{}, errs
 	}
 
 	type seenKey struct {
@@ -415,14 +415,14 @@ func parsePriceTable(path string, data []byte, lim importLimits) (store.Import, 
 		imp.Offers = append(imp.Offers, o)
 		if len(imp.Offers) > store.MaxImportRows {
 			fail(line, "", "more than %d rows: split the file", store.MaxImportRows)
-			return store.Import{}, errs
+			return schema.Import{}, errs
 		}
 	}
 	if len(errs) == 0 && len(imp.Offers) == 0 {
 		fail(headerLine, "", "no rows below the header")
 	}
 	if len(errs) > 0 {
-		return store.Import{}, errs
+		return schema.Import{}, errs
 	}
 	return imp, nil
 }

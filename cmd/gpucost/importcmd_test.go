@@ -15,7 +15,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
@@ -206,7 +205,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 		"--since", "2026-01-01", "--until", "2026-02-01", "--output", "json"}); code != exitOK {
 		t.Fatalf("history: exit %d: %s", code, stderr)
 	}
-	var points []store.HistoryPoint
+	var points []schema.HistoryPoint
 	if err := json.Unmarshal(stdout.Bytes(), &points); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
 
@@ -37,7 +36,7 @@ func runOffers(ctx context.Context, e env, args []string) int {
 	if code := fs.parse(e, args); code >= 0 {
 		return code
 	}
-	f := store.OfferFilter{MinVRAMGB: *minVRAM, MaxAge: *maxAge}
+	f := schema.OfferFilter{MinVRAMGB: *minVRAM, MaxAge: *maxAge}
 	usage := func(err error) int {
 		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
 		return exitUsage

@@ -108,7 +108,7 @@ func planToday(ctx context.Context, s *store.Store, cfg Config, wl *optimizer.Fi
 	// nothing fits; older ones (delisted long ago) stay in the store.
 	const lately = 7 * 24 * time.Hour
 	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + lately
-	offers, err := s.LatestOffers(ctx, store.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
+	offers, err := s.LatestOffers(ctx, schema.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
 	if err != nil {
 		return nil, nil, nil, err
 	}

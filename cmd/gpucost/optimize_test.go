@@ -12,7 +12,6 @@ import (
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 )
 
 // optimizeJSON runs gpucost optimize --output json with the config file and decodes its plan.
@@ -40,7 +39,7 @@ func TestOptimizeSampleOnSnapshot(t *testing.T) {
 		t.Fatalf("scrape: exit %d\n%s", code, out)
 	}
 	plan := optimizeJSON(t, cfg)
-	offers, err := x.store.LatestOffers(context.Background(), store.OfferFilter{})
+	offers, err := x.store.LatestOffers(context.Background(), schema.OfferFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -253,7 +254,7 @@ func (j *reportJob) build(ctx context.Context, s *store.Store, week report.Week)
 	end := asOf.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
 	from := end.AddDate(0, 0, -7*opts.HistoryWeeks-9)
 	for _, model := range planModels(plan) {
-		points, err := s.History(ctx, store.HistoryQuery{GPUModel: model, From: from, To: end, Interval: store.Day})
+		points, err := s.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{model}}, From: from, To: end, Interval: schema.Day})
 		if err != nil {
 			return nil, err
 		}
@@ -390,7 +391,7 @@ type mailResult struct {
 // sendLog is the record of report emails: who was sent which week. *store.Store is one.
 type sendLog interface {
 	SentTeams(ctx context.Context, week time.Time) (map[string]time.Time, error)
-	RecordSends(ctx context.Context, sends ...store.ReportSend) error
+	RecordSends(ctx context.Context, sends ...schema.ReportSend) error
 }
 
 // mail emails each requested team its report, skipping teams already sent this week unless
@@ -469,10 +470,10 @@ func (j *reportJob) mail(ctx context.Context, rep *report.Report, log sendLog, r
 		} else {
 			j.logger.Info("Report email sent", "week", rep.Week.ID, "team", team, "to", res.Recipients, "message_id", res.MessageID, "attempts", res.Attempts)
 		}
-		row := store.ReportSend{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: team, Recipients: res.Recipients,
-			Status: store.SendSent, SentAt: j.now(), MessageID: res.MessageID, Attempts: uint32(res.Attempts), Forced: req.force && !sent[team].IsZero()}
+		row := schema.ReportSend{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: team, Recipients: res.Recipients,
+			Status: schema.SendSent, SentAt: j.now(), MessageID: res.MessageID, Attempts: uint32(res.Attempts), Forced: req.force && !sent[team].IsZero()}
 		if res.Err != nil {
-			row.Status, row.Error = store.SendFailed, textcell.Clean(res.Err.Error(), 500)
+			row.Status, row.Error = schema.SendFailed, textcell.Clean(res.Err.Error(), 500)
 		}
 		// Record at once: a crash later must not send this team again.
 		if err := log.RecordSends(ctx, row); err != nil {

@@ -195,7 +195,7 @@ func selfSigned(t *testing.T) (*tls.Certificate, *tls.Config) {
 // memSendLog is an in-memory send log for tests without ClickHouse.
 type memSendLog struct {
 	mu   sync.Mutex
-	rows []store.ReportSend
+	rows []schema.ReportSend
 }
 
 func (m *memSendLog) SentTeams(_ context.Context, week time.Time) (map[string]time.Time, error) {
@@ -203,7 +203,7 @@ func (m *memSendLog) SentTeams(_ context.Context, week time.Time) (map[string]ti
 	defer m.mu.Unlock()
 	out := map[string]time.Time{}
 	for _, r := range m.rows {
-		if r.Week.Equal(week) && r.Status == store.SendSent {
+		if r.Week.Equal(week) && r.Status == schema.SendSent {
 			if at, ok := out[r.Team]; !ok || r.SentAt.Before(at) {
 				out[r.Team] = r.SentAt
 			}
@@ -212,7 +212,7 @@ func (m *memSendLog) SentTeams(_ context.Context, week time.Time) (map[string]ti
 	return out, nil
 }
 
-func (m *memSendLog) RecordSends(_ context.Context, rows ...store.ReportSend) error {
+func (m *memSendLog) RecordSends(_ context.Context, rows ...schema.ReportSend) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rows = append(m.rows, rows...)
@@ -439,7 +439,7 @@ func TestReportEmailOverSTARTTLSWithAuth(t *testing.T) {
 	}
 	for i, row := range sends.rows {
 		got := parseMail(t, msgs[i].data).header.Get("Message-Id")
-		if row.Status != store.SendSent || row.WeekID != "2025-W48" || "<"+row.MessageID+">" != got || row.Recipients != teamAddress[row.Team] {
+		if row.Status != schema.SendSent || row.WeekID != "2025-W48" || "<"+row.MessageID+">" != got || row.Recipients != teamAddress[row.Team] {
 			t.Errorf("send row %+v, message id %s", row, got)
 		}
 	}
@@ -562,7 +562,7 @@ func TestReportEmailFailures(t *testing.T) {
 			}
 			for _, row := range sends.rows {
 				if string(row.Status) != tt.want[row.Team] || int(row.Attempts) != tt.attempts[row.Team] ||
-					(row.Status == store.SendFailed) != (row.Error != "") {
+					(row.Status == schema.SendFailed) != (row.Error != "") {
 					t.Errorf("send row %+v", row)
 				}
 			}
@@ -608,10 +608,10 @@ func TestReportEmailSkipsSentTeamsUnlessForced(t *testing.T) {
 	var logs bytes.Buffer
 	job, _ := mailTestJob(t, sink.port, &logs, nil)
 	rep := withoutCharts(fixtureReport(t))
-	sends := &memSendLog{rows: []store.ReportSend{
-		{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: "search", Status: store.SendSent, SentAt: reportFixtureNow},
-		{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: "support", Status: store.SendFailed, SentAt: reportFixtureNow},
-		{Week: rep.Week.Start.AddDate(0, 0, -7), WeekID: "2025-W47", Team: "research", Status: store.SendSent, SentAt: reportFixtureNow},
+	sends := &memSendLog{rows: []schema.ReportSend{
+		{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: "search", Status: schema.SendSent, SentAt: reportFixtureNow},
+		{Week: rep.Week.Start, WeekID: rep.Week.ID, Team: "support", Status: schema.SendFailed, SentAt: reportFixtureNow},
+		{Week: rep.Week.Start.AddDate(0, 0, -7), WeekID: "2025-W47", Team: "research", Status: schema.SendSent, SentAt: reportFixtureNow},
 	}}
 	results, err := job.mail(context.Background(), rep, sends, mailRequest{teams: rep.TeamNames()})
 	if err != nil {
