@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -150,7 +152,7 @@ func newAnFixture(t *testing.T) *anFixture {
 func (fx *anFixture) handler(t *testing.T) http.Handler {
 	t.Helper()
 	e, _, _ := fx.env()
-	cfg, err := loadConfig("", e.getenv)
+	cfg, err := config.Load("", e.getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func (fx *anFixture) handHistory(model string, providers []string, interval sche
 	prices := map[key][]decimal.Decimal{}
 	offers := map[key]map[string]bool{}
 	for _, o := range fx.offers {
-		if o.GPUModel != model || (len(providers) > 0 && !contains(providers, o.Provider)) {
+		if o.GPUModel != model || (len(providers) > 0 && !slices.Contains(providers, o.Provider)) {
 			continue
 		}
 		b := handBucket(interval, o.ObservedAt)

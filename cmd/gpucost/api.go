@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +15,9 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 )
 
 // API limits. Every response is bounded: offers and changes by a row limit, history by the
@@ -114,8 +117,8 @@ func params(r *http.Request, allowed ...string) (url.Values, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if !contains(allowed, name) {
-			return nil, badRequest{quoteShort(name), "unknown parameter (this endpoint takes " + strings.Join(allowed, ", ") + ")"}
+		if !slices.Contains(allowed, name) {
+			return nil, badRequest{selection.Quote(name), "unknown parameter (this endpoint takes " + strings.Join(allowed, ", ") + ")"}
 		}
 		if len(v[name]) > 1 {
 			return nil, badRequest{name, "given more than once (use one comma-separated value)"}
@@ -127,46 +130,22 @@ func params(r *http.Request, allowed ...string) (url.Values, error) {
 	return v, nil
 }
 
-// param returns the value of name, or def when it is absent or empty.
-func param(v url.Values, name, def string) string {
-	if s := strings.TrimSpace(v.Get(name)); s != "" {
-		return s
+// request reads a request's parameters as a selection, each absent or empty one taking its
+// default from defaults.
+func request(v url.Values, defaults selection.Request) selection.Request {
+	p := func(name, def string) string {
+		if s := strings.TrimSpace(v.Get(name)); s != "" {
+			return s
+		}
+		return def
 	}
-	return def
+	return selection.Request{GPU: p("gpu", defaults.GPU), Provider: p("provider", defaults.Provider), PriceType: p("price_type", defaults.PriceType),
+		Since: p("since", defaults.Since), Until: p("until", defaults.Until), Interval: p("interval", defaults.Interval),
+		MinPct: p("min_pct", defaults.MinPct), MinVRAM: p("min_vram", defaults.MinVRAM), MaxAge: p("max_age", defaults.MaxAge), Limit: p("limit", defaults.Limit)}
 }
 
-func intParam(v url.Values, name string, def, lo, hi int) (int, error) {
-	s := param(v, name, "")
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
-		return 0, badRequest{name, fmt.Sprintf("%s is not a whole number between %d and %d", quoteShort(s), lo, hi)}
-	}
-	return n, nil
-}
-
-func floatParam(v url.Values, name string, lo, hi float64) (float64, error) {
-	s := param(v, name, "")
-	if s == "" {
-		return 0, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(f >= lo && f <= hi) {
-		return 0, badRequest{name, fmt.Sprintf("%s is not a number between %g and %g", quoteShort(s), lo, hi)}
-	}
-	return f, nil
-}
-
-// asBadRequest turns a validation error of a flags-style helper into a 400 for param.
-func asBadRequest(param string, err error) error {
-	var br badRequest
-	if err == nil || errors.As(err, &br) {
-		return err
-	}
-	return badRequest{param, err.Error()}
-}
+// apiBounds are the API's limits on a selection.
+var apiBounds = selection.Bounds{MinLimit: 1, MaxLimit: apiMaxLimit, MaxChangesRange: apiMaxChangesAge, MinAge: time.Minute, MaxAgeCap: apiMaxOfferAge}
 
 // offersResponse is the body of /api/v1/offers.
 type offersResponse struct {
@@ -178,47 +157,18 @@ type offersResponse struct {
 
 // offers serves the current market: the newest observation of every offer seen within max_age
 // or valid until later (schema.OfferFilter.MaxAge), cheapest $/GPU-hour first.
-// selectionParams reads the gpu, provider and price_type parameters (comma-separated lists),
-// each checked against the catalog or the known values.
-func selectionParams(v url.Values) (models, providers []string, priceTypes []schema.PriceType, err error) {
-	if models, err = parseGPUs(v.Get("gpu")); err != nil {
-		return nil, nil, nil, badRequest{"gpu", err.Error()}
-	}
-	if providers, err = parseProviders(v.Get("provider")); err != nil {
-		return nil, nil, nil, asBadRequest("provider", err)
-	}
-	if priceTypes, err = parsePriceTypes(v.Get("price_type")); err != nil {
-		return nil, nil, nil, asBadRequest("price_type", err)
-	}
-	return models, providers, priceTypes, nil
-}
-
 func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 	v, err := params(r, "gpu", "provider", "price_type", "min_vram", "max_age", "limit")
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	var f schema.OfferFilter
-	if f.GPUModels, f.Providers, f.PriceTypes, err = selectionParams(v); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if f.MinVRAMGB, err = floatParam(v, "min_vram", 0, 10000); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	maxAge, now := param(v, "max_age", "6h"), a.now()
-	since, err := parseWhen(maxAge, now)
-	if f.MaxAge = now.Sub(since); err != nil || f.MaxAge < time.Minute || f.MaxAge > apiMaxOfferAge {
-		a.fail(w, r, badRequest{"max_age", fmt.Sprintf("%s is not an age between 1m and 366d, like 6h or 7d", quoteShort(maxAge))})
-		return
-	}
-	limit, err := intParam(v, "limit", apiDefaultLimit, 1, apiMaxLimit)
+	f, err := request(v, selection.Request{MaxAge: "6h", Limit: strconv.Itoa(apiDefaultLimit)}).Offers(a.now(), apiBounds)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	limit := f.Limit
 	f.Limit = limit + 1
 	offers, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.Offer, error) { return st.LatestOffers(ctx, f) })
 	if err != nil {
@@ -253,33 +203,9 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	now := a.now()
-	model, err := lookupGPU(v.Get("gpu"))
+	q, err := request(v, selection.Request{Since: "30d", Until: "now", Interval: "day"}).History(a.now())
 	if err != nil {
-		a.fail(w, r, badRequest{"gpu", err.Error()})
-		return
-	}
-	var q schema.HistoryQuery
-	q.GPUModels = []string{model}
-	if q.Providers, err = parseProviders(v.Get("provider")); err != nil {
-		a.fail(w, r, asBadRequest("provider", err))
-		return
-	}
-	if q.PriceTypes, err = parsePriceTypes(v.Get("price_type")); err != nil {
-		a.fail(w, r, asBadRequest("price_type", err))
-		return
-	}
-	if q.Interval, err = schema.ParseInterval(param(v, "interval", "day")); err != nil {
-		a.fail(w, r, badRequest{"interval", fmt.Sprintf("%s: want hour, day or week", quoteShort(v.Get("interval")))})
-		return
-	}
-	if q.From, q.To, err = a.rangeParams(v, "30d", now); err != nil {
 		a.fail(w, r, err)
-		return
-	}
-	if max := maxHistoryRange(q.Interval); q.To.Sub(q.From) > max {
-		a.fail(w, r, badRequest{"since", fmt.Sprintf("the range %s to %s is longer than the %d days %s buckets allow: narrow it or use a wider interval",
-			q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), int(max.Hours()/24), q.Interval)})
 		return
 	}
 	points, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.HistoryPoint, error) { return st.History(ctx, q) })
@@ -314,28 +240,12 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	var q schema.ChangesQuery
-	if q.GPUModels, q.Providers, q.PriceTypes, err = selectionParams(v); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if q.From, q.To, err = a.rangeParams(v, "7d", a.now()); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if q.To.Sub(q.From) > apiMaxChangesAge {
-		a.fail(w, r, badRequest{"since", fmt.Sprintf("the range %s to %s is longer than %d days", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), int(apiMaxChangesAge.Hours()/24))})
-		return
-	}
-	if q.MinChangePct, err = floatParam(v, "min_pct", 0, 1e6); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	limit, err := intParam(v, "limit", apiDefaultLimit, 1, apiMaxLimit)
+	q, err := request(v, selection.Request{Since: "7d", Until: "now", Limit: strconv.Itoa(apiDefaultLimit)}).Changes(a.now(), apiBounds)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	limit := q.Limit
 	q.Limit = limit + 1
 	changes, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.PriceChange, error) { return st.Changes(ctx, q) })
 	if err != nil {
@@ -351,21 +261,6 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.Count = len(resp.Changes)
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// rangeParams reads since and until (defaults: def ago, and now) and names the parameter that
-// is wrong.
-func (a *analytics) rangeParams(v url.Values, def string, now time.Time) (from, to time.Time, err error) {
-	if from, err = parseWhen(param(v, "since", def), now); err != nil {
-		return from, to, badRequest{"since", err.Error()}
-	}
-	if to, err = parseWhen(param(v, "until", "now"), now); err != nil {
-		return from, to, badRequest{"until", err.Error()}
-	}
-	if !to.After(from) {
-		return from, to, badRequest{"until", fmt.Sprintf("the range is empty or inverted: since %s is not before until %s", from.Format(time.RFC3339), to.Format(time.RFC3339))}
-	}
-	return from, to, nil
 }
 
 // read runs the store read of one API answer through the gate. Identical requests in flight
@@ -404,7 +299,11 @@ func (a *analytics) query(ctx context.Context, fn func(ctx context.Context, st a
 // fail answers 400 for a bad request, naming the parameter.
 func (a *analytics) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var br badRequest
-	if !errors.As(err, &br) {
+	var se *selection.Error
+	switch {
+	case errors.As(err, &se):
+		br = badRequest{param: se.Param, msg: strings.TrimPrefix(se.Msg, se.Param+": ")}
+	case !errors.As(err, &br):
 		br = badRequest{msg: err.Error()}
 	}
 	a.logger.Info("Bad API request", "path", r.URL.Path, "err", br.Error())
@@ -443,5 +342,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = writeIndentedJSON(w, v)
+	_ = export.WriteJSON(w, v)
 }

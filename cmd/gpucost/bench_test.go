@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/store/storetest"
 )
@@ -40,7 +41,7 @@ func replayRunner(tb testing.TB, now func() time.Time) (*pipeline.Runner, string
 	if code, out := runCLI("migrate", "--dsn", dsn); code != 0 {
 		tb.Fatalf("migrate: %s", out)
 	}
-	cfg, err := loadConfig("", func(string) string { return "" })
+	cfg, err := config.Load("", func(string) string { return "" })
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/textcell"
 )
 
@@ -19,72 +21,44 @@ and when each price was seen. An offer is one provider's offer id at one price t
 [since, until) selects when the new price was first seen. The same rows are in the
 price_changes view for SQL (docs/analysts.md).`
 
-func runChanges(ctx context.Context, e env, args []string) int {
+func runChanges(ctx context.Context, e env, args []string) error {
 	fs := newFlags("changes", "[flags]", changesHelp)
 	fs.withConfig()
-	gpu := fs.String("gpu", "", "comma-separated canonical GPU models (default all)")
-	provider := fs.String("provider", "", "comma-separated providers (default all)")
-	priceType := fs.String("price-type", "", "comma-separated price types (default all)")
-	since := fs.String("since", "7d", "start of the range: a date, a time, or an age like 7d")
-	until := fs.String("until", "now", "end of the range (exclusive)")
-	minPct := fs.Float64("min-pct", 0, "only moves of at least this many percent, up or down")
-	limit := fs.Int("limit", 200, "at most this many rows, newest first (0: all)")
+	var req selection.Request
+	fs.StringVar(&req.GPU, "gpu", "", "comma-separated canonical GPU models (default all)")
+	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
+	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types (default all)")
+	fs.StringVar(&req.Since, "since", "7d", "start of the range: a date, a time, or an age like 7d")
+	fs.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
+	fs.StringVar(&req.MinPct, "min-pct", "0", "only moves of at least this many percent, up or down")
+	fs.StringVar(&req.Limit, "limit", "200", "at most this many rows, newest first (0: all)")
 	output := fs.String("output", "table", "table, json or csv")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
-	q, err := changesQueryFromFlags(*gpu, *provider, *priceType, *since, *until, *minPct, *limit, time.Now().UTC())
-	if err == nil {
-		err = checkOutput(*output)
-	}
+	q, err := req.Changes(time.Now(), selection.Bounds{})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost changes: %v\n", err)
-		return exitUsage
+		return err
 	}
-	s, code := openStore(ctx, e, fs)
-	if code >= 0 {
-		return code
+	if err := checkOutput(*output); err != nil {
+		return err
+	}
+	s, err := fs.openStore(ctx, e)
+	if err != nil {
+		return err
 	}
 	defer s.Close()
 	changes, err := s.Changes(ctx, q)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost changes: %v\n", err)
-		return exitFailed
+		return err
 	}
 	if err := writeChanges(e.stdout, *output, changes); err != nil {
-		fmt.Fprintf(e.stderr, "gpucost changes: writing the output: %v\n", err)
-		return exitFailed
+		return fmt.Errorf("writing the output: %w", err)
 	}
 	if q.Limit > 0 && len(changes) == q.Limit {
 		fmt.Fprintf(e.stderr, "gpucost changes: showing the newest %d; --limit 0 shows all\n", q.Limit)
 	}
-	return exitOK
-}
-
-// changesQueryFromFlags validates the changes flags (or API parameters) into a query.
-func changesQueryFromFlags(gpu, providers, priceTypes, since, until string, minPct float64, limit int, now time.Time) (schema.ChangesQuery, error) {
-	var q schema.ChangesQuery
-	var err error
-	if q.GPUModels, err = parseGPUs(gpu); err != nil {
-		return q, err
-	}
-	if q.Providers, err = parseProviders(providers); err != nil {
-		return q, err
-	}
-	if q.PriceTypes, err = parsePriceTypes(priceTypes); err != nil {
-		return q, err
-	}
-	if q.From, q.To, err = parseRange(since, until, now); err != nil {
-		return q, err
-	}
-	if minPct < 0 || minPct > 1e6 || minPct != minPct {
-		return q, fmt.Errorf("the minimum change %g%% must be between 0 and 1000000", minPct)
-	}
-	if limit < 0 {
-		return q, fmt.Errorf("the limit %d is negative", limit)
-	}
-	q.MinChangePct, q.Limit = minPct, limit
-	return q, nil
+	return nil
 }
 
 var changesHeader = []string{"changed_at", "previous_at", "provider", "gpu_model", "gpu_count", "price_type", "offer_id", "tier", "region",
@@ -96,7 +70,7 @@ func writeChanges(w io.Writer, output string, changes []schema.PriceChange) erro
 		if changes == nil {
 			changes = []schema.PriceChange{}
 		}
-		return writeIndentedJSON(w, changes)
+		return export.WriteJSON(w, changes)
 	case "csv":
 		cw := textcell.NewCSVWriter(w)
 		if err := cw.Write(changesHeader); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/redact"
 )
@@ -27,7 +28,7 @@ func TestLoadConfig(t *testing.T) {
 
 	good := write("good.yaml", "scrape:\n  parallelism: 2\n")
 	env := map[string]string{"GPUCOST_SCRAPE_PROVIDERS": "vastai, runpod", "GPUCOST_SCRAPE_LOAD_TIMEOUT": "45s"}
-	cfg, err := loadConfig(good, func(k string) string { return env[k] })
+	cfg, err := config.Load(good, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +53,13 @@ func TestLoadConfig(t *testing.T) {
 		"a bad boolean":                    {env: map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS": "sometimes"}, want: "GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS: optimize.options.allow_commitments: invalid boolean"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := loadConfig(tt.file, func(k string) string { return tt.env[k] })
+			_, err := config.Load(tt.file, func(k string) string { return tt.env[k] })
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want it to contain %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := loadConfig(filepath.Join(dir, "missing.yaml"), noEnv); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+	if _, err := config.Load(filepath.Join(dir, "missing.yaml"), noEnv); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("a missing file: %v", err)
 	}
 }
@@ -66,7 +67,7 @@ func TestLoadConfig(t *testing.T) {
 // TestConfigOptions: the embedded optimize.options are the optimizer's own defaults, and a file
 // or the environment changes single options.
 func TestConfigOptions(t *testing.T) {
-	cfg, err := loadConfig("", func(string) string { return "" })
+	cfg, err := config.Load("", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestConfigOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS": "true", "GPUCOST_OPTIMIZE_OPTIONS_MFU_SXM": "0.45"}
-	cfg, err = loadConfig(file, func(k string) string { return env[k] })
+	cfg, err = config.Load(file, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 					want = "config " + path + tt.want
 				}
 			}
-			_, err := loadConfig(strings.TrimPrefix(strings.Join(args, " "), "--config "), func(k string) string { return tt.env[k] })
+			_, err := config.Load(strings.TrimPrefix(strings.Join(args, " "), "--config "), func(k string) string { return tt.env[k] })
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("error = %v\nwant it to contain %q", err, want)
 			}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -34,7 +35,7 @@ func newServeFixture(t *testing.T, vars map[string]string) *serveFixture {
 	fx := newAnFixture(t)
 	now := time.Now().UTC()
 	var runs []schema.ScrapeRun
-	for _, p := range providerNames {
+	for _, p := range config.ProviderNames {
 		runs = append(runs, schema.ScrapeRun{RunID: "load-run", Provider: p, StartedAt: now.Add(-time.Minute), FinishedAt: now,
 			Status: schema.RunOK, OffersParsed: 10, OffersLoaded: 10})
 	}
@@ -51,7 +52,7 @@ func newServeFixture(t *testing.T, vars map[string]string) *serveFixture {
 	for k, v := range vars {
 		env[k] = v
 	}
-	cfg, err := loadConfig("", func(k string) string { return env[k] })
+	cfg, err := config.Load("", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -35,14 +36,13 @@ spreadsheet would run as a formula (starting with = + - @) gets a leading apostr
 (-1.5) stay numbers. Parquet keeps the text as stored.
 --out - (the default) writes to standard output, except Parquet to a terminal.`
 
-func runExport(ctx context.Context, e env, args []string) int {
+func runExport(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 || (args[0] != "offers" && args[0] != "history" && !strings.HasPrefix(args[0], "-")) {
 		got := "nothing"
 		if len(args) > 0 {
-			got = quoteShort(args[0])
+			got = selection.Quote(args[0])
 		}
-		fmt.Fprintf(e.stderr, "gpucost export: want offers or history, got %s (see gpucost export --help)\n", got)
-		return exitUsage
+		return badUsage("want offers or history, got %s (see gpucost export --help)", got)
 	}
 	what := ""
 	if args[0] == "offers" || args[0] == "history" {
@@ -50,38 +50,35 @@ func runExport(ctx context.Context, e env, args []string) int {
 	}
 	fs := newFlags("export", "offers|history [flags]", exportHelp)
 	fs.withConfig()
-	gpu := fs.String("gpu", "", "canonical GPU model(s), comma-separated for offers; one, required, for history")
-	provider := fs.String("provider", "", "comma-separated providers (default all)")
-	priceType := fs.String("price-type", "", "comma-separated price types (default all)")
-	since := fs.String("since", "30d", "start of the range: a date, a time, or an age like 7d")
-	until := fs.String("until", "now", "end of the range (exclusive)")
-	interval := fs.String("interval", "day", "history buckets: hour, day or week")
+	var req selection.Request
+	fs.StringVar(&req.GPU, "gpu", "", "canonical GPU model(s), comma-separated for offers; one, required, for history")
+	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
+	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types (default all)")
+	fs.StringVar(&req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
+	fs.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
+	fs.StringVar(&req.Interval, "interval", "day", "history buckets: hour, day or week")
 	latest := fs.Bool("latest", false, "offers: only the newest observation of each offer")
 	format := fs.String("format", "csv", "csv or parquet")
 	out := fs.String("out", "-", "output file; - is standard output")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
 	if what == "" {
-		fmt.Fprintln(e.stderr, "gpucost export: want offers or history before the flags")
-		return exitUsage
+		return badUsage("want offers or history before the flags")
 	}
 	if *format != "csv" && *format != "parquet" {
-		fmt.Fprintf(e.stderr, "gpucost export: --format %s: want csv or parquet\n", quoteShort(*format))
-		return exitUsage
+		return badUsage("--format %s: want csv or parquet", selection.Quote(*format))
 	}
 	if *format == "parquet" && *out == "-" && isTerminal(e.stdout) {
-		fmt.Fprintln(e.stderr, "gpucost export: not writing Parquet to a terminal: use --out FILE.parquet or redirect")
-		return exitUsage
+		return badUsage("not writing Parquet to a terminal: use --out FILE.parquet or redirect")
 	}
 	now := time.Now().UTC()
 	var run func(s *store.Store, w io.Writer) (int, error)
 	switch what {
 	case "history":
-		q, err := historyQueryFromFlags(*gpu, *provider, *priceType, *since, *until, *interval, now)
+		q, err := req.History(now)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "gpucost export: %v\n", err)
-			return exitUsage
+			return err
 		}
 		run = func(s *store.Store, w io.Writer) (int, error) {
 			points, err := s.History(ctx, q)
@@ -91,13 +88,10 @@ func runExport(ctx context.Context, e env, args []string) int {
 			return len(points), writeHistoryExport(w, *format, points)
 		}
 	default:
-		// The GPU, provider and price type checks are the ones of changes.
-		cq, err := changesQueryFromFlags(*gpu, *provider, *priceType, *since, *until, 0, 0, now)
+		f, err := req.Observations(now)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "gpucost export: %v\n", err)
-			return exitUsage
+			return err
 		}
-		f := schema.ObservationFilter{Selection: schema.Selection{GPUModels: cq.GPUModels, Providers: cq.Providers, PriceTypes: cq.PriceTypes}, From: cq.From, To: cq.To}
 		run = func(s *store.Store, w io.Writer) (int, error) {
 			ow, err := newOfferWriter(w, *format)
 			if err != nil {
@@ -105,7 +99,7 @@ func runExport(ctx context.Context, e env, args []string) int {
 			}
 			n := 0
 			if *latest {
-				offers, err := s.LatestOffers(ctx, schema.OfferFilter{Selection: schema.Selection{GPUModels: f.GPUModels, Providers: f.Providers, PriceTypes: f.PriceTypes}, MaxAge: now.Sub(f.From)})
+				offers, err := s.LatestOffers(ctx, schema.OfferFilter{Selection: f.Selection, MaxAge: now.Sub(f.From)})
 				if err != nil {
 					return 0, err
 				}
@@ -121,28 +115,26 @@ func runExport(ctx context.Context, e env, args []string) int {
 			return n, ow.close()
 		}
 	}
-	s, code := openStore(ctx, e, fs)
-	if code >= 0 {
-		return code
+	s, err := fs.openStore(ctx, e)
+	if err != nil {
+		return err
 	}
 	defer s.Close()
 	w, commit, err := openOutput(e, *out)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost export: %v\n", err)
-		return exitFailed
+		return err
 	}
 	n, err := run(s, w)
 	if cerr := commit(err == nil); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost export: %v\n", err)
-		return exitFailed
+		return err
 	}
 	if *out != "-" {
 		fmt.Fprintf(e.stderr, "gpucost export: wrote %d rows to %s\n", n, *out)
 	}
-	return exitOK
+	return nil
 }
 
 // openOutput returns the writer for --out. For a file, it writes to a temporary file beside it

@@ -47,7 +47,7 @@ func TestExportOffersAndHistory(t *testing.T) {
 
 	t.Run("offers as CSV", func(t *testing.T) {
 		e, stdout, stderr := fx.env()
-		if code := runExport(ctx, e, append([]string{"offers", "--provider", "lambda,runpod"}, rangeArgs...)); code != exitOK {
+		if code := runCommand("export", ctx, e, append([]string{"offers", "--provider", "lambda,runpod"}, rangeArgs...)); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		rows, err := csv.NewReader(stdout).ReadAll()
@@ -69,7 +69,7 @@ func TestExportOffersAndHistory(t *testing.T) {
 	t.Run("offers as Parquet", func(t *testing.T) {
 		path := filepath.Join(dir, "offers.parquet")
 		e, _, stderr := fx.env()
-		if code := runExport(ctx, e, append([]string{"offers", "--provider", "lambda,runpod", "--format", "parquet", "--out", path}, rangeArgs...)); code != exitOK {
+		if code := runCommand("export", ctx, e, append([]string{"offers", "--provider", "lambda,runpod", "--format", "parquet", "--out", path}, rangeArgs...)); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		if !strings.Contains(stderr.String(), fmt.Sprintf("wrote %d rows to %s", len(want), path)) {
@@ -103,7 +103,7 @@ func TestExportOffersAndHistory(t *testing.T) {
 	})
 	t.Run("latest offers", func(t *testing.T) {
 		e, stdout, stderr := fx.env()
-		if code := runExport(ctx, e, []string{"offers", "--latest", "--since", "2d"}); code != exitOK {
+		if code := runCommand("export", ctx, e, []string{"offers", "--latest", "--since", "2d"}); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		rows, err := csv.NewReader(stdout).ReadAll()
@@ -117,7 +117,7 @@ func TestExportOffersAndHistory(t *testing.T) {
 	t.Run("history as Parquet", func(t *testing.T) {
 		path := filepath.Join(dir, "history.parquet")
 		e, _, stderr := fx.env()
-		if code := runExport(ctx, e, []string{"history", "--gpu", "A100-SXM-80GB", "--format", "parquet", "--out", path,
+		if code := runCommand("export", ctx, e, []string{"history", "--gpu", "A100-SXM-80GB", "--format", "parquet", "--out", path,
 			"--since", fx.start.Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)}); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -155,7 +155,7 @@ func TestExportUsage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-			if code := runExport(context.Background(), e, tt.args); code != exitUsage || !strings.Contains(stderr.String(), tt.wantErr) {
+			if code := runCommand("export", context.Background(), e, tt.args); code != exitUsage || !strings.Contains(stderr.String(), tt.wantErr) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), exitUsage, tt.wantErr)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -22,32 +23,24 @@ docs/gpus.md explains the figures, their sources and the software rules built on
 make of it: the serving engines that run on the GPU and whether FlashAttention-2 does;
 markdown is the table of docs/gpus.md.`
 
-func runGPUs(_ context.Context, e env, args []string) int {
+func runGPUs(_ context.Context, e env, args []string) error {
 	fs := newFlags("gpus", "[--output table|json|csv|markdown]", gpusHelp)
 	output := fs.String("output", "table", "table, json, csv or markdown")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
 	models := gpus.Models()
-	var err error
 	switch *output {
 	case "table":
-		err = writeGPUTable(e.stdout, models)
+		return writeGPUTable(e.stdout, models)
 	case "json":
-		err = writeIndentedJSON(e.stdout, listings(models))
+		return export.WriteJSON(e.stdout, listings(models))
 	case "csv":
-		err = writeGPUCSV(e.stdout, models)
+		return writeGPUCSV(e.stdout, models)
 	case "markdown":
-		err = writeGPUMarkdown(e.stdout, models)
-	default:
-		fmt.Fprintf(e.stderr, "gpucost gpus: --output %q: want table, json, csv or markdown\n", *output)
-		return exitUsage
+		return writeGPUMarkdown(e.stdout, models)
 	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost gpus: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
+	return badUsage("--output %q: want table, json, csv or markdown", *output)
 }
 
 // tflops formats a dense rate: "-" where the GPU has no path for the precision.

@@ -42,7 +42,7 @@ func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 			if len(tt.providers) > 0 {
 				args = append(args, "--provider", strings.Join(tt.providers, ","))
 			}
-			if code := runHistory(context.Background(), e, args); code != exitOK {
+			if code := runCommand("history", context.Background(), e, args); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			var got []schema.HistoryPoint
@@ -61,7 +61,7 @@ func TestHistoryCLIFormatsAndCharts(t *testing.T) {
 	hand := fx.handHistory("H100-SXM-80GB", nil, schema.Day, fx.start, fx.end)
 
 	e, stdout, stderr := fx.env()
-	if code := runHistory(context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--output", "csv"}); code != exitOK {
+	if code := runCommand("history", context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--output", "csv"}); code != exitOK {
 		t.Fatalf("csv: exit %d: %s", code, stderr)
 	}
 	rows, err := csv.NewReader(stdout).ReadAll()
@@ -83,7 +83,7 @@ func TestHistoryCLIFormatsAndCharts(t *testing.T) {
 
 	e, stdout, stderr = fx.env()
 	png1, svg1 := filepath.Join(dir, "h100.png"), filepath.Join(dir, "h100.svg")
-	if code := runHistory(context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--chart", png1}); code != exitOK {
+	if code := runCommand("history", context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--chart", png1}); code != exitOK {
 		t.Fatalf("table + png: exit %d: %s", code, stderr)
 	}
 	first := hand[0]
@@ -101,7 +101,7 @@ func TestHistoryCLIFormatsAndCharts(t *testing.T) {
 		t.Errorf("PNG chart: %+v, %v; want a decodable image of at least 500×300", cfg, err)
 	}
 	e, _, stderr = fx.env()
-	if code := runHistory(context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--chart", svg1}); code != exitOK {
+	if code := runCommand("history", context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--chart", svg1}); code != exitOK {
 		t.Fatalf("svg: exit %d: %s", code, stderr)
 	}
 	svg, err := os.ReadFile(svg1)
@@ -148,49 +148,11 @@ func TestHistoryCLIBadFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, stderr := e()
-			if code := runHistory(context.Background(), env, tt.args); code != exitUsage {
+			if code := runCommand("history", context.Background(), env, tt.args); code != exitUsage {
 				t.Errorf("exit %d, want %d (usage)", code, exitUsage)
 			}
 			if !strings.Contains(stderr.String(), tt.wantErr) {
 				t.Errorf("stderr %q does not contain %q", stderr, tt.wantErr)
-			}
-		})
-	}
-}
-
-func TestParseWhen(t *testing.T) {
-	now := time.Date(2026, 5, 17, 10, 30, 0, 0, time.UTC)
-	tests := []struct {
-		in      string
-		want    time.Time
-		wantErr string
-	}{
-		{"now", now, ""},
-		{"7d", now.AddDate(0, 0, -7), ""},
-		{"2w", now.AddDate(0, 0, -14), ""},
-		{"36h", now.Add(-36 * time.Hour), ""},
-		{"90m", now.Add(-90 * time.Minute), ""},
-		{"1h30m", now.Add(-90 * time.Minute), ""},
-		{"2026-01-31", time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC), ""},
-		{"2026-01-31 12:00", time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC), ""},
-		{"2026-01-31T12:00:00+02:00", time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC), ""},
-		{"", time.Time{}, "a time is required"},
-		{"-5h", time.Time{}, "must be positive"},
-		{"999999w", time.Time{}, "more than 100 years"},
-		{"1900-01-01", time.Time{}, "out of range"},
-		{"yesterday", time.Time{}, "cannot read"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := parseWhen(tt.in, now)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseWhen(%q) error = %v, want %q", tt.in, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || !got.Equal(tt.want) {
-				t.Fatalf("parseWhen(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 			}
 		})
 	}
@@ -228,7 +190,7 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e, stdout, stderr := fx.env()
-			if code := runChanges(context.Background(), e, append(tt.args, "--output", "json", "--limit", "0")); code != exitOK {
+			if code := runCommand("changes", context.Background(), e, append(tt.args, "--output", "json", "--limit", "0")); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			var got []schema.PriceChange
@@ -245,7 +207,7 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 	}
 	t.Run("table", func(t *testing.T) {
 		e, stdout, stderr := fx.env()
-		if code := runChanges(context.Background(), e, []string{"--since", "60d", "--provider", "lambda"}); code != exitOK {
+		if code := runCommand("changes", context.Background(), e, []string{"--since", "60d", "--provider", "lambda"}); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		flat := strings.Join(strings.Fields(stdout.String()), " ")

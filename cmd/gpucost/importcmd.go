@@ -7,7 +7,6 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +25,7 @@ import (
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -69,32 +69,24 @@ const maxImportBytes = 64 << 20
 // maxImportErrorWidth caps one printed error line: the file name, line, column and message.
 const maxImportErrorWidth = 600
 
-func runImport(ctx context.Context, e env, args []string) int {
+func runImport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("import", "[flags] FILE.csv", importHelp)
 	fs.withConfig()
 	dryRun := fs.Bool("dry-run", false, "check the file and say what would be loaded; load nothing")
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.usage(e.stdout)
-		return exitOK
+	if err := fs.parse(e, args, 1); err != nil {
+		return err
 	}
-	if err == nil && fs.NArg() != 1 {
-		err = fmt.Errorf("want exactly one CSV file, got %d arguments", fs.NArg())
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost import: %v\n\n", err)
-		fs.usage(e.stderr)
-		return exitUsage
+	if fs.NArg() != 1 {
+		return &usageError{err: fmt.Errorf("want exactly one CSV file, got %d arguments", fs.NArg()), usage: fs.usageText()}
 	}
 	path := fs.Arg(0)
-	cfg, code := fs.config(e)
-	if code >= 0 {
-		return code
+	cfg, err := fs.config(e)
+	if err != nil {
+		return err
 	}
 	data, err := readImportFile(path)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost import: %v\n", err)
-		return exitFailed
+		return err
 	}
 	data = e.secrets.Data(data) // a table is data, scrubbed before it is read, as a provider's answer is
 	now := time.Now().UTC()
@@ -109,31 +101,28 @@ func runImport(ctx context.Context, e env, args []string) int {
 			// An error quotes the file's text, which is untrusted: one clean line each.
 			fmt.Fprintln(e.stderr, textcell.Clean(err.Error(), maxImportErrorWidth))
 		}
-		fmt.Fprintf(e.stderr, "gpucost import: %s has %d bad lines: nothing loaded\n", path, countLines(errs))
-		return exitFailed
+		return fmt.Errorf("%s has %d bad lines: nothing loaded", path, countLines(errs))
 	}
 	summary := importSummary(imp.Offers)
 	if *dryRun {
 		fmt.Fprintf(e.stdout, "dry run: %s is valid: %d observations (%s) as run %s; nothing loaded\n", path, len(imp.Offers), summary, imp.RunID)
-		return exitOK
+		return nil
 	}
-	s, err := storeFromConfig(ctx, cfg.ClickHouse, newLogger(e))
+	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: newLogger(e)})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost import: %v\n", err)
-		return exitFailed
+		return err
 	}
 	defer s.Close()
 	res, err := s.LoadImport(ctx, imp)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost import: %v\n", err)
-		return exitFailed
+		return err
 	}
 	if res.Skipped() {
 		fmt.Fprintf(e.stdout, "%s was already imported as run %s: nothing loaded\n", path, imp.RunID)
-		return exitOK
+		return nil
 	}
 	fmt.Fprintf(e.stdout, "imported %d observations (%s) from %s as run %s\n", res.OffersWritten, summary, path, imp.RunID)
-	return exitOK
+	return nil
 }
 
 func readImportFile(path string) ([]byte, error) {
@@ -277,13 +266,13 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 			IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown, GPUCount: 1}
 
 		o.Provider = cell("provider")
-		if !providerName.MatchString(o.Provider) {
-			fail(line, "provider", "%s is not a provider name (lower-case letters, digits, '.', '_', '-')", quoteShort(o.Provider))
+		if !selection.IsProviderName(o.Provider) {
+			fail(line, "provider", "%s is not a provider name (lower-case letters, digits, '.', '_', '-')", selection.Quote(o.Provider))
 		}
 		if v := cell("gpu_count"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > 1024 {
-				fail(line, "gpu_count", "%s is not a whole number of GPUs between 1 and 1024", quoteShort(v))
+				fail(line, "gpu_count", "%s is not a whole number of GPUs between 1 and 1024", selection.Quote(v))
 			} else {
 				o.GPUCount = uint16(n)
 			}
@@ -292,7 +281,7 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 		if v := cell("vram_gb"); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f <= 0 || math.IsInf(f, 0) || f > 10000 {
-				fail(line, "vram_gb", "%s is not a positive number of GB", quoteShort(v))
+				fail(line, "vram_gb", "%s is not a positive number of GB", selection.Quote(v))
 			} else {
 				vram = f
 			}
@@ -308,8 +297,8 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 				o.GPUModel, o.VRAMGB = r.Model.Name, r.Model.VRAMGB
 			}
 			if o.GPUModel == "" {
-				msg := fmt.Sprintf("unknown GPU %s", quoteShort(o.GPUNameRaw))
-				if like := similarGPUs(o.GPUNameRaw); len(like) > 0 {
+				msg := fmt.Sprintf("unknown GPU %s", selection.Quote(o.GPUNameRaw))
+				if like := selection.SimilarGPUs(o.GPUNameRaw); len(like) > 0 {
 					msg += " (catalog models like it: " + strings.Join(like, ", ") + ")"
 				}
 				fail(line, "gpu", "%s", msg)
@@ -319,14 +308,14 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 			fail(line, "vram_gb", "%g GB does not match %s (%g GB per GPU)", vram, o.GPUModel, o.VRAMGB)
 		}
 		if pt, err := schema.ParsePriceType(cell("price_type")); err != nil {
-			fail(line, "price_type", "unknown price type %s (want one of %v)", quoteShort(cell("price_type")), schema.PriceTypes)
+			fail(line, "price_type", "unknown price type %s (want one of %v)", selection.Quote(cell("price_type")), schema.PriceTypes)
 		} else {
 			o.PriceType = pt
 		}
 		if v := cell("usd_per_gpu_hour"); v == "" {
 			fail(line, "usd_per_gpu_hour", "empty")
 		} else if p, err := decimal.NewFromString(strings.TrimPrefix(v, "$")); err != nil {
-			fail(line, "usd_per_gpu_hour", "%s is not a number", quoteShort(v))
+			fail(line, "usd_per_gpu_hour", "%s is not a number", selection.Quote(v))
 		} else if !p.IsPositive() {
 			fail(line, "usd_per_gpu_hour", "%s is not positive", v)
 		} else if p.GreaterThan(lim.maxPrice) {
@@ -338,7 +327,7 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 		}
 		if v := cell("observed_at"); v == "" {
 			fail(line, "observed_at", "empty")
-		} else if at, err := parseObservedAt(v); err != nil {
+		} else if at, err := selection.Time(v); err != nil {
 			fail(line, "observed_at", "%v", err)
 		} else if at.After(lim.now.Add(time.Hour)) {
 			fail(line, "observed_at", "%s is in the future", v)
@@ -347,16 +336,16 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 		}
 		o.Region = cell("region")
 		if len(o.Region) > 64 || strings.IndexFunc(o.Region, unicode.IsControl) >= 0 {
-			fail(line, "region", "%s is not a region name (at most 64 printable characters)", quoteShort(o.Region))
+			fail(line, "region", "%s is not a region name (at most 64 printable characters)", selection.Quote(o.Region))
 		}
 		if v := cell("tier"); v != "" {
 			o.Tier = schema.Tier(v)
 			if !containsTier(o.Tier) {
-				fail(line, "tier", "unknown tier %s (want one of %v)", quoteShort(v), schema.Tiers)
+				fail(line, "tier", "unknown tier %s (want one of %v)", selection.Quote(v), schema.Tiers)
 			}
 		}
 		if v := cell("valid_until"); v != "" {
-			if until, err := parseObservedAt(v); err != nil {
+			if until, err := selection.Time(v); err != nil {
 				fail(line, "valid_until", "%v", err)
 			} else if !o.ObservedAt.IsZero() && !until.After(o.ObservedAt) {
 				fail(line, "valid_until", "%s is not after observed_at %s", v, cell("observed_at"))
@@ -367,21 +356,21 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 		// An interconnect the table does not give stays unknown: no GPU name or count implies one.
 		if v := cell("intra_node"); v != "" {
 			if in, err := schema.ParseIntraNode(v); err != nil {
-				fail(line, "intra_node", "unknown interconnect %s (want one of %v)", quoteShort(v), schema.IntraNodes)
+				fail(line, "intra_node", "unknown interconnect %s (want one of %v)", selection.Quote(v), schema.IntraNodes)
 			} else {
 				o.IntraNode = in
 			}
 		}
 		if v := cell("inter_node"); v != "" {
 			if in, err := schema.ParseInterNode(v); err != nil {
-				fail(line, "inter_node", "unknown interconnect %s (want one of %v)", quoteShort(v), schema.InterNodes)
+				fail(line, "inter_node", "unknown interconnect %s (want one of %v)", selection.Quote(v), schema.InterNodes)
 			} else {
 				o.InterNode = in
 			}
 		}
 		if v := cell("available_count"); v != "" {
 			if n, err := strconv.ParseUint(v, 10, 32); err != nil {
-				fail(line, "available_count", "%s is not a whole number of 0 or more", quoteShort(v))
+				fail(line, "available_count", "%s is not a whole number of 0 or more", selection.Quote(v))
 			} else {
 				count := uint32(n)
 				o.AvailableCount = &count
@@ -389,7 +378,7 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 		}
 		if v := cell("stock"); v != "" {
 			if st, err := schema.ParseStock(v); err != nil {
-				fail(line, "stock", "unknown stock level %s (want one of %v)", quoteShort(v), schema.Stocks)
+				fail(line, "stock", "unknown stock level %s (want one of %v)", selection.Quote(v), schema.Stocks)
 			} else {
 				o.Stock = st
 			}
@@ -432,18 +421,18 @@ func parsePriceTable(path string, data []byte, lim importLimits) (schema.Import,
 // that holds credentials.
 func checkSourceURL(s string) error {
 	if len(s) > 2048 || strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) >= 0 {
-		return fmt.Errorf("%s is not a URL (at most 2048 characters, no spaces)", quoteShort(s))
+		return fmt.Errorf("%s is not a URL (at most 2048 characters, no spaces)", selection.Quote(s))
 	}
 	u, err := url.Parse(s)
 	if err == nil && u.User != nil {
 		return errors.New("the URL holds a user name or password (not shown): give the page's address without credentials")
 	}
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.Opaque != "" {
-		return fmt.Errorf("%s is not an https:// URL of the publisher's page", quoteShort(s))
+		return fmt.Errorf("%s is not an https:// URL of the publisher's page", selection.Quote(s))
 	}
 	for name := range u.Query() {
 		if redact.IsCredentialParam(name) {
-			return fmt.Errorf("the URL has the query parameter %s, which carries credentials: give the page's address without it", quoteShort(name))
+			return fmt.Errorf("the URL has the query parameter %s, which carries credentials: give the page's address without it", selection.Quote(name))
 		}
 	}
 	return nil
@@ -456,20 +445,6 @@ func containsTier(t schema.Tier) bool {
 		}
 	}
 	return false
-}
-
-// parseObservedAt reads a date or a time; times without a zone are UTC. Sub-second parts are
-// dropped: observed_at has whole seconds.
-func parseObservedAt(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			if t.Year() < 2000 || t.Year() > 2200 {
-				return time.Time{}, fmt.Errorf("%s is out of range (years 2000 to 2200)", quoteShort(s))
-			}
-			return t.UTC().Truncate(time.Second), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("cannot read %s as a date (2026-01-31) or a time (2026-01-31T12:00:00Z)", quoteShort(s))
 }
 
 // lineOf returns the line a CSV error points at, or fallback.

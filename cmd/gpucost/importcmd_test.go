@@ -162,7 +162,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 
 	// A bad file: every bad line reported, nothing loaded.
 	e, stdout, stderr := fx.env()
-	if code := runImport(ctx, e, []string{bad}); code != exitFailed {
+	if code := runCommand("import", ctx, e, []string{bad}); code != exitFailed {
 		t.Fatalf("bad file: exit %d, want %d\n%s%s", code, exitFailed, stdout, stderr)
 	}
 	for _, want := range wantBadLines {
@@ -179,14 +179,14 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 
 	// A good file, then the same file again.
 	e, stdout, stderr = fx.env()
-	if code := runImport(ctx, e, []string{good}); code != exitOK {
+	if code := runCommand("import", ctx, e, []string{good}); code != exitOK {
 		t.Fatalf("good file: exit %d\n%s", code, stderr)
 	}
 	if !strings.Contains(stdout.String(), "imported 6 observations (aws 4, azure 2) from "+good) {
 		t.Errorf("stdout: %s", stdout)
 	}
 	e, stdout, stderr = fx.env()
-	if code := runImport(ctx, e, []string{good}); code != exitOK {
+	if code := runCommand("import", ctx, e, []string{good}); code != exitOK {
 		t.Fatalf("good file again: exit %d\n%s", code, stderr)
 	}
 	if !strings.Contains(stdout.String(), "was already imported as run import-") || !strings.Contains(stdout.String(), "nothing loaded") {
@@ -201,7 +201,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 
 	// The imported rows are history and changes like any others.
 	e, stdout, stderr = fx.env()
-	if code := runHistory(ctx, e, []string{"--gpu", "H100-SXM-80GB", "--provider", "aws", "--price-type", "on_demand", "--interval", "week",
+	if code := runCommand("history", ctx, e, []string{"--gpu", "H100-SXM-80GB", "--provider", "aws", "--price-type", "on_demand", "--interval", "week",
 		"--since", "2026-01-01", "--until", "2026-02-01", "--output", "json"}); code != exitOK {
 		t.Fatalf("history: exit %d: %s", code, stderr)
 	}
@@ -217,7 +217,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 		t.Errorf("weekly history of the import (-want +got):\n%s", diff)
 	}
 	e, stdout, stderr = fx.env()
-	if code := runChanges(ctx, e, []string{"--provider", "aws,azure", "--since", "2026-01-01", "--until", "2026-02-01", "--output", "csv"}); code != exitOK {
+	if code := runCommand("changes", ctx, e, []string{"--provider", "aws,azure", "--since", "2026-01-01", "--until", "2026-02-01", "--output", "csv"}); code != exitOK {
 		t.Fatalf("changes: exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
@@ -229,15 +229,15 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 func TestImportUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-	if code := runImport(context.Background(), e, nil); code != exitUsage || !strings.Contains(stderr.String(), "want exactly one CSV file") {
+	if code := runCommand("import", context.Background(), e, nil); code != exitUsage || !strings.Contains(stderr.String(), "want exactly one CSV file") {
 		t.Errorf("no file: exit %d, stderr %q", code, stderr.String())
 	}
 	stderr.Reset()
-	if code := runImport(context.Background(), e, []string{filepath.Join(t.TempDir(), "missing.csv")}); code != exitFailed || !strings.Contains(stderr.String(), "missing.csv") {
+	if code := runCommand("import", context.Background(), e, []string{filepath.Join(t.TempDir(), "missing.csv")}); code != exitFailed || !strings.Contains(stderr.String(), "missing.csv") {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr.String())
 	}
 	stdout.Reset()
-	if code := runImport(context.Background(), e, []string{"--dry-run", writeFile(t, t.TempDir(), "p.csv", goodTable)}); code != exitOK || !strings.Contains(stdout.String(), "dry run:") {
+	if code := runCommand("import", context.Background(), e, []string{"--dry-run", writeFile(t, t.TempDir(), "p.csv", goodTable)}); code != exitOK || !strings.Contains(stdout.String(), "dry run:") {
 		t.Errorf("dry run: exit %d, stdout %q", code, stdout.String())
 	}
 }
@@ -357,11 +357,11 @@ func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 	file := writeFile(t, t.TempDir(), "aws-2026.csv", table)
 	ctx := context.Background()
 	e, stdout, stderr := fx.env()
-	if code := runImport(ctx, e, []string{file}); code != exitOK {
+	if code := runCommand("import", ctx, e, []string{file}); code != exitOK {
 		t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
 	}
 	e, stdout, stderr = fx.env()
-	if code := runOffers(ctx, e, []string{"--output", "json", "--max-age", "6h"}); code != exitOK {
+	if code := runCommand("offers", ctx, e, []string{"--output", "json", "--max-age", "6h"}); code != exitOK {
 		t.Fatalf("offers: exit %d\n%s", code, stderr)
 	}
 	var got []schema.Offer

@@ -1,33 +1,36 @@
 // Command gpucost collects GPU prices into ClickHouse and tells each team where its workloads
 // run cheapest. Each subcommand is one job; `gpucost help` lists them and `gpucost CMD --help`
-// documents each. Only this package reads the environment and wires packages together.
+// documents each. This package only wires: it reads the flags and the environment, calls one
+// package to do the work, renders the result, and maps the outcome to an exit code (exitCode).
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
+	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/redact"
+	"github.com/gpucost/gpucost/selection"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
 // Exit codes, documented in README.md and docs/operations.md: cron and Kubernetes act on them.
-// A scrape also exits 4 (exitBusy, scrape.go) when another holds the lock.
 const (
 	exitOK      = 0 // everything worked
 	exitFailed  = 1 // the command failed
-	exitUsage   = 2 // bad flags or arguments
-	exitPartial = 3 // some of the work failed (some providers of a scrape, or batches wait in its spool)
+	exitUsage   = 2 // bad flags, arguments, configuration or input file
+	exitPartial = 3 // some of the work failed (some providers of a scrape, some teams of a report, batches waiting in a spool)
+	exitBusy    = 4 // another scrape holds the lock
 	// exitQuarantined: a scrape's spool holds batches in quarantine, which will not load until an
 	// operator looks at them (docs/operations.md).
 	exitQuarantined = 5
@@ -44,11 +47,11 @@ type env struct {
 	secrets *redact.Redactor
 }
 
-// command is one subcommand.
+// command is one subcommand. run returns nil on success, or an error that exitCode maps.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, e env, args []string) int
+	run     func(ctx context.Context, e env, args []string) error
 }
 
 func commands() []command {
@@ -97,11 +100,18 @@ func run(ctx context.Context, e env, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, e, args[1:])
+			return execute(ctx, e, c.name, c.run, args[1:])
 		}
 	}
 	fmt.Fprintf(e.stderr, "gpucost: unknown command %q (see gpucost help)\n", args[0])
 	return exitUsage
+}
+
+// execute runs one command's function and returns its exit code, its error printed.
+func execute(ctx context.Context, e env, name string, fn func(context.Context, env, []string) error, args []string) int {
+	err := fn(ctx, e, args)
+	printError(e.stderr, name, err)
+	return exitCode(err)
 }
 
 func usage(w io.Writer) {
@@ -113,74 +123,83 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun gpucost COMMAND --help for a command's flags.")
 }
 
-// flags is a subcommand's flag set with the text its --help prints.
-type flags struct {
-	*flag.FlagSet
-	synopsis, help string
-	configPath     *string // --config, for commands that read the configuration
+// exitError gives an error its exit code. A nil err exits with code and prints nothing (the
+// command has said what happened).
+type exitError struct {
+	code int
+	err  error
 }
 
-// withConfig adds the --config flag of every command that reads the configuration.
-func (f *flags) withConfig() {
-	f.configPath = f.String("config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
-}
-
-// config loads the configuration: the embedded defaults, the file of --config or
-// GPUCOST_CONFIG, then GPUCOST_* variables. On error it prints it and returns the exit code
-// (bad configuration is a usage error); otherwise the code is -1.
-func (f *flags) config(e env) (Config, int) {
-	path := *f.configPath
-	if path == "" {
-		path = e.getenv("GPUCOST_CONFIG")
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
 	}
-	cfg, err := loadConfig(path, e.getenv)
-	passwords, apiKeys := cfg.secrets(e.getenv)
-	e.secrets.Add(passwords...)
-	e.secrets.AddSent(apiKeys...)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost %s: %v\n", f.Name(), err)
-		return cfg, exitUsage
-	}
-	return cfg, -1
+	return e.err.Error()
 }
 
-func newFlags(name, synopsis, help string) *flags {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // parse reports errors itself
-	fs.Usage = func() {}
-	return &flags{FlagSet: fs, synopsis: synopsis, help: help}
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode returns err with an exit code of its own.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// usageError is a bad flag, argument or value: exit code 2; with usage set, the command's usage
+// follows the message.
+type usageError struct {
+	err   error
+	usage string
 }
 
-func (f *flags) usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage: gpucost %s %s\n\n%s\n", f.Name(), f.synopsis, f.help)
-	fmt.Fprintln(w, "\nFlags:")
-	f.SetOutput(w)
-	f.PrintDefaults()
-	f.SetOutput(io.Discard)
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// badUsage returns a usage error with the message of format.
+func badUsage(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
-// parse parses args and maps the outcome to an exit code: -1 means carry on. --help prints the
-// usage on stdout and succeeds; a bad flag or argument prints the error and usage on stderr.
-func (f *flags) parse(e env, args []string) int {
-	err := f.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		f.usage(e.stdout)
+// exitCode maps a command's outcome to its exit code, the one place that does.
+func exitCode(err error) int {
+	var ee *exitError
+	var ue *usageError
+	var se *selection.Error
+	var ie *optimizer.InputError
+	switch {
+	case err == nil:
 		return exitOK
-	}
-	if err == nil && f.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q", f.Arg(0))
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost %s: %v\n\n", f.Name(), err)
-		f.usage(e.stderr)
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue), errors.As(err, &se), errors.As(err, &ie):
 		return exitUsage
+	case errors.Is(err, pipeline.ErrBusy):
+		return exitBusy
 	}
-	return -1
+	return exitFailed
 }
 
-// writeIndentedJSON writes v as indented JSON, the form of every JSON gpucost prints or serves.
-func writeIndentedJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// printError prints a command's error on stderr as "gpucost NAME: message" (a bad selection names
+// its flag), one line per error when several are joined, then the usage a usage error carries.
+func printError(w io.Writer, name string, err error) {
+	if err == nil || err.Error() == "" {
+		return
+	}
+	errs := []error{err}
+	inner := err
+	if ee, ok := err.(*exitError); ok {
+		inner = ee.err
+	}
+	if j, ok := inner.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		msg := e.Error()
+		var se *selection.Error
+		if errors.As(e, &se) && !strings.HasPrefix(msg, se.Param+":") {
+			msg = se.Flag() + ": " + msg
+		}
+		fmt.Fprintf(w, "gpucost %s: %s\n", name, msg)
+	}
+	var ue *usageError
+	if errors.As(err, &ue) && ue.usage != "" {
+		fmt.Fprintf(w, "\n%s", ue.usage)
+	}
 }

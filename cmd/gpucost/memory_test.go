@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/textcell"
 )
 
@@ -54,7 +55,7 @@ func TestMeasureScrapeMemory(t *testing.T) {
 		}
 		limit = n
 	} else {
-		cfg, err := loadConfig("", func(string) string { return "" })
+		cfg, err := config.Load("", func(string) string { return "" })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/textcell"
 )
 
@@ -21,54 +22,43 @@ tabs, bidi overrides) into spaces and cuts every cell to 40 characters; in CSV a
 spreadsheet would run as a formula (starting with = + - @) gets a leading apostrophe, and
 numbers stay numbers. JSON keeps the text as stored.`
 
-func runOffers(ctx context.Context, e env, args []string) int {
+func runOffers(ctx context.Context, e env, args []string) error {
 	fs := newFlags("offers", "[flags]", offersHelp)
 	fs.withConfig()
-	gpu := fs.String("gpu", "", "comma-separated canonical GPU models, e.g. H100-SXM-80GB (see the GPU catalog)")
-	minVRAM := fs.Float64("min-vram", 0, "minimum VRAM per GPU, GB")
-	provider := fs.String("provider", "", "comma-separated providers")
-	priceType := fs.String("price-type", "", "comma-separated price types: on_demand, spot, reserved, term_1y, term_3y")
+	var req selection.Request
+	fs.StringVar(&req.GPU, "gpu", "", "comma-separated canonical GPU models, e.g. H100-SXM-80GB (see the GPU catalog)")
+	fs.StringVar(&req.MinVRAM, "min-vram", "0", "minimum VRAM per GPU, GB")
+	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers")
+	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: on_demand, spot, reserved, term_1y, term_3y")
 	interconnect := fs.String("interconnect", "", "minimum intra-node interconnect: nvswitch, nvlink, pcie")
-	maxAge := fs.Duration("max-age", 6*time.Hour, "drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
+	fs.StringVar(&req.MaxAge, "max-age", "6h", "drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
 	perGPU := fs.Bool("cheapest-per-gpu", false, "only the cheapest offer of each GPU model")
 	limit := fs.Int("limit", 50, "at most this many rows (0: all)")
 	output := fs.String("output", "table", "table, json or csv")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
-	f := schema.OfferFilter{MinVRAMGB: *minVRAM, MaxAge: *maxAge}
-	usage := func(err error) int {
-		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
-		return exitUsage
+	if err := checkOutput(*output); err != nil {
+		return err
 	}
-	var err error
-	if err = checkOutput(*output); err != nil {
-		return usage(err)
-	}
-	if f.GPUModels, err = parseGPUs(*gpu); err != nil {
-		return usage(err)
-	}
-	if f.Providers, err = parseProviders(*provider); err != nil {
-		return usage(err)
-	}
-	if f.PriceTypes, err = parsePriceTypes(*priceType); err != nil {
-		return usage(err)
+	f, err := req.Offers(time.Now(), selection.Bounds{})
+	if err != nil {
+		return err
 	}
 	var minIntra schema.IntraNode
 	if *interconnect != "" {
 		if minIntra, err = schema.ParseIntraNode(*interconnect); err != nil || minIntra == schema.IntraUnknown {
-			return usage(fmt.Errorf("--interconnect %s: want nvswitch, nvlink or pcie", quoteShort(*interconnect)))
+			return badUsage("--interconnect %s: want nvswitch, nvlink or pcie", selection.Quote(*interconnect))
 		}
 	}
-	s, code := openStore(ctx, e, fs)
-	if code >= 0 {
-		return code
+	s, err := fs.openStore(ctx, e)
+	if err != nil {
+		return err
 	}
 	defer s.Close()
 	offers, err := s.LatestOffers(ctx, f)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
-		return exitFailed
+		return err
 	}
 	if minIntra != "" {
 		offers = filterIntra(offers, minIntra)
@@ -84,17 +74,11 @@ func runOffers(ctx context.Context, e env, args []string) int {
 		if offers == nil {
 			offers = []schema.Offer{}
 		}
-		err = writeIndentedJSON(e.stdout, offers)
+		return export.WriteJSON(e.stdout, offers)
 	case "csv":
-		err = writeOffersCSV(e.stdout, offers)
-	default:
-		err = writeOffersTable(e.stdout, offers)
+		return writeOffersCSV(e.stdout, offers)
 	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost offers: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
+	return writeOffersTable(e.stdout, offers)
 }
 
 // cheapestPerGPU keeps the first offer of each GPU model of a cheapest-first list, ordered by

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/plans"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
@@ -29,105 +31,63 @@ holds is reported as excluded, and when age is why nothing fits the reason says 
 assumption of the plan is an option in optimize.options (gpucost config print shows them). A
 workload nothing fits is reported with the reason, not an error.`
 
-func runOptimize(ctx context.Context, e env, args []string) int {
+func runOptimize(ctx context.Context, e env, args []string) error {
 	fs := newFlags("optimize", "[flags]", optimizeHelp)
 	fs.withConfig()
 	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
 	output := fs.String("output", "table", "table, json, csv or markdown")
 	noStore := fs.Bool("no-store", false, "print the plan without storing it")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
 	switch *output {
 	case "table", "json", "csv", "markdown":
 	default:
-		fmt.Fprintf(e.stderr, "gpucost optimize: --output %q: want table, json, csv or markdown\n", *output)
-		return exitUsage
+		return badUsage("--output %q: want table, json, csv or markdown", *output)
 	}
-	cfg, code := fs.config(e)
-	if code >= 0 {
-		return code
+	cfg, err := fs.config(e)
+	if err != nil {
+		return err
 	}
 	if *workloads != "" {
 		cfg.Optimize.Workloads = *workloads
 	}
-	logger := newLogger(e)
-	plan, code, err := optimizeOnce(ctx, cfg, logger, !*noStore)
+	plan, err := optimizeOnce(ctx, cfg, newLogger(e), !*noStore)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost optimize: %v\n", err)
-		return code
+		return err
 	}
-	if err := writePlan(e.stdout, plan, *output); err != nil {
-		fmt.Fprintf(e.stderr, "gpucost optimize: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
+	return writePlan(e.stdout, plan, *output)
 }
 
-// optimizeOnce reads the workloads and today's offers, plans, and stores the plan when store is
-// set. On error it also returns the exit code that fits (bad input or failure).
-func optimizeOnce(ctx context.Context, cfg Config, logger *slog.Logger, storePlan bool) (*optimizer.Plan, int, error) {
-	wl, err := readWorkloads(cfg)
+// optimizeOnce reads the workloads and today's offers, plans, and stores the plan when storePlan
+// is set.
+func optimizeOnce(ctx context.Context, cfg config.Config, logger *slog.Logger, storePlan bool) (*optimizer.Plan, error) {
+	wl, err := plans.ReadWorkloads(cfg.Optimize.Workloads)
 	if err != nil {
-		return nil, exitUsage, err
+		return nil, err
 	}
-	s, err := storeFromConfig(ctx, cfg.ClickHouse, logger)
+	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
 	if err != nil {
-		return nil, exitFailed, err
+		return nil, err
 	}
 	defer s.Close()
 	now := time.Now().UTC().Truncate(time.Second)
-	plan, _, _, err := planToday(ctx, s, cfg, wl, now)
+	today, err := plans.Make(ctx, s, cfg.Optimize.Workloads, wl, cfg.Optimize.Options, now)
 	if err != nil {
-		return nil, exitFailed, err
+		return nil, err
 	}
 	if storePlan {
-		runID := "plan-" + now.Format("20060102T150405Z")
-		if err := s.InsertPlan(ctx, plan.Rows(runID)); err != nil {
-			return plan, exitFailed, err
+		if err := plans.Save(ctx, s, today.Plan, now); err != nil {
+			return today.Plan, err
 		}
 	}
-	return plan, exitOK, nil
-}
-
-// readWorkloads reads and parses the workloads file of optimize.workloads.
-func readWorkloads(cfg Config) (*optimizer.File, error) {
-	data, err := os.ReadFile(cfg.Optimize.Workloads)
-	if err != nil {
-		return nil, fmt.Errorf("reading workloads: %w", err)
-	}
-	return optimizer.ParseWorkloads(cfg.Optimize.Workloads, data)
-}
-
-// planToday plans wl on the store's latest offers whose prices still hold, with the options of
-// optimize.options, and returns the offers and the good runs (for the report's provider status).
-func planToday(ctx context.Context, s *store.Store, cfg Config, wl *optimizer.File, now time.Time) (*optimizer.Plan, []schema.Offer, []schema.ScrapeRun, error) {
-	opts := cfg.Optimize.Options
-	// A week more than a price holds, and the tables that expired within the week: the
-	// optimizer sees the offers that stopped holding lately, so it can say when age is why
-	// nothing fits; older ones (delisted long ago) stay in the store.
-	const lately = 7 * 24 * time.Hour
-	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + lately
-	offers, err := s.LatestOffers(ctx, schema.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	good, err := s.LastGoodRuns(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	in := optimizer.Input{Now: now, Workloads: wl, Offers: offers}
-	plan, err := optimizer.Optimize(in, opts)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("planning %s: %w", cfg.Optimize.Workloads, err)
-	}
-	return plan, offers, good, nil
+	return today.Plan, nil
 }
 
 func writePlan(w io.Writer, plan *optimizer.Plan, format string) error {
 	switch format {
 	case "json":
-		return writeIndentedJSON(w, plan)
+		return export.WriteJSON(w, plan)
 	case "csv":
 		return writePlanCSV(w, plan.Rows(""))
 	case "markdown":

@@ -31,7 +31,9 @@ func TestScrapeExitCodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var w bytes.Buffer
 			rep := pipeline.Report{Status: tc.status, Waiting: tc.waiting, Quarantined: tc.quarantined, QuarantineDir: "/spool/quarantine"}
-			if got := scrapeExitCode(&w, rep); got != tc.want {
+			err := scrapeOutcome(rep)
+			printError(&w, "scrape", err)
+			if got := exitCode(err); got != tc.want {
 				t.Errorf("exit code %d, want %d", got, tc.want)
 			}
 			if !strings.Contains(w.String(), tc.says) || (tc.says == "") != (w.Len() == 0) {

@@ -20,10 +20,13 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/plans"
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -52,7 +55,7 @@ ClickHouse (report_sends) and a rerun skips the teams already sent, unless --for
 Exit codes: 0 done (every team sent or already sent); 3 some teams failed; 1 every team
 failed, or the report could not be made; 2 bad flags, config or workloads file.`
 
-func runReport(ctx context.Context, e env, args []string) int {
+func runReport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("report", "[flags]", reportHelp)
 	fs.withConfig()
 	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
@@ -63,13 +66,10 @@ func runReport(ctx context.Context, e env, args []string) int {
 	email := fs.Bool("email", false, "email each team its report over SMTP (report.smtp)")
 	dryRun := fs.Bool("dry-run", false, "with --email: write .eml files instead of sending; record nothing")
 	force := fs.Bool("force", false, "with --email: send again to teams already sent this week's report")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
-	usageErr := func(format string, args ...any) int {
-		fmt.Fprintf(e.stderr, "gpucost report: "+format+"\n", args...)
-		return exitUsage
-	}
+	usageErr := badUsage
 	if (*dryRun || *force) && !*email {
 		return usageErr("--dry-run and --force go with --email")
 	}
@@ -88,9 +88,9 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if !*email && *out == "" && len(fmts) > 1 {
 		return usageErr("--format: several formats need --out DIR")
 	}
-	cfg, code := fs.config(e)
-	if code >= 0 {
-		return code
+	cfg, err := fs.config(e)
+	if err != nil {
+		return err
 	}
 	if *workloads != "" {
 		cfg.Optimize.Workloads = *workloads
@@ -100,22 +100,16 @@ func runReport(ctx context.Context, e env, args []string) int {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	job := newReportJob(cfg, e, logger)
-	s, err := storeFromConfig(ctx, cfg.ClickHouse, logger)
+	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost report: %v\n", err)
-		return exitFailed
+		return err
 	}
 	defer s.Close()
 	rep, err := job.build(ctx, s, week)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost report: %v\n", err)
-		var inErr *optimizer.InputError
-		if errors.As(err, &inErr) || errors.Is(err, os.ErrNotExist) {
-			return exitUsage
-		}
-		return exitFailed
+		return err
 	}
-	selected := splitList(*teams)
+	selected := selection.List(*teams)
 	for _, name := range selected {
 		if !slices.Contains(rep.TeamNames(), name) {
 			return usageErr("--team: no team %q in %s (teams: %s)", name, cfg.Optimize.Workloads, strings.Join(rep.TeamNames(), ", "))
@@ -127,21 +121,13 @@ func runReport(ctx context.Context, e env, args []string) int {
 
 	if !*email {
 		if *out == "" {
-			if err := narrow(rep, selected).Render(e.stdout, fmts[0]); err != nil {
-				fmt.Fprintf(e.stderr, "gpucost report: %v\n", err)
-				return exitFailed
-			}
-			return exitOK
+			return narrow(rep, selected).Render(e.stdout, fmts[0])
 		}
 		files, err := writeReportFiles(*out, rep, selected, fmts, e.secrets)
 		for _, f := range files {
 			fmt.Fprintln(e.stdout, f)
 		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "gpucost report: %v\n", err)
-			return exitFailed
-		}
-		return exitOK
+		return err
 	}
 
 	req := mailRequest{teams: selected, force: *force, secrets: e.secrets}
@@ -153,19 +139,16 @@ func runReport(ctx context.Context, e env, args []string) int {
 	}
 	results, err := job.mail(ctx, rep, s, req)
 	printMailResults(e.stdout, rep.Week, results)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost report: %v\n", err)
-	}
-	return mailExitCode(results, err)
+	return withCode(mailExitCode(results, err), err)
 }
 
 // sendWeekly is the weekly job of `gpucost serve`: it makes this week's report and emails it to
 // every team not yet sent this week's report, recording each send in ClickHouse, so a job run
 // twice (a restart, a retry) emails each team once. status is ok (every team sent or already
 // sent), partial (some teams failed: the rest were sent) or failed.
-func sendWeekly(ctx context.Context, cfg Config, e env, logger *slog.Logger) (status string, err error) {
+func sendWeekly(ctx context.Context, cfg config.Config, e env, logger *slog.Logger) (status string, err error) {
 	job := newReportJob(cfg, e, logger)
-	s, err := storeFromConfig(ctx, cfg.ClickHouse, logger)
+	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
 	if err != nil {
 		return "failed", err
 	}
@@ -175,7 +158,7 @@ func sendWeekly(ctx context.Context, cfg Config, e env, logger *slog.Logger) (st
 
 // reportJob makes reports and mails them. Its fields are what tests replace.
 type reportJob struct {
-	cfg    Config
+	cfg    config.Config
 	logger *slog.Logger
 	getenv func(string) string
 	now    func() time.Time
@@ -186,7 +169,7 @@ type reportJob struct {
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-func newReportJob(cfg Config, e env, logger *slog.Logger) *reportJob {
+func newReportJob(cfg config.Config, e env, logger *slog.Logger) *reportJob {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -225,7 +208,7 @@ func (j *reportJob) weekly(ctx context.Context, s *store.Store) (string, error) 
 // build makes the report of week (zero: this week): it plans the workloads on the latest
 // offers, and reads the run log and the price history of every GPU model in the plan.
 func (j *reportJob) build(ctx context.Context, s *store.Store, week report.Week) (*report.Report, error) {
-	wl, err := readWorkloads(j.cfg)
+	wl, err := plans.ReadWorkloads(j.cfg.Optimize.Workloads)
 	if err != nil {
 		return nil, err
 	}
@@ -234,10 +217,11 @@ func (j *reportJob) build(ctx context.Context, s *store.Store, week report.Week)
 		return nil, err
 	}
 	now := j.now().UTC().Truncate(time.Second)
-	plan, offers, good, err := planToday(ctx, s, j.cfg, wl, now)
+	today, err := plans.Make(ctx, s, j.cfg.Optimize.Workloads, wl, j.cfg.Optimize.Options, now)
 	if err != nil {
 		return nil, err
 	}
+	plan, offers, good := today.Plan, today.Offers, today.GoodRuns
 	if week.ID == "" {
 		week = report.WeekOf(now)
 	}
@@ -300,7 +284,7 @@ func parseReportFormats(s string) ([]report.Format, error) {
 		return report.Formats, nil
 	}
 	var out []report.Format
-	for _, name := range splitList(s) {
+	for _, name := range selection.List(s) {
 		f, err := report.ParseFormat(name)
 		if err != nil {
 			return nil, err
@@ -401,7 +385,7 @@ func (j *reportJob) mail(ctx context.Context, rep *report.Report, log sendLog, r
 	smtpCfg := j.cfg.Report.SMTP
 	var client *gomail.Client
 	if req.emlDir == "" {
-		password, err := smtpCfg.password(j.getenv)
+		password, err := smtpCfg.Password(j.getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -563,45 +547,6 @@ func (j *reportJob) smtpClient(password string) (*gomail.Client, error) {
 		return nil, fmt.Errorf("configuring the SMTP client for %s:%d: %w", c.Host, c.Port, err)
 	}
 	return client, nil
-}
-
-// check validates the report section, as part of Config.validate: a bad SMTP setting stops
-// every command at start, not the weekly job on Monday.
-func (r ReportConfig) check() error {
-	errs := []error{checkSchedule("report.schedule", r.Schedule)}
-	if r.OutDir == "" {
-		errs = append(errs, bad("report.out_dir", "required"))
-	}
-	if r.HistoryWeeks < 1 || r.HistoryWeeks > 104 {
-		errs = append(errs, bad("report.history_weeks", "%d not in 1..104", r.HistoryWeeks))
-	}
-	s := r.SMTP
-	if s.Host == "" {
-		errs = append(errs, bad("report.smtp.host", "required"))
-	}
-	if s.Port < 1 || s.Port > 65535 {
-		errs = append(errs, bad("report.smtp.port", "%d not a port", s.Port))
-	}
-	if _, err := report.Recipients(s.From); err != nil || strings.Contains(s.From, ",") {
-		errs = append(errs, bad("report.smtp.from", "%s is not one email address", quoteShort(s.From)))
-	}
-	if !slices.Contains([]string{"mandatory", "opportunistic", "off"}, s.StartTLS) {
-		errs = append(errs, bad("report.smtp.starttls", "%s (want mandatory, opportunistic or off)", quoteShort(s.StartTLS)))
-	}
-	errs = append(errs, positive("report.smtp.timeout", s.Timeout), notNegative("report.smtp.retry_wait", s.RetryWait))
-	if s.Retries < 0 || s.Retries > 10 {
-		errs = append(errs, bad("report.smtp.retries", "%d not in 0..10", s.Retries))
-	}
-	if s.PasswordEnv != "" && !envName.MatchString(s.PasswordEnv) {
-		errs = append(errs, bad("report.smtp.password_env", "%s is not an environment variable name", quoteShort(s.PasswordEnv)))
-	}
-	return errors.Join(errs...)
-}
-
-// password reads the SMTP password from PasswordFile or the PasswordEnv variable; "" when
-// neither is set. The value is never logged or put in an error.
-func (s SMTPConfig) password(getenv func(string) string) (string, error) {
-	return readSecret("the report.smtp.password", s.PasswordFile, s.PasswordEnv, getenv)
 }
 
 // writeEML writes a message as DIR/WEEK/TEAM.eml, scrubbed of secrets.

@@ -34,6 +34,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/schema"
@@ -286,14 +287,14 @@ var teamAddress = map[string]string{
 // mailTestJob is a report job mailing through the sink on port, logging into logs.
 func mailTestJob(t *testing.T, port int, logs *bytes.Buffer, getenv func(string) string) (*reportJob, *[]time.Duration) {
 	t.Helper()
-	cfg, err := loadConfig("", func(string) string { return "" })
+	cfg, err := config.Load("", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Report.SMTP.Host, cfg.Report.SMTP.Port = "127.0.0.1", port
 	cfg.Report.SMTP.From = "gpucost <gpucost@example.com>"
-	cfg.Report.SMTP.Timeout = Duration(10 * time.Second)
-	cfg.Report.SMTP.RetryWait = Duration(10 * time.Millisecond)
+	cfg.Report.SMTP.Timeout = config.Duration(10 * time.Second)
+	cfg.Report.SMTP.RetryWait = config.Duration(10 * time.Millisecond)
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -673,38 +674,6 @@ func TestReportEmailDryRun(t *testing.T) {
 	}
 }
 
-func TestReportConfigCheck(t *testing.T) {
-	base, err := loadConfig("", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := base.Report.check(); err != nil {
-		t.Fatalf("the embedded defaults fail: %v", err)
-	}
-	tests := []struct {
-		name    string
-		env     map[string]string
-		wantErr string
-	}{
-		{"starttls typo", map[string]string{"GPUCOST_REPORT_SMTP_STARTTLS": "yes"}, "report.smtp.starttls"},
-		{"from with a header", map[string]string{"GPUCOST_REPORT_SMTP_FROM": "a@example.com\r\nBcc: b@example.com"}, "report.smtp.from"},
-		{"two senders", map[string]string{"GPUCOST_REPORT_SMTP_FROM": "a@example.com, b@example.com"}, "report.smtp.from"},
-		{"port", map[string]string{"GPUCOST_REPORT_SMTP_PORT": "70000"}, "report.smtp.port"},
-		{"history", map[string]string{"GPUCOST_REPORT_HISTORY_WEEKS": "0"}, "report.history_weeks"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			// A bad report section stops the configuration from loading, for every command.
-			_, err := loadConfig("", func(k string) string { return tt.env[k] })
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
-			}
-		})
-	}
-}
-
-// loadReportStore fills a fresh ClickHouse database with the fixed offers (observed an hour
-// ago) and a good run per provider, and returns its DSN.
 func loadReportStore(t *testing.T) string {
 	t.Helper()
 	dsn := storetest.DSN(t)
@@ -762,7 +731,7 @@ func TestWeeklyReportSendsOnce(t *testing.T) {
 		}
 		return ""
 	}
-	cfg, err := loadConfig(cfgFile, getenv)
+	cfg, err := config.Load(cfgFile, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -799,19 +768,19 @@ func TestWeeklyReportSendsOnce(t *testing.T) {
 	// The command: a forced resend to one team, and a second one without --force.
 	var stdout, stderr bytes.Buffer
 	ce := env{stdout: &stdout, stderr: &stderr, getenv: getenv}
-	if code := runReport(ctx, ce, []string{"--email", "--force", "--team", "search"}); code != exitOK {
+	if code := runCommand("report", ctx, ce, []string{"--email", "--force", "--team", "search"}); code != exitOK {
 		t.Fatalf("report --email --force: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "search") || len(sink.messages()) != 5 {
 		t.Errorf("forced resend: %d messages\n%s", len(sink.messages()), stdout.String())
 	}
 	stdout.Reset()
-	if code := runReport(ctx, ce, []string{"--email"}); code != exitOK || strings.Count(stdout.String(), "already_sent") != 4 || len(sink.messages()) != 5 {
+	if code := runCommand("report", ctx, ce, []string{"--email"}); code != exitOK || strings.Count(stdout.String(), "already_sent") != 4 || len(sink.messages()) != 5 {
 		t.Errorf("rerun: exit %d, %d messages\n%s%s", code, len(sink.messages()), stdout.String(), stderr.String())
 	}
 	// A dry run writes .eml files into report.out_dir and sends nothing.
 	stdout.Reset()
-	if code := runReport(ctx, ce, []string{"--email", "--dry-run", "--team", "support"}); code != exitOK {
+	if code := runCommand("report", ctx, ce, []string{"--email", "--dry-run", "--team", "support"}); code != exitOK {
 		t.Fatalf("dry run: exit %d\n%s", code, stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out", week.ID, "support.eml")); err != nil || len(sink.messages()) != 5 {
@@ -835,7 +804,7 @@ func TestReportCommandWritesFormats(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	e := env{stdout: &stdout, stderr: &stderr, getenv: getenv}
 	ctx := context.Background()
-	if code := runReport(ctx, e, []string{"--format", "json", "--team", "support"}); code != exitOK {
+	if code := runCommand("report", ctx, e, []string{"--format", "json", "--team", "support"}); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	var r report.Report
@@ -849,7 +818,7 @@ func TestReportCommandWritesFormats(t *testing.T) {
 		t.Error("no charts or market prices from the store's history")
 	}
 	stdout.Reset()
-	if code := runReport(ctx, e, []string{"--format", "all", "--out", out}); code != exitOK {
+	if code := runCommand("report", ctx, e, []string{"--format", "all", "--out", out}); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	week := report.WeekOf(time.Now()).ID
@@ -885,7 +854,7 @@ func TestReportCommandWritesFormats(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			stderr.Reset()
-			if code := runReport(ctx, e, tt.args); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+			if code := runCommand("report", ctx, e, tt.args); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tt.code, stderr.String(), tt.want)
 			}
 		})

@@ -13,18 +13,17 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
-
-const exitBusy = 4 // another scrape holds the lock
 
 const scrapeHelp = `Run one scrape: fetch every enabled provider in parallel, normalize and validate the offers,
 and load them into ClickHouse with the raw responses and one run-log row per provider. Every
@@ -43,7 +42,7 @@ configuration; 4 another scrape holds the lock (scrape.lock_wait sets how long t
 
 Progress goes to stderr: one line per provider on a terminal, structured logs otherwise.`
 
-func runScrape(ctx context.Context, e env, args []string) int {
+func runScrape(ctx context.Context, e env, args []string) error {
 	return scrape(ctx, e, args, scrapeHooks{})
 }
 
@@ -55,30 +54,28 @@ type scrapeHooks struct {
 	onLoadStep func(step string)
 }
 
-func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) int {
+func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) error {
 	fs := newFlags("scrape", "[flags]", scrapeHelp)
 	fs.withConfig()
 	providers := fs.String("providers", "", "comma-separated providers to scrape (default scrape.providers)")
 	replay := fs.String("replay", "", "serve every request from a recorded folder instead of the network")
 	record := fs.String("record", "", "save every response of this run to a folder (replayable with --replay)")
 	dryRun := fs.Bool("dry-run", false, "print what would be loaded; load and spool nothing")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
-	cfg, code := fs.config(e)
-	if code >= 0 {
-		return code
+	cfg, err := fs.config(e)
+	if err != nil {
+		return err
 	}
 	if *replay != "" && *record != "" {
-		fmt.Fprintln(e.stderr, "gpucost scrape: --replay and --record exclude each other")
-		return exitUsage
+		return badUsage("--replay and --record exclude each other")
 	}
 	tty := isTerminal(e.stderr)
 	logger := runLogger(e, tty)
-	sources, err := buildSources(cfg, e, logger, splitList(*providers), sourceOptions{recordDir: *record, replayDir: *replay})
+	sources, err := buildSources(cfg, e, logger, selection.List(*providers), sourceOptions{recordDir: *record, replayDir: *replay})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
-		return exitUsage
+		return &usageError{err: err}
 	}
 	var sink pipeline.Sink
 	var history pipeline.History
@@ -92,8 +89,7 @@ func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) int {
 	if *replay != "" {
 		// The same recording always gets the same run id, so replaying it twice loads it once.
 		if opts.RunID, err = replayRunID(*replay); err != nil {
-			fmt.Fprintf(e.stderr, "gpucost scrape: --replay: %v\n", err)
-			return exitUsage
+			return badUsage("--replay: %v", err)
 		}
 	}
 	if tty {
@@ -101,45 +97,52 @@ func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) int {
 	}
 	runner, err := pipeline.New(pipelineConfig(cfg), sources, sink, history, opts)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
-		return exitUsage
+		return &usageError{err: err}
 	}
 	rep, err := runner.Run(ctx)
 	if errors.Is(err, pipeline.ErrBusy) {
-		fmt.Fprintf(e.stderr, "gpucost scrape: %v: not starting a second run\n", err)
-		return exitBusy
+		return fmt.Errorf("%w: not starting a second run", err)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost scrape: %v\n", err)
-		return exitFailed
+		return err
 	}
 	if *dryRun {
 		printDryRun(e.stdout, rep)
 	}
 	printSummary(e.stdout, rep)
-	return scrapeExitCode(e.stderr, rep)
+	return scrapeOutcome(rep)
 }
 
-// scrapeExitCode is a scrape's exit code: the run's status, raised to partial while batches wait
-// in the spool and to quarantined while its quarantine holds any (a failed run stays failed);
-// each says why on w.
-func scrapeExitCode(w io.Writer, rep pipeline.Report) int {
-	code := exitCode(rep.Status)
+// scrapeOutcome is a scrape's result as an exit code: the run's status, raised to partial while
+// batches wait in the spool and to quarantined while its quarantine holds any (a failed run
+// stays failed); the error says why.
+func scrapeOutcome(rep pipeline.Report) error {
+	code := exitFailed
+	switch rep.Status {
+	case schema.RunOK:
+		code = exitOK
+	case schema.RunPartial:
+		code = exitPartial
+	}
+	var why []error
 	if rep.Waiting > 0 {
 		// The data is safe in the spool, but the operator should know the store did not take it.
-		fmt.Fprintf(w, "gpucost scrape: %d batches wait in the spool for the next run (ClickHouse did not take them)\n", rep.Waiting)
+		why = append(why, fmt.Errorf("%d batches wait in the spool for the next run (ClickHouse did not take them)", rep.Waiting))
 		if code == exitOK {
 			code = exitPartial
 		}
 	}
 	if rep.Quarantined > 0 {
-		fmt.Fprintf(w, "gpucost scrape: %d batches are in quarantine in %s: they will not load until moved back into the spool folder; their .failures files say why (docs/operations.md)\n",
-			rep.Quarantined, rep.QuarantineDir)
+		why = append(why, fmt.Errorf("%d batches are in quarantine in %s: they will not load until moved back into the spool folder; their .failures files say why (docs/operations.md)",
+			rep.Quarantined, rep.QuarantineDir))
 		if code != exitFailed {
 			code = exitQuarantined
 		}
 	}
-	return code
+	if code == exitOK {
+		return nil
+	}
+	return withCode(code, errors.Join(why...))
 }
 
 // replayRunID derives a run id from a recorded folder's contents: "replay-" and the start of a
@@ -165,17 +168,7 @@ func replayRunID(dir string) (string, error) {
 	return "replay-" + hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-func exitCode(s schema.RunStatus) int {
-	switch s {
-	case schema.RunOK:
-		return exitOK
-	case schema.RunPartial:
-		return exitPartial
-	}
-	return exitFailed
-}
-
-func pipelineConfig(cfg Config) pipeline.Config {
+func pipelineConfig(cfg config.Config) pipeline.Config {
 	return pipeline.Config{
 		Parallelism:        cfg.Scrape.Parallelism,
 		SourceTimeout:      cfg.Scrape.SourceTimeout.Std(),
@@ -189,16 +182,6 @@ func pipelineConfig(cfg Config) pipeline.Config {
 	}
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // runLogger logs warnings and errors as text on a terminal (progress lines carry the rest), and
 // everything from info up as JSON otherwise, for log collectors.
 func runLogger(e env, tty bool) *slog.Logger {
@@ -206,15 +189,6 @@ func runLogger(e env, tty bool) *slog.Logger {
 		return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	return slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func printProgress(w io.Writer, p pipeline.ProviderReport) {
@@ -280,7 +254,7 @@ func total(m map[string]int) int {
 // lazyStore is the pipeline's sink and history on ClickHouse, opened on first use and reopened
 // after a failure, so a scrape started while ClickHouse is down still runs and spools.
 type lazyStore struct {
-	cfg    ClickHouseConfig
+	cfg    config.ClickHouseConfig
 	logger *slog.Logger
 	// onLoadStep is the store's store.Options.OnLoadStep (the kill tests stop the process there).
 	onLoadStep func(step string)
@@ -288,7 +262,7 @@ type lazyStore struct {
 	s          *store.Store
 }
 
-func newLazyStore(cfg ClickHouseConfig, logger *slog.Logger) *lazyStore {
+func newLazyStore(cfg config.ClickHouseConfig, logger *slog.Logger) *lazyStore {
 	return &lazyStore{cfg: cfg, logger: logger}
 }
 
@@ -298,7 +272,7 @@ func (l *lazyStore) get(ctx context.Context) (*store.Store, error) {
 	if l.s != nil {
 		return l.s, nil
 	}
-	s, err := storeWith(ctx, l.cfg, store.Options{Logger: l.logger, OnLoadStep: l.onLoadStep})
+	s, err := openStore(ctx, l.cfg, store.Options{Logger: l.logger, OnLoadStep: l.onLoadStep})
 	if err != nil {
 		return nil, err
 	}

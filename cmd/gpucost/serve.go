@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/robfig/cron/v3"
 
+	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
 )
@@ -37,42 +39,35 @@ A job still running when its next time comes is skipped; a job that panics is lo
 service carries on. On SIGTERM or SIGINT the scheduler stops, the run in flight finishes or
 spools its batches (within serve.shutdown_grace), and the process exits 0.`
 
-func runServe(ctx context.Context, e env, args []string) int {
+func runServe(ctx context.Context, e env, args []string) error {
 	fs := newFlags("serve", "[flags]", serveHelp)
 	fs.withConfig()
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
-	cfg, code := fs.config(e)
-	if code >= 0 {
-		return code
+	cfg, err := fs.config(e)
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv, err := newServer(cfg, e, logger)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost serve: %v\n", err)
-		return exitUsage
+		return &usageError{err: err}
 	}
 	defer srv.close()
 	if err := errors.Join(srv.scheduleScrape(), srv.scheduleOptimize(), srv.scheduleReport()); err != nil {
-		fmt.Fprintf(e.stderr, "gpucost serve: %v\n", err)
-		return exitUsage
+		return &usageError{err: err}
 	}
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gpucost serve: %v\n", err)
-		return exitFailed
+		return err
 	}
-	if err := srv.serve(ctx, ln); err != nil {
-		fmt.Fprintf(e.stderr, "gpucost serve: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
+	return srv.serve(ctx, ln)
 }
 
 // server is `gpucost serve`: the scheduler, its jobs' state and the HTTP endpoints.
 type server struct {
-	cfg      Config
+	cfg      config.Config
 	e        env
 	logger   *slog.Logger
 	registry *prometheus.Registry
@@ -100,7 +95,7 @@ type jobState struct {
 	entry      cron.EntryID
 }
 
-func newServer(cfg Config, e env, logger *slog.Logger) (*server, error) {
+func newServer(cfg config.Config, e env, logger *slog.Logger) (*server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cl := cronLogger{logger}
@@ -121,7 +116,7 @@ func newServer(cfg Config, e env, logger *slog.Logger) (*server, error) {
 	}
 	// Half the pool: the scheduled jobs (a scrape loads up to scrape.parallelism batches at
 	// once) and the gate's liveness checks keep connections of their own.
-	s.gate = newStoreGate(cfg.ClickHouse.maxOpenConns()/2, cfg.Serve.QueryTimeout.Std(), s.probe)
+	s.gate = newStoreGate(cfg.ClickHouse.MaxOpenConns()/2, cfg.Serve.QueryTimeout.Std(), s.probe)
 	s.runLog = newRefresher(healthzRefresh, cfg.Serve.QueryTimeout.Std(), false, s.lastRuns)
 	return s, nil
 }
@@ -161,7 +156,7 @@ func (s *server) scheduleScrape() error {
 // scheduleOptimize adds the nightly plan.
 func (s *server) scheduleOptimize() error {
 	return s.schedule("optimize", s.cfg.Optimize.Schedule, func(ctx context.Context) (string, error) {
-		plan, _, err := optimizeOnce(ctx, s.cfg, s.logger, true)
+		plan, err := optimizeOnce(ctx, s.cfg, s.logger, true)
 		if err != nil {
 			return "failed", err
 		}
@@ -324,7 +319,7 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	if h.Status != "ok" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	_ = writeIndentedJSON(w, h)
+	_ = export.WriteJSON(w, h)
 }
 
 // runLog is the last run and the last good run of each provider.

@@ -17,16 +17,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpucost/gpucost/config"
 )
 
 func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	x := newE2E(t, nil)
-	cfg, err := loadConfig(x.configPath, func(string) string { return "" })
+	cfg, err := config.Load(x.configPath, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Serve.ScrapeSchedule = "@every 1s"
-	cfg.Serve.ShutdownGrace = Duration(20 * time.Second)
+	cfg.Serve.ShutdownGrace = config.Duration(20 * time.Second)
 	logs := &syncBuffer{}
 	srv, err := newServer(cfg, env{stdout: io.Discard, stderr: logs, getenv: func(string) string { return "" }}, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {

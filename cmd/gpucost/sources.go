@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/scrapers"
 )
@@ -18,17 +19,17 @@ type sourceOptions struct {
 
 // buildSources returns the enabled providers' sources, sharing one HTTP client. names selects a
 // subset of the configured providers (empty: all of them).
-func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sourceOptions) ([]pipeline.Source, error) {
+func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string, so sourceOptions) ([]pipeline.Source, error) {
 	if len(names) == 0 {
 		names = cfg.Scrape.Providers
 	}
 	keys := map[string]string{}
 	for _, name := range names {
-		pc, ok := providerConfig(cfg, name)
+		pc, ok := config.Provider(cfg, name)
 		if !ok {
 			return nil, fmt.Errorf("unknown provider %q (want some of vastai, runpod, lambda, coreweave)", name)
 		}
-		key, err := pc.apiKey(e.getenv)
+		key, err := pc.APIKey(e.getenv)
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
@@ -53,7 +54,7 @@ func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sou
 	}
 	// A replay serves recorded bytes: the politeness delays meant for live hosts only slow it.
 	noDelay := so.replayDir != ""
-	delay := func(d Duration) Duration {
+	delay := func(d config.Duration) config.Duration {
 		if noDelay {
 			return -1
 		}
@@ -81,20 +82,6 @@ func buildSources(cfg Config, e env, logger *slog.Logger, names []string, so sou
 		out = append(out, sourceAdapter{s})
 	}
 	return out, nil
-}
-
-func providerConfig(cfg Config, name string) (ProviderConfig, bool) {
-	switch name {
-	case scrapers.VastName:
-		return cfg.Providers.VastAI, true
-	case scrapers.RunPodName:
-		return cfg.Providers.RunPod, true
-	case scrapers.LambdaName:
-		return cfg.Providers.Lambda, true
-	case scrapers.CoreWeaveName:
-		return cfg.Providers.CoreWeave, true
-	}
-	return ProviderConfig{}, false
 }
 
 // sourceAdapter presents a scrapers.Source as the pipeline's Source: the two packages share only

@@ -6,11 +6,11 @@ import (
 	"runtime"
 )
 
-func runVersion(_ context.Context, e env, args []string) int {
+func runVersion(_ context.Context, e env, args []string) error {
 	fs := newFlags("version", "", "Print the gpucost version and the Go it was built with.")
-	if code := fs.parse(e, args); code >= 0 {
-		return code
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stdout, "gpucost %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return exitOK
+	return nil
 }

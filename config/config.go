@@ -1,9 +1,17 @@
-package main
+// Package config is gpucost's configuration: the embedded defaults (gpucost.yaml, every key
+// documented), a config file on top, then GPUCOST_* environment variables. Load decodes
+// strictly and checks every value as the commands will use it (a DSN the driver parses, cron
+// schedules, addresses, URLs, SMTP settings); each error names where the bad value came from:
+// the file and line, or the variable, and the key. Secrets (the ClickHouse and SMTP passwords,
+// the providers' API keys) never sit in the file: they are read from the variables or files the
+// configuration names, and Secrets lists them so that everything gpucost writes is scrubbed.
+package config
 
 import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -23,13 +31,16 @@ import (
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/redact"
+	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/scrapers"
+	"github.com/gpucost/gpucost/selection"
 )
 
-// defaultConfigYAML is the embedded default configuration: every field, documented. A config
+// DefaultYAML is the embedded default configuration: every field, documented. A config
 // file given with --config is read on top of it, then GPUCOST_* environment variables.
 //
 //go:embed gpucost.yaml
-var defaultConfigYAML []byte
+var DefaultYAML []byte
 
 // Config is gpucost's configuration. Every field has a yaml key (see gpucost.yaml for the
 // documentation of each) and an environment override named GPUCOST_ + the upper-cased key path
@@ -140,7 +151,7 @@ type Duration time.Duration
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("invalid duration %s (want e.g. 90s, 5m, 2h)", quoteShort(string(b)))
+		return fmt.Errorf("invalid duration %s (want e.g. 90s, 5m, 2h)", selection.Quote(string(b)))
 	}
 	*d = Duration(v)
 	return nil
@@ -165,13 +176,13 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 // Std returns the time.Duration.
 func (d Duration) Std() time.Duration { return time.Duration(d) }
 
-// loadConfig returns the embedded defaults, overlaid by the file at path (when not empty) and
+// Load returns the embedded defaults, overlaid by the file at path (when not empty) and
 // then by GPUCOST_* environment variables, validated. Every error names where the bad value
 // came from: the file and line, or the variable.
-func loadConfig(path string, getenv func(string) string) (Config, error) {
+func Load(path string, getenv func(string) string) (Config, error) {
 	var c Config
 	org := origins{}
-	if err := decodeConfig("embedded defaults", defaultConfigYAML, &c); err != nil {
+	if err := decodeConfig("embedded defaults", DefaultYAML, &c); err != nil {
 		return c, err
 	}
 	if path != "" {
@@ -267,7 +278,7 @@ func (o origins) explain(err error) error {
 			}
 		}
 		if from == "" {
-			from = "the embedded defaults (cmd/gpucost/gpucost.yaml)"
+			from = "the embedded defaults (config/gpucost.yaml)"
 		}
 		out = append(out, fmt.Errorf("%s: %w", from, fe))
 	}
@@ -377,8 +388,8 @@ func setFromString(v reflect.Value, raw string) error {
 	return nil
 }
 
-// providerNames are the sources gpucost knows, in the order they are listed.
-var providerNames = []string{"coreweave", "lambda", "runpod", "vastai"}
+// ProviderNames are the sources gpucost knows, in the order they are listed.
+var ProviderNames = []string{"coreweave", "lambda", "runpod", "vastai"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -392,8 +403,8 @@ func (c Config) validate() error {
 	add(c.ClickHouse.check())
 	add(c.Scrape.check())
 	add(c.HTTP.check())
-	for _, name := range providerNames {
-		pc, _ := providerConfig(c, name)
+	for _, name := range ProviderNames {
+		pc, _ := Provider(c, name)
 		add(pc.check("providers." + name))
 	}
 	add(c.Serve.check())
@@ -437,8 +448,8 @@ func (c ClickHouseConfig) check() error {
 	if err != nil {
 		return bad("clickhouse.dsn", "not a URL like clickhouse://user@host:9000/database (URL-encode special characters of the password)")
 	}
-	if !contains(dsnSchemes, u.Scheme) {
-		return bad("clickhouse.dsn", "scheme %s: want clickhouse:// (the native protocol) or http(s)://", quoteShort(u.Scheme))
+	if !slices.Contains(dsnSchemes, u.Scheme) {
+		return bad("clickhouse.dsn", "scheme %s: want clickhouse:// (the native protocol) or http(s)://", selection.Quote(u.Scheme))
 	}
 	opts, err := clickhouse.ParseDSN(c.DSN)
 	if err != nil {
@@ -449,7 +460,7 @@ func (c ClickHouseConfig) check() error {
 	var errs []error
 	for _, a := range opts.Addr {
 		if _, port, err := net.SplitHostPort(a); err != nil || !validPort(port, false) {
-			errs = append(errs, bad("clickhouse.dsn", "address %s: want host:port", quoteShort(a)))
+			errs = append(errs, bad("clickhouse.dsn", "address %s: want host:port", selection.Quote(a)))
 		}
 	}
 	if opts.DialTimeout < 0 || opts.ReadTimeout < 0 || opts.ConnMaxLifetime < 0 {
@@ -459,14 +470,14 @@ func (c ClickHouseConfig) check() error {
 		errs = append(errs, bad("clickhouse.dsn", "max_open_conns and max_idle_conns must not be negative"))
 	}
 	if c.Cluster != "" && !clusterName.MatchString(c.Cluster) {
-		errs = append(errs, bad("clickhouse.cluster", "%s is not a cluster name (letters, digits, '_', '.', '-')", quoteShort(c.Cluster)))
+		errs = append(errs, bad("clickhouse.cluster", "%s is not a cluster name (letters, digits, '_', '.', '-')", selection.Quote(c.Cluster)))
 	}
 	return errors.Join(errs...)
 }
 
-// maxOpenConns is the size of the DSN's connection pool (max_open_conns; the driver's default
+// MaxOpenConns is the size of the DSN's connection pool (max_open_conns; the driver's default
 // is 10). The configuration has been validated.
-func (c ClickHouseConfig) maxOpenConns() int {
+func (c ClickHouseConfig) MaxOpenConns() int {
 	opts, err := clickhouse.ParseDSN(c.DSN)
 	if err != nil || opts.MaxOpenConns <= 0 {
 		return 10
@@ -479,13 +490,13 @@ var clusterName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 func (s ScrapeConfig) check() error {
 	var errs []error
 	if len(s.Providers) == 0 {
-		errs = append(errs, bad("scrape.providers", "name at least one of %s", strings.Join(providerNames, ", ")))
+		errs = append(errs, bad("scrape.providers", "name at least one of %s", strings.Join(ProviderNames, ", ")))
 	}
 	seen := map[string]bool{}
 	for _, p := range s.Providers {
 		switch {
-		case !contains(providerNames, p):
-			errs = append(errs, bad("scrape.providers", "unknown provider %s (want some of %s)", quoteShort(p), strings.Join(providerNames, ", ")))
+		case !slices.Contains(ProviderNames, p):
+			errs = append(errs, bad("scrape.providers", "unknown provider %s (want some of %s)", selection.Quote(p), strings.Join(ProviderNames, ", ")))
 		case seen[p]:
 			errs = append(errs, bad("scrape.providers", "%s is listed twice", p))
 		}
@@ -541,7 +552,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func (p ProviderConfig) check(key string) error {
 	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), notNegative(key+".delay", p.Delay)}
 	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
-		errs = append(errs, bad(key+".api_key_env", "%s is not an environment variable name", quoteShort(p.APIKeyEnv)))
+		errs = append(errs, bad(key+".api_key_env", "%s is not an environment variable name", selection.Quote(p.APIKeyEnv)))
 	}
 	return errors.Join(errs...)
 }
@@ -553,7 +564,7 @@ func checkURL(key, s string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return bad(key, "%s is not an http(s):// URL", quoteShort(s))
+		return bad(key, "%s is not an http(s):// URL", selection.Quote(s))
 	}
 	return nil
 }
@@ -563,7 +574,7 @@ func (s ServeConfig) check() error {
 		notNegative("serve.shutdown_grace", s.ShutdownGrace), positive("serve.query_timeout", s.QueryTimeout),
 		positive("serve.dashboard_refresh", s.DashboardRefresh)}
 	if _, port, err := net.SplitHostPort(s.Listen); err != nil || !validPort(port, true) {
-		errs = append(errs, bad("serve.listen", "%s is not an address like 127.0.0.1:8080 or :8080", quoteShort(s.Listen)))
+		errs = append(errs, bad("serve.listen", "%s is not an address like 127.0.0.1:8080 or :8080", selection.Quote(s.Listen)))
 	}
 	return errors.Join(errs...)
 }
@@ -578,7 +589,7 @@ func validPort(s string, zeroOK bool) bool {
 // parser: five fields or a descriptor such as @every 30m).
 func checkSchedule(key, spec string) error {
 	if _, err := cron.ParseStandard(spec); err != nil {
-		return bad(key, "%s is not a cron schedule (e.g. \"5 * * * *\" or \"@every 30m\"): %v", quoteShort(spec), err)
+		return bad(key, "%s is not a cron schedule (e.g. \"5 * * * *\" or \"@every 30m\"): %v", selection.Quote(spec), err)
 	}
 	return nil
 }
@@ -606,7 +617,7 @@ func notNegative(key string, d Duration) error {
 // gpucost:gpucost@…/gpucost) is left out: the same text is shown as that name anyway, and
 // scrubbing it would shred every path and name that holds the word. It is still masked where it
 // stands in a DSN, by its shape.
-func (c Config) secrets(getenv func(string) string) (passwords, apiKeys []string) {
+func (c Config) Secrets(getenv func(string) string) (passwords, apiKeys []string) {
 	if u, err := url.Parse(c.ClickHouse.DSN); err == nil {
 		public := []string{u.User.Username(), strings.Trim(u.Path, "/"), u.Hostname()}
 		var dsn []string
@@ -626,12 +637,12 @@ func (c Config) secrets(getenv func(string) string) (passwords, apiKeys []string
 			}
 		}
 	}
-	if p, err := c.Report.SMTP.password(getenv); err == nil {
+	if p, err := c.Report.SMTP.Password(getenv); err == nil {
 		passwords = append(passwords, p)
 	}
-	for _, name := range providerNames {
-		if pc, ok := providerConfig(c, name); ok {
-			if key, err := pc.apiKey(getenv); err == nil {
+	for _, name := range ProviderNames {
+		if pc, ok := Provider(c, name); ok {
+			if key, err := pc.APIKey(getenv); err == nil {
 				apiKeys = append(apiKeys, key)
 			}
 		}
@@ -640,7 +651,7 @@ func (c Config) secrets(getenv func(string) string) (passwords, apiKeys []string
 }
 
 // apiKey reads a provider's key from its file or environment variable; "" when neither is set.
-func (p ProviderConfig) apiKey(getenv func(string) string) (string, error) {
+func (p ProviderConfig) APIKey(getenv func(string) string) (string, error) {
 	return readSecret("the API key", p.APIKeyFile, p.APIKeyEnv, getenv)
 }
 
@@ -660,11 +671,90 @@ func readSecret(what, file, env string, getenv func(string) string) (string, err
 	return "", nil
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
+// check validates the report section, as part of Config.validate: a bad SMTP setting stops
+// every command at start, not the weekly job on Monday.
+func (r ReportConfig) check() error {
+	errs := []error{checkSchedule("report.schedule", r.Schedule)}
+	if r.OutDir == "" {
+		errs = append(errs, bad("report.out_dir", "required"))
+	}
+	if r.HistoryWeeks < 1 || r.HistoryWeeks > 104 {
+		errs = append(errs, bad("report.history_weeks", "%d not in 1..104", r.HistoryWeeks))
+	}
+	s := r.SMTP
+	if s.Host == "" {
+		errs = append(errs, bad("report.smtp.host", "required"))
+	}
+	if s.Port < 1 || s.Port > 65535 {
+		errs = append(errs, bad("report.smtp.port", "%d not a port", s.Port))
+	}
+	if _, err := report.Recipients(s.From); err != nil || strings.Contains(s.From, ",") {
+		errs = append(errs, bad("report.smtp.from", "%s is not one email address", selection.Quote(s.From)))
+	}
+	if !slices.Contains([]string{"mandatory", "opportunistic", "off"}, s.StartTLS) {
+		errs = append(errs, bad("report.smtp.starttls", "%s (want mandatory, opportunistic or off)", selection.Quote(s.StartTLS)))
+	}
+	errs = append(errs, positive("report.smtp.timeout", s.Timeout), notNegative("report.smtp.retry_wait", s.RetryWait))
+	if s.Retries < 0 || s.Retries > 10 {
+		errs = append(errs, bad("report.smtp.retries", "%d not in 0..10", s.Retries))
+	}
+	if s.PasswordEnv != "" && !envName.MatchString(s.PasswordEnv) {
+		errs = append(errs, bad("report.smtp.password_env", "%s is not an environment variable name", selection.Quote(s.PasswordEnv)))
+	}
+	return errors.Join(errs...)
+}
+
+// password reads the SMTP password from PasswordFile or the PasswordEnv variable; "" when
+// neither is set. The value is never logged or put in an error.
+func (s SMTPConfig) Password(getenv func(string) string) (string, error) {
+	return readSecret("the report.smtp.password", s.PasswordFile, s.PasswordEnv, getenv)
+}
+
+// Provider returns the configuration of the provider called name.
+func Provider(cfg Config, name string) (ProviderConfig, bool) {
+	switch name {
+	case scrapers.VastName:
+		return cfg.Providers.VastAI, true
+	case scrapers.RunPodName:
+		return cfg.Providers.RunPod, true
+	case scrapers.LambdaName:
+		return cfg.Providers.Lambda, true
+	case scrapers.CoreWeaveName:
+		return cfg.Providers.CoreWeave, true
+	}
+	return ProviderConfig{}, false
+}
+
+// WriteEffective writes the configuration as YAML with the DSN's password masked, then for each
+// provider whether an API key was found (never the key). scrub masks what else looks like a
+// credential (a URL's password, ?api_key=) in the YAML: the text is printed as a message.
+func WriteEffective(w io.Writer, c Config, getenv func(string) string, scrub func(string) string) error {
+	c.ClickHouse.DSN = MaskDSN(c.ClickHouse.DSN)
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(w, scrub(string(out)))
+	fmt.Fprintln(w, "# API keys found:")
+	for _, name := range ProviderNames {
+		pc, _ := Provider(c, name)
+		state := "not set"
+		if key, err := pc.APIKey(getenv); err != nil {
+			state = "error: " + err.Error()
+		} else if key != "" {
+			state = "set (masked)"
+		}
+		if _, err := fmt.Fprintf(w, "#   %s: %s\n", name, state); err != nil {
+			return err
 		}
 	}
-	return false
+	return nil
+}
+
+// MaskDSN replaces the DSN's password, given as the user's or as a parameter, with REDACTED.
+func MaskDSN(dsn string) string {
+	if _, err := url.Parse(dsn); err != nil {
+		return "(unparsable DSN, hidden)"
+	}
+	return (*redact.Redactor)(nil).URL(dsn)
 }
