@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gpucost/gpucost/chart"
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
 )
@@ -42,7 +43,7 @@ type marketRow struct {
 // chartBlock is one GPU model's history chart.
 type chartBlock struct {
 	GPUModel string
-	SVG      template.HTML // rendered by historySVG, whose text is escaped
+	SVG      template.HTML // rendered by chart.InlineSVG, which escapes its text
 	Empty    bool
 }
 
@@ -152,7 +153,7 @@ func (a *analytics) fillDashboard(ctx context.Context, now time.Time, page *dash
 			}); err != nil {
 				return err
 			}
-			svg, err := historySVG("cheapest $/GPU-hour per day, by provider and price type", q, points)
+			svg, err := chart.InlineSVG(chart.FromHistory("cheapest $/GPU-hour per day, by provider and price type", q, points), "chart")
 			if err != nil {
 				return err
 			}

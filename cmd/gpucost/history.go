@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpucost/gpucost/chart"
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
@@ -38,7 +39,7 @@ func runHistory(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
 	fs.StringVar(&req.Interval, "interval", "day", "bucket width: hour, day or week")
 	output := fs.String("output", "table", "table, json or csv")
-	chart := fs.String("chart", "", "also draw a chart to this .png or .svg file")
+	chartPath := fs.String("chart", "", "also draw a chart to this .png or .svg file")
 	if err := fs.parse(e, args, 0); err != nil {
 		return err
 	}
@@ -49,8 +50,8 @@ func runHistory(ctx context.Context, e env, args []string) error {
 	if err := checkOutput(*output); err != nil {
 		return err
 	}
-	if *chart != "" {
-		if err := checkChartPath(*chart); err != nil {
+	if *chartPath != "" {
+		if err := checkChartPath(*chartPath); err != nil {
 			return err
 		}
 	}
@@ -69,11 +70,12 @@ func runHistory(ctx context.Context, e env, args []string) error {
 	if err := writeHistory(e.stdout, *output, q.Interval, points); err != nil {
 		return fmt.Errorf("writing the output: %w", err)
 	}
-	if *chart != "" {
-		if err := writeHistoryChart(*chart, q, points); err != nil {
+	if *chartPath != "" {
+		title := fmt.Sprintf("%s: cheapest $/GPU-hour per %s", q.Model(), q.Interval)
+		if err := chart.WriteFile(*chartPath, chart.FromHistory(title, q, points)); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "gpucost history: chart written to %s\n", *chart)
+		fmt.Fprintf(e.stderr, "gpucost history: chart written to %s\n", *chartPath)
 	}
 	return nil
 }
