@@ -3,10 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/money"
 )
 
 // Format is an output format of a report.
@@ -71,40 +72,16 @@ func (r *Report) Render(w io.Writer, f Format) error {
 }
 
 // usd formats money: $1,014.70, -$3.50.
-func usd(d decimal.Decimal) string {
-	sign := ""
-	if d.IsNegative() {
-		sign, d = "-", d.Neg()
-	}
-	return sign + "$" + thousands(d.StringFixed(2))
-}
+func usd(d decimal.Decimal) string { return money.USD(d) }
 
 // usdPerHour formats an hourly price: $1.39/h.
-func usdPerHour(d decimal.Decimal) string { return price(d) + "/h" }
+func usdPerHour(d decimal.Decimal) string { return money.Price(d) + "/h" }
 
-// unitUSD formats the price of a unit of work: in cents from a dollar up ($2.09), else to three
-// significant digits ($0.0652, $0.00022).
-func unitUSD(d decimal.Decimal) string {
-	if d.GreaterThanOrEqual(decimal.NewFromInt(1)) || !d.IsPositive() {
-		return usd(d)
-	}
-	places := int32(2 - math.Floor(math.Log10(d.InexactFloat64())))
-	return "$" + d.Round(places).String()
-}
+// unitUSD formats the price of a unit of work (money.Unit).
+func unitUSD(d decimal.Decimal) string { return money.Unit(d) }
 
-// price formats a unit price with two to four decimals: $0.20, $0.065, $1,126.40.
-func price(d decimal.Decimal) string {
-	sign := ""
-	if d.IsNegative() {
-		sign, d = "-", d.Neg()
-	}
-	s := d.Round(4).StringFixed(4)
-	s = strings.TrimRight(s, "0")
-	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 < 2 {
-		s += strings.Repeat("0", 2-(len(s)-i-1))
-	}
-	return sign + "$" + thousands(s)
-}
+// price formats a unit price with two to four decimals (money.Price).
+func price(d decimal.Decimal) string { return money.Price(d) }
 
 // optPrice formats an optional price; "–" when absent.
 func optPrice(d *decimal.Decimal) string {
@@ -134,31 +111,7 @@ func signedPct(d *decimal.Decimal) string {
 }
 
 // num formats a plain decimal with separators: 730, 84.62.
-func num(d decimal.Decimal) string { return thousands(d.String()) }
-
-// thousands adds commas to the integer part of a decimal string.
-func thousands(s string) string {
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	if len(intPart) <= 3 {
-		return s
-	}
-	var b strings.Builder
-	lead := len(intPart) % 3
-	if lead > 0 {
-		b.WriteString(intPart[:lead])
-	}
-	for i := lead; i < len(intPart); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(intPart[i : i+3])
-	}
-	if hasFrac {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
-	return b.String()
-}
+func num(d decimal.Decimal) string { return money.Thousands(d.String()) }
 
 // gpus formats a GPU model and count: H100-SXM-80GB ×8.
 func gpus(model string, count int) string { return fmt.Sprintf("%s ×%d", model, count) }

@@ -81,3 +81,42 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Errorf("schema = %q, want %q", back.Schema, report.SchemaVersion)
 	}
 }
+
+// TestGoldenSamplePlan renders the sample plan alone, as `gpucost optimize --output` does, and
+// compares it with testdata/sample.plan.*; the plan's tables and CSV are the weekly report's,
+// not a second rendering: each workloads table and the CSV rows appear in the full report.
+func TestGoldenSamplePlan(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	offers := MustOffers(t)
+	_, good := fixtureRuns()
+	plan := MustSamplePlan(t, offers, good)
+	full := MustSampleReport(t, now)
+	rendered := map[report.Format]string{}
+	for _, f := range []report.Format{report.FormatText, report.FormatMarkdown, report.FormatCSV} {
+		var b bytes.Buffer
+		if err := report.WritePlan(&b, plan, f); err != nil {
+			t.Fatal(err)
+		}
+		rendered[f] = b.String()
+		golden(t, "sample.plan."+f.Ext(), b.Bytes())
+	}
+	var md, csv bytes.Buffer
+	if err := full.Render(&md, report.FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	if err := full.Render(&csv, report.FormatCSV); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range strings.Split(rendered[report.FormatMarkdown], "### Workloads")[1:] {
+		table = "### Workloads" + strings.Split(table, "\n## ")[0]
+		if !strings.Contains(md.String(), strings.TrimRight(table, "\n")) {
+			t.Errorf("the plan's workloads table is not the report's:\n%s", table)
+		}
+	}
+	if rendered[report.FormatCSV] != csv.String() {
+		t.Errorf("the plan's CSV differs from the report's:\n%s\nvs\n%s", rendered[report.FormatCSV], csv.String())
+	}
+	if strings.Contains(rendered[report.FormatText], "$879323") || !strings.Contains(rendered[report.FormatText], "organisation:") {
+		t.Errorf("the plan table:\n%s", rendered[report.FormatText])
+	}
+}

@@ -21,99 +21,73 @@ type MarkdownOptions struct {
 
 // WriteMarkdown writes the report as GitHub-flavoured Markdown.
 func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
-	bw := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	row := func(cells ...string) { p("| %s |\n", strings.Join(cells, " | ")) }
-	sep := func(align ...string) { p("|%s|\n", strings.Join(align, "|")) }
+	m := mdWriter{bufio.NewWriter(w)}
 	e := textcell.Markdown
 
-	p("# gpucost savings report, week %s\n\n", r.Week.ID)
-	p("%s to %s. Plan of %s, report made %s. Money in USD; a month is %s hours.\n\n",
+	m.p("# gpucost savings report, week %s\n\n", r.Week.ID)
+	m.p("%s to %s. Plan of %s, report made %s. Money in USD; a month is %s hours.\n\n",
 		r.Week.Start.Format("Mon 2006-01-02"), r.Week.End.AddDate(0, 0, -1).Format("Mon 2006-01-02"), stamp(r.PlanGeneratedAt), stamp(r.GeneratedAt), num(r.HoursPerMonth))
 
-	p("## Organisation\n\n")
-	row("Team", "Workloads", "Compared", "Today $/month", "Recommended $/month", "Saves $/month", "Saves %")
-	sep("---", "--:", "--:", "--:", "--:", "--:", "--:")
-	for _, t := range r.Org.Teams {
-		row(e(t.Team), fmt.Sprint(t.Totals.Workloads), fmt.Sprint(t.Totals.Compared), usd(t.Totals.CurrentUSDPerMonth),
-			usd(t.Totals.RecommendedUSDPerMonth), usd(t.Totals.SavingsUSDPerMonth), pct(t.Totals.SavingsPercent))
-	}
-	o := r.Org.Totals
-	row("**All teams**", fmt.Sprint(o.Workloads), fmt.Sprint(o.Compared), "**"+usd(o.CurrentUSDPerMonth)+"**", "**"+usd(o.RecommendedUSDPerMonth)+"**",
-		"**"+usd(o.SavingsUSDPerMonth)+"**", "**"+pct(o.SavingsPercent)+"**")
+	m.org(r)
 
 	if len(r.Providers) > 0 {
-		p("\n### Providers\n\n")
-		row("Provider", "Last run", "Status", "Last good run", "In plan")
-		sep("---", "---", "---", "---", "---")
+		m.p("\n### Providers\n\n")
+		m.row("Provider", "Last run", "Status", "Last good run", "In plan")
+		m.sep("---", "---", "---", "---", "---")
 		for _, pr := range r.Providers {
-			row(e(pr.Provider), optStamp(pr.LastRunAt), e(orDash(string(pr.LastStatus))), optStamp(pr.LastGoodAt), yesNo(!pr.Excluded))
+			m.row(e(pr.Provider), optStamp(pr.LastRunAt), e(orDash(string(pr.LastStatus))), optStamp(pr.LastGoodAt), yesNo(!pr.Excluded))
 		}
 	}
 
 	for _, t := range r.Teams {
-		p("\n## Team %s\n\n", e(t.Name))
-		p("Report for %s. %s\n\n", e(t.Email), headline(t.Totals))
-		p("### Workloads\n\n")
-		row("Workload", "Today at", "GPUs", "$/h", "h/month", "$/month", "Recommended at", "GPUs", "Price type", "$/h", "$/month", "Saves $/month", "Saves %", "Why")
-		sep("---", "---", "---", "--:", "--:", "--:", "---", "---", "---", "--:", "--:", "--:", "--:", "---")
-		for _, wl := range t.Workloads {
-			recType := "–"
-			if wl.Recommended != nil {
-				recType = priceTypeLabel(string(wl.Recommended.PriceType))
-			}
-			row(e(wl.Name), e(providerRegion(wl.Current)), e(placementGPU(wl.Current)), perHourOf(wl.Current), hoursOf(wl.Current), monthOf(wl.Current),
-				e(providerRegion(wl.Recommended)), e(placementGPU(wl.Recommended)), e(recType), perHourOf(wl.Recommended), monthOf(wl.Recommended),
-				savingsUSD(wl.Savings), savingsPct(wl.Savings), e(wl.Why))
-		}
-		tt := t.Totals
-		row("**Total**", "", "", "", "", "**"+usd(tt.CurrentUSDPerMonth)+"**", "", "", "", "", "**"+usd(tt.RecommendedUSDPerMonth)+"**",
-			"**"+usd(tt.SavingsUSDPerMonth)+"**", "**"+pct(tt.SavingsPercent)+"**", "")
+		m.p("\n## Team %s\n\n", e(t.Name))
+		m.p("Report for %s. %s\n\n", e(t.Email), headline(t.Totals))
+		m.workloads(t)
 
-		m := t.Market
-		p("\n### Market this week\n\n")
-		p("Cheapest $/GPU-hour per provider, %s against %s.\n\n", stamp(m.Now), m.WeekAgo.Format("2006-01-02"))
-		if len(m.Prices) == 0 {
-			p("No prices for %s.\n", e(strings.Join(m.GPUModels, ", ")))
+		mk := t.Market
+		m.p("\n### Market this week\n\n")
+		m.p("Cheapest $/GPU-hour per provider, %s against %s.\n\n", stamp(mk.Now), mk.WeekAgo.Format("2006-01-02"))
+		if len(mk.Prices) == 0 {
+			m.p("No prices for %s.\n", e(strings.Join(mk.GPUModels, ", ")))
 		} else {
-			row("GPU", "Price type", "Provider", "Now", "Week ago", "Change")
-			sep("---", "---", "---", "--:", "--:", "--:")
-			for _, mp := range m.Prices {
+			m.row("GPU", "Price type", "Provider", "Now", "Week ago", "Change")
+			m.sep("---", "---", "---", "--:", "--:", "--:")
+			for _, mp := range mk.Prices {
 				now := optPrice(mp.NowUSDPerGPUHour)
 				if mp.Cheapest {
 					now = "**" + now + "**"
 				}
-				row(e(mp.GPUModel), e(priceTypeLabel(string(mp.PriceType))), e(mp.Provider), now, optPrice(mp.WeekAgoUSDPerGPUHour), signedPct(mp.ChangePercent))
+				m.row(e(mp.GPUModel), e(priceTypeLabel(string(mp.PriceType))), e(mp.Provider), now, optPrice(mp.WeekAgoUSDPerGPUHour), signedPct(mp.ChangePercent))
 			}
 		}
-		if len(m.Moves) > 0 {
-			p("\n**Biggest moves**\n\n")
-			for _, mv := range m.Moves {
-				p("- %s\n", e(moveSentence(mv)))
+		if len(mk.Moves) > 0 {
+			m.p("\n**Biggest moves**\n\n")
+			for _, mv := range mk.Moves {
+				m.p("- %s\n", e(moveSentence(mv)))
 			}
 		}
-		if len(m.NewCheapest) > 0 {
-			p("\n**New cheapest offers**\n\n")
-			for _, nc := range m.NewCheapest {
-				p("- %s\n", e(newCheapestSentence(nc)))
+		if len(mk.NewCheapest) > 0 {
+			m.p("\n**New cheapest offers**\n\n")
+			for _, nc := range mk.NewCheapest {
+				m.p("- %s\n", e(newCheapestSentence(nc)))
 			}
 		}
 
-		p("\n### Caveats\n\n")
+		m.p("\n### Caveats\n\n")
 		if len(t.Caveats) == 0 {
-			p("None.\n")
+			m.p("None.\n")
 		}
 		for _, c := range t.Caveats {
-			p("- %s\n", e(c.Message))
+			m.p("- %s\n", e(c.Message))
 		}
 		if opts.ChartDir != "" && len(t.Charts) > 0 {
-			p("\n### Price history\n\n")
+			m.p("\n### Price history\n\n")
 			for _, c := range t.Charts {
-				p("![%s: cheapest $/GPU-hour per provider](%s)\n\n", e(c.GPUModel), path.Join(opts.ChartDir, ChartFile(t.Name, c, "svg")))
+				m.p("![%s: cheapest $/GPU-hour per provider](%s)\n\n", e(c.GPUModel), path.Join(opts.ChartDir, ChartFile(t.Name, c, "svg")))
 			}
 		}
 	}
-	return bw.Flush()
+	return m.Flush()
 }
 
 // FileStem is a file name for a team: its name in [a-z0-9-], with a short hash of the name
@@ -136,4 +110,48 @@ func FileStem(team string) string {
 // ChartFile is the file name of a team's chart: <team stem>-<chart id>.<ext>.
 func ChartFile(team string, c Chart, ext string) string {
 	return FileStem(team) + "-" + c.ID + "." + ext
+}
+
+// mdWriter writes Markdown: paragraphs and table rows.
+type mdWriter struct{ *bufio.Writer }
+
+func (m mdWriter) p(format string, args ...any) { fmt.Fprintf(m, format, args...) }
+
+func (m mdWriter) row(cells ...string) { m.p("| %s |\n", strings.Join(cells, " | ")) }
+
+func (m mdWriter) sep(align ...string) { m.p("|%s|\n", strings.Join(align, "|")) }
+
+// org writes the organisation's table: one line per team and the totals.
+func (m mdWriter) org(r *Report) {
+	e := textcell.Markdown
+	m.p("## Organisation\n\n")
+	m.row("Team", "Workloads", "Compared", "Today $/month", "Recommended $/month", "Saves $/month", "Saves %")
+	m.sep("---", "--:", "--:", "--:", "--:", "--:", "--:")
+	for _, t := range r.Org.Teams {
+		m.row(e(t.Team), fmt.Sprint(t.Totals.Workloads), fmt.Sprint(t.Totals.Compared), usd(t.Totals.CurrentUSDPerMonth),
+			usd(t.Totals.RecommendedUSDPerMonth), usd(t.Totals.SavingsUSDPerMonth), pct(t.Totals.SavingsPercent))
+	}
+	o := r.Org.Totals
+	m.row("**All teams**", fmt.Sprint(o.Workloads), fmt.Sprint(o.Compared), "**"+usd(o.CurrentUSDPerMonth)+"**", "**"+usd(o.RecommendedUSDPerMonth)+"**",
+		"**"+usd(o.SavingsUSDPerMonth)+"**", "**"+pct(o.SavingsPercent)+"**")
+}
+
+// workloads writes a team's before/after table.
+func (m mdWriter) workloads(t Team) {
+	e := textcell.Markdown
+	m.p("### Workloads\n\n")
+	m.row("Workload", "Today at", "GPUs", "$/h", "h/month", "$/month", "Recommended at", "GPUs", "Price type", "$/h", "$/month", "Saves $/month", "Saves %", "Why")
+	m.sep("---", "---", "---", "--:", "--:", "--:", "---", "---", "---", "--:", "--:", "--:", "--:", "---")
+	for _, wl := range t.Workloads {
+		recType := "–"
+		if wl.Recommended != nil {
+			recType = priceTypeLabel(string(wl.Recommended.PriceType))
+		}
+		m.row(e(wl.Name), e(providerRegion(wl.Current)), e(placementGPU(wl.Current)), perHourOf(wl.Current), hoursOf(wl.Current), monthOf(wl.Current),
+			e(providerRegion(wl.Recommended)), e(placementGPU(wl.Recommended)), e(recType), perHourOf(wl.Recommended), monthOf(wl.Recommended),
+			savingsUSD(wl.Savings), savingsPct(wl.Savings), e(wl.Why))
+	}
+	tt := t.Totals
+	m.row("**Total**", "", "", "", "", "**"+usd(tt.CurrentUSDPerMonth)+"**", "", "", "", "", "**"+usd(tt.RecommendedUSDPerMonth)+"**",
+		"**"+usd(tt.SavingsUSDPerMonth)+"**", "**"+pct(tt.SavingsPercent)+"**", "")
 }

@@ -2,21 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
-	"strconv"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/gpucost/gpucost/config"
-	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/plans"
-	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/store"
-	"github.com/gpucost/gpucost/textcell"
 )
 
 const optimizeHelp = `Plan every team's workloads on today's offers: for each workload, the cheapest provider, GPU,
@@ -40,9 +33,8 @@ func runOptimize(ctx context.Context, e env, args []string) error {
 	if err := fs.parse(e, args, 0); err != nil {
 		return err
 	}
-	switch *output {
-	case "table", "json", "csv", "markdown":
-	default:
+	format, ok := planFormats[*output]
+	if !ok {
 		return badUsage("--output %q: want table, json, csv or markdown", *output)
 	}
 	cfg, err := fs.config(e)
@@ -56,7 +48,7 @@ func runOptimize(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writePlan(e.stdout, plan, *output)
+	return report.WritePlan(e.stdout, plan, format)
 }
 
 // optimizeOnce reads the workloads and today's offers, plans, and stores the plan when storePlan
@@ -84,111 +76,5 @@ func optimizeOnce(ctx context.Context, cfg config.Config, logger *slog.Logger, s
 	return today.Plan, nil
 }
 
-func writePlan(w io.Writer, plan *optimizer.Plan, format string) error {
-	switch format {
-	case "json":
-		return export.WriteJSON(w, plan)
-	case "csv":
-		return writePlanCSV(w, plan.Rows(""))
-	case "markdown":
-		return writePlanMarkdown(w, plan)
-	}
-	return writePlanTable(w, plan)
-}
-
-func money(d *decimal.Decimal) string {
-	if d == nil {
-		return "-"
-	}
-	return "$" + d.StringFixed(2)
-}
-
-func pct(d *decimal.Decimal) string {
-	if d == nil {
-		return "-"
-	}
-	return d.StringFixed(1) + "%"
-}
-
-func placement(provider, model string, count int, pt schema.PriceType) string {
-	if provider == "" {
-		return "-"
-	}
-	return fmt.Sprintf("%s %s×%d %s", provider, model, count, pt)
-}
-
-// writePlanTable writes the plan as a terminal table; names and reasons pass textcell.
-func writePlanTable(w io.Writer, plan *optimizer.Plan) error {
-	rows := plan.Rows("")
-	tb := textcell.NewTable(w, textcell.NameWidth)
-	tb.Row("TEAM", "WORKLOAD", "NOW", "$/MONTH", "RECOMMENDED", "$/MONTH", "SAVES", "%")
-	for _, r := range rows {
-		rec := placement(r.RecProvider, r.RecGPUModel, r.RecGPUCount, r.RecPriceType)
-		if r.Status != "ok" {
-			rec = "nothing fits: " + textcell.Clean(r.Reason, 60)
-		}
-		tb.Row(textcell.Clean(r.Team, 40), textcell.Clean(r.Workload, 40),
-			placement(r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount, r.CurrentPriceType), money(r.CurrentUSDPerMonth),
-			rec, money(r.RecUSDPerMonth), money(r.SavingsUSDPerMonth), pct(r.SavingsPercent))
-	}
-	if err := tb.Flush(); err != nil {
-		return err
-	}
-	t := plan.Totals
-	fmt.Fprintf(w, "\norganisation: %d workloads, now %s/month, recommended %s/month, saves %s/month (%s)\n",
-		t.Workloads, money(&t.CurrentUSDPerMonth), money(&t.RecommendedUSDPerMonth), money(&t.SavingsUSDPerMonth), pct(t.SavingsPercent))
-	for _, x := range plan.ExcludedProviders {
-		if _, err := fmt.Fprintf(w, "excluded provider %s: %s\n", textcell.Clean(x.Provider, textcell.NameWidth), textcell.Clean(x.Reason, textcell.TextWidth)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writePlanMarkdown writes the plan as a Markdown table; cells are cleaned and escaped by
-// textcell, so no text adds a cell or a line or runs as HTML.
-func writePlanMarkdown(w io.Writer, plan *optimizer.Plan) error {
-	esc := func(s string) string { return textcell.Markdown(textcell.Clean(s, textcell.TextWidth)) }
-	fmt.Fprintln(w, "| Team | Workload | Now | $/month | Recommended | $/month | Saves | % |")
-	fmt.Fprintln(w, "|---|---|---|--:|---|--:|--:|--:|")
-	for _, r := range plan.Rows("") {
-		rec := placement(r.RecProvider, r.RecGPUModel, r.RecGPUCount, r.RecPriceType)
-		if r.Status != "ok" {
-			rec = "nothing fits: " + r.Reason
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", esc(r.Team), esc(r.Workload),
-			esc(placement(r.CurrentProvider, r.CurrentGPUModel, r.CurrentGPUCount, r.CurrentPriceType)), money(r.CurrentUSDPerMonth),
-			esc(rec), money(r.RecUSDPerMonth), money(r.SavingsUSDPerMonth), pct(r.SavingsPercent))
-	}
-	t := plan.Totals
-	_, err := fmt.Fprintf(w, "\n**Organisation:** %d workloads, now %s/month, recommended %s/month, saves %s/month (%s).\n",
-		t.Workloads, money(&t.CurrentUSDPerMonth), money(&t.RecommendedUSDPerMonth), money(&t.SavingsUSDPerMonth), pct(t.SavingsPercent))
-	return err
-}
-
-func writePlanCSV(w io.Writer, rows []schema.PlanRow) error {
-	cw := textcell.NewCSVWriter(w)
-	err := cw.Write([]string{"team", "workload", "kind", "status", "reason", "current_provider", "current_gpu_model", "current_gpu_count",
-		"current_price_type", "current_usd_per_month", "recommended_provider", "recommended_region", "recommended_gpu_model",
-		"recommended_gpu_count", "recommended_price_type", "recommended_usd_per_hour", "recommended_usd_per_month",
-		"savings_usd_per_month", "savings_percent"})
-	num := func(d *decimal.Decimal) string {
-		if d == nil {
-			return ""
-		}
-		return d.String()
-	}
-	for _, r := range rows {
-		if err != nil {
-			return err
-		}
-		err = cw.Write([]string{r.Team, r.Workload, r.Kind, r.Status, r.Reason, r.CurrentProvider, r.CurrentGPUModel, strconv.Itoa(r.CurrentGPUCount),
-			string(r.CurrentPriceType), num(r.CurrentUSDPerMonth), r.RecProvider, r.RecRegion, r.RecGPUModel,
-			strconv.Itoa(r.RecGPUCount), string(r.RecPriceType), num(r.RecUSDPerHour), num(r.RecUSDPerMonth),
-			num(r.SavingsUSDPerMonth), num(r.SavingsPercent)})
-	}
-	if err != nil {
-		return err
-	}
-	return cw.Flush()
-}
+// planFormats maps --output to the report's plan formats.
+var planFormats = map[string]report.Format{"table": report.FormatText, "json": report.FormatJSON, "csv": report.FormatCSV, "markdown": report.FormatMarkdown}
