@@ -28,9 +28,10 @@ TEST_TAGS := cluster,measure
 # and deploy/ (the deployment checks and the chDB launcher's tests, with the libraries only they
 # need). `./...` stops at a module's edge, so every target that runs ./... runs it in each.
 MODULES := . deploy
-# gotestsum, the runner of make test and test-legacy: `go tool -n` builds it once (into the build
-# cache) and prints its path, so it runs in either module.
-GOTESTSUM = "$$($(GO) -C $(CURDIR) tool -n gotestsum)"
+# gotestsum, the runner of make test and test-legacy, is a tool of the deploy module (`tool` in
+# deploy/go.mod), so the product's go.mod lists none of it: `go -C deploy tool -n` builds it once
+# (into the build cache) and prints its path, and it runs in either module.
+GOTESTSUM = "$$($(GO) -C $(CURDIR)/deploy tool -n gotestsum)"
 
 .PHONY: bench-memory measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
 

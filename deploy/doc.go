@@ -24,6 +24,7 @@
 // checks import gpucost's packages of this tree (optimizer's workloads parser, pipeline's
 // metrics, store/storetest). gpucost's config loader is in package main, which cannot be
 // imported: the checks build the binary from the repository root and ask it (`gpucost config
-// print`, `gpucost help`). `make test` and `make vet` run this module after the product's;
-// by hand: cd deploy && go test ./...
+// print`, `gpucost help`). The module also declares the test runner of `make test`
+// (`tool gotest.tools/gotestsum`). `make test` and `make vet` run this module after the
+// product's; by hand: cd deploy && go test ./...
 package deploy
