@@ -24,6 +24,14 @@ LEGACY_SERVER := GPUCOST_CH_ENGINE=debian GPUCOST_CH_TCP_PORT=19001 GPUCOST_CH_H
 LEGACY_DSN := clickhouse://default@127.0.0.1:19001/gpucost?dial_timeout=5s
 # Test files built only for their own leg.
 TEST_TAGS := cluster,measure
+# The Go modules, each with its own go.mod: the product (gpucost and its packages, at the root)
+# and deploy/ (the deployment checks and the chDB launcher's tests, with the libraries only they
+# need). `./...` stops at a module's edge, so every target that runs ./... runs it in each.
+MODULES := . deploy
+# gotestsum, the runner of make test and test-legacy, is a tool of the deploy module (`tool` in
+# deploy/go.mod), so the product's go.mod lists none of it: `go -C deploy tool -n` builds it once
+# (into the build cache) and prints its path, and it runs in either module.
+GOTESTSUM = "$$($(GO) -C $(CURDIR)/deploy tool -n gotestsum)"
 
 .PHONY: bench-memory measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
 
@@ -69,6 +77,7 @@ migrate: clickhouse build
 
 vet:
 	$(GO) vet -tags $(TEST_TAGS) ./...
+	$(GO) -C deploy vet -tags $(TEST_TAGS) ./...
 
 ## test-tools: what the tests need besides Go and ClickHouse, installed when missing (apt-get, as
 ## root on Debian; otherwise the command to run is printed)
@@ -76,21 +85,28 @@ test-tools:
 	@deploy/need.sh "make test" promtool=prometheus chromium=chromium systemd-analyze=systemd \
 	  /usr/share/fonts/truetype/liberation=fonts-liberation gcc=gcc g++=g++ curl=curl
 
-## test: vet, then every test with the race detector, ClickHouse integration tests included, on a
-## current ClickHouse (the local one of make clickhouse, never 18.16); says which server it used
+## test: vet, then every test of both modules with the race detector, ClickHouse integration
+## tests included, on a current ClickHouse (the local one of make clickhouse, never 18.16); says
+## which server it used
 test: test-tools vet
 	@$(call test_server,start)
-	GPUCOST_INTEGRATION=1 $(GO) tool gotestsum --format pkgname --format-hide-empty-pkg -- -race -count=1 ./...
+	GPUCOST_INTEGRATION=1 $(GOTESTSUM) --format pkgname --format-hide-empty-pkg -- -race -count=1 ./...
+	cd deploy && GPUCOST_INTEGRATION=1 $(GOTESTSUM) --format pkgname --format-hide-empty-pkg -- -race -count=1 ./...
 	@$(call test_server,status)
 
 ## test-legacy: the ClickHouse tests once more on Debian's ClickHouse 18.16 (its own server on
-## 127.0.0.1:19001), so the SQL gpucost ships is proven on both: the tests of every package that
-## uses store/storetest, but the chDB launcher's (deploy/clickhouse), which never meet 18.16
+## 127.0.0.1:19001), so the SQL gpucost ships is proven on both: the tests of every package (of
+## either module) that uses store/storetest, but the chDB launcher's (deploy/clickhouse), which
+## never meet 18.16
 test-legacy: test-tools
 	@$(LEGACY_SERVER) deploy/clickhouse/local.sh start
-	GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GO) tool gotestsum --format pkgname -- -count=1 \
-	  $$($(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
-	     awk '/ github.com\/gpucost\/gpucost\/store\/storetest( |$$)/ && $$1 !~ /deploy\/clickhouse$$/ {print $$1}')
+	@set -o pipefail; for m in $(MODULES); do \
+	  pkgs=$$($(GO) -C $$m list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
+	     awk '/ github.com\/gpucost\/gpucost\/store\/storetest( |$$)/ && $$1 !~ /deploy\/clickhouse$$/ {print $$1}') || exit 1; \
+	  [ -n "$$pkgs" ] || continue; \
+	  echo "cd $$m && gotestsum --format pkgname -- -count=1" $$pkgs; \
+	  (cd $$m && GPUCOST_INTEGRATION=1 GPUCOST_TEST_CLICKHOUSE_DSN='$(LEGACY_DSN)' $(GOTESTSUM) --format pkgname -- -count=1 $$pkgs) || exit 1; \
+	done
 	@$(LEGACY_SERVER) deploy/clickhouse/local.sh status
 
 ## cluster: a local ClickHouse cluster (2 shards × 2 replicas, ZooKeeper) on loopback ports
@@ -125,9 +141,10 @@ test-faults: test-tools
 measure-growth: clickhouse
 	GPUCOST_INTEGRATION=1 $(GO) test -tags measure -count=1 -timeout 30m -run MeasureGrowth -v ./cmd/gpucost/ | grep '^|\|runs of'
 
-## bench: the Go benchmarks (inserts need the local ClickHouse)
+## bench: the Go benchmarks of both modules (inserts need the local ClickHouse)
 bench: clickhouse
 	GPUCOST_INTEGRATION=1 $(GO) test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
+	GPUCOST_INTEGRATION=1 $(GO) -C deploy test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
 
 ## bench-memory: peak RSS of gpucost scrape against fake providers that answer every request with
 ## a hostile body at the body limit (GPUCOST_BENCH_BODY_BYTES to try another limit,
@@ -135,13 +152,15 @@ bench: clickhouse
 bench-memory:
 	$(GO) test -tags measure -count=1 -timeout 20m -run MeasureScrapeMemory -v ./cmd/gpucost/ | grep -v '^=== RUN'
 
-## fuzz: each parser's fuzz target briefly (FUZZTIME=10m for a longer hunt)
+## fuzz: each parser's fuzz target briefly, in both modules (FUZZTIME=10m for a longer hunt)
 FUZZTIME ?= 10s
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 $$pkg || exit 1; \
+	@for m in $(MODULES); do \
+	  for pkg in $$($(GO) -C $$m list ./...); do \
+	    for target in $$($(GO) -C $$m test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	      echo "fuzz $$pkg $$target"; \
+	      $(GO) -C $$m test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 $$pkg || exit 1; \
+	    done; \
 	  done; \
 	done
 

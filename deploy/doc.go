@@ -17,4 +17,16 @@
 //
 // Checks that need a tool (systemd-analyze, promtool) skip when it is missing, unless
 // GPUCOST_INTEGRATION=1, where a missing tool is a failure.
+//
+// deploy/ is a Go module of its own (deploy/go.mod), so the libraries only these checks use
+// (the Kubernetes API types, sigs.k8s.io/yaml) stay out of the product's go.mod. It requires the
+// product module replaced by the folder above (`replace github.com/gpucost/gpucost => ../`): the
+// checks import gpucost's packages of this tree (optimizer's workloads parser, pipeline's
+// metrics, store/storetest). gpucost's config loader is in package main, which cannot be
+// imported: the checks build the binary from the repository root and ask it (`gpucost config
+// print`, `gpucost help`). The module also holds what the product's tests run but must not
+// depend on: the test runner of `make test` (`tool gotest.tools/gotestsum`) and smtpsink/, the
+// real SMTP server (github.com/emersion/go-smtp) of the email tests, which the product's
+// report/smtptest builds and drives. `make test` and `make vet` run this module after the
+// product's; by hand: cd deploy && go test ./...
 package deploy

@@ -32,7 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// repoRoot is the module root: the tests run in deploy/.
+// repoRoot is the repository root, the product module's (deploy/ is a module of its own below
+// it): the tests run in deploy/.
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
@@ -40,7 +41,7 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found above deploy/: %v", err)
+		t.Fatalf("the product module's root not found above deploy/: %v", err)
 	}
 	return root
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,11 +21,10 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpucost/gpucost/redact"
+	"github.com/gpucost/gpucost/report/smtptest"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
 )
@@ -302,68 +300,22 @@ func (s *leakScan) clickhouse(dsn string) map[string]int {
 // quoteIdent quotes a ClickHouse identifier.
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "\\`") + "`" }
 
-// rejectingSMTP is a real SMTP server (github.com/emersion/go-smtp) that offers CRAM-MD5 (the
-// only mechanism gpucost uses without TLS), refuses every login with a 535 that quotes what the
-// client sent, and refuses mail without a login.
+// rejectingSMTP is a real SMTP server (report/smtptest, which runs deploy/smtpsink) that offers
+// CRAM-MD5 (the only mechanism gpucost uses without TLS), refuses every login with a 535 that
+// quotes what the client sent, and refuses mail without a login.
 type rejectingSMTP struct {
-	port  int
-	mu    sync.Mutex
-	auths []string // the client's answer to each challenge
+	srv  *smtptest.Server
+	port int
 }
 
 func startRejectingSMTP(t *testing.T) *rejectingSMTP {
 	t.Helper()
-	s := &rejectingSMTP{}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &rejectSession{s: s}, nil }))
-	srv.Domain = "localhost"
-	srv.AllowInsecureAuth = true
-	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
-	srv.ErrorLog = log.New(io.Discard, "", 0)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.port = ln.Addr().(*net.TCPAddr).Port
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close(); <-done })
-	return s
+	srv := smtptest.Start(t, smtptest.Options{RefuseCRAMMD5: true})
+	return &rejectingSMTP{srv: srv, port: srv.Port()}
 }
 
-func (s *rejectingSMTP) attempts() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.auths)
-}
-
-type rejectSession struct{ s *rejectingSMTP }
-
-func (r *rejectSession) AuthMechanisms() []string { return []string{"CRAM-MD5"} }
-func (r *rejectSession) Auth(string) (sasl.Server, error) {
-	return &cramRejecter{s: r.s}, nil
-}
-func (r *rejectSession) Mail(string, *smtp.MailOptions) error { return smtp.ErrAuthRequired }
-func (r *rejectSession) Rcpt(string, *smtp.RcptOptions) error { return smtp.ErrAuthRequired }
-func (r *rejectSession) Data(io.Reader) error                 { return smtp.ErrAuthRequired }
-func (r *rejectSession) Reset()                               {}
-func (r *rejectSession) Logout() error                        { return nil }
-
-type cramRejecter struct {
-	s          *rejectingSMTP
-	challenged bool
-}
-
-func (c *cramRejecter) Next(resp []byte) ([]byte, bool, error) {
-	if !c.challenged {
-		c.challenged = true
-		return []byte("<1896.697170952@localhost>"), false, nil
-	}
-	c.s.mu.Lock()
-	c.s.auths = append(c.s.auths, string(resp))
-	c.s.mu.Unlock()
-	return nil, true, &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8},
-		Message: "authentication failed for " + string(resp)}
-}
+// attempts is the number of logins the server has refused.
+func (s *rejectingSMTP) attempts() int { return len(s.srv.Auths()) }
 
 // canaryProviders makes the fake providers misbehave by phase: "echo" answers every provider
 // with an error that repeats a secret, "text" answers 200 with the secrets inside text fields,
