@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpucost/gpucost/tooltest"
 )
 
 // deploy/Dockerfile, checked without a Docker daemon: its instructions are parsed, its build
@@ -276,13 +278,7 @@ func TestDockerfile(t *testing.T) {
 // TestDockerBinary checks that `make docker-binary` runs the Dockerfile's build command word for
 // word, runs it, and checks the binary: static, trimmed, stamped with the version.
 func TestDockerBinary(t *testing.T) {
-	makePath, err := exec.LookPath("make")
-	if err != nil {
-		if integration {
-			t.Fatal("make is not installed")
-		}
-		t.Skip("make is not installed")
-	}
+	makePath := tooltest.Find(t, "make", "make")
 	root := repoRoot(t)
 	stages := parseDockerfile(t, "Dockerfile")
 	_, dockerCmd := buildCommand(t, stages[0])

@@ -213,21 +213,6 @@ func checkSubcommand(t *testing.T, what string, args []string) {
 	}
 }
 
-// tool returns the path of an external program, or skips the test when it is missing, unless
-// GPUCOST_INTEGRATION=1 where a missing tool fails it.
-func tool(t *testing.T, name, debianPackage string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if integration {
-		t.Fatalf("%s is not installed (Debian: apt-get install %s); GPUCOST_INTEGRATION=1 needs it", name, debianPackage)
-	}
-	t.Skipf("%s is not installed (Debian: apt-get install %s); GPUCOST_INTEGRATION=1 makes this a failure", name, debianPackage)
-	return ""
-}
-
 // under reports whether path is dir or inside it.
 func under(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)

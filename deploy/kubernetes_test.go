@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/tooltest"
 )
 
 // The Kubernetes manifests: deploy/kubernetes/{base,cronjobs,serve}, Kustomize without
@@ -966,10 +966,7 @@ func TestKubernetesConfigMapIsAcceptedByGpucost(t *testing.T) {
 // TestKubernetesKustomizeBuild renders each variant with `kubectl kustomize` (when kubectl is
 // installed) and checks that it yields the offline rendering's objects, each decoding strictly.
 func TestKubernetesKustomizeBuild(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed: the offline rendering is checked by TestKubernetesVariants")
-	}
+	kubectl := tooltest.Optional(t, "the offline rendering is checked by TestKubernetesVariants", "kubectl")
 	for _, v := range sortedKeys(variants) {
 		t.Run(v, func(t *testing.T) {
 			r := runIn(t, ".", os.Environ(), kubectl, "kustomize", filepath.Join(k8sDir, v))

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/tooltest"
 )
 
 // deploy/prometheus: alerting rules on gpucost serve's metrics, and their promtool unit tests.
@@ -154,7 +155,7 @@ func TestPrometheusAlerts(t *testing.T) {
 
 // TestPrometheusAlertsPromtool runs `promtool check rules` and the rules' unit tests.
 func TestPrometheusAlertsPromtool(t *testing.T) {
-	promtool := tool(t, "promtool", "prometheus")
+	promtool := tooltest.Find(t, "prometheus", "promtool")
 	dir, _ := filepath.Abs("prometheus")
 	if r := runIn(t, dir, cleanEnv(), promtool, "check", "rules", "alerts.yaml"); r.code != 0 {
 		t.Errorf("promtool check rules: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/gpucost/gpucost/tooltest"
 )
 
 // The systemd units: deploy/systemd. Parsed and checked in Go everywhere; verified with
@@ -407,7 +409,7 @@ func unitRoot(t *testing.T) string {
 // key, a bad calendar spec, a missing dependency) fails. Then `systemd-analyze security` must
 // rate every service's exposure at 2.0 or less ("OK").
 func TestSystemdAnalyzeVerify(t *testing.T) {
-	sa := tool(t, "systemd-analyze", "systemd")
+	sa := tooltest.Find(t, "systemd", "systemd-analyze")
 	root := unitRoot(t)
 	etc := filepath.Join(root, "etc/systemd/system")
 	names := sortedKeys(loadUnits(t))
@@ -431,7 +433,7 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 // fires exactly when gpucost serve's cron schedule (gpucost.yaml) would run the same job, and
 // as often as it should.
 func TestSystemdTimersMatchServeSchedules(t *testing.T) {
-	sa := tool(t, "systemd-analyze", "systemd")
+	sa := tooltest.Find(t, "systemd", "systemd-analyze")
 	units := loadUnits(t)
 	absCfg, _ := filepath.Abs(filepath.Join(systemdDir, "gpucost.yaml"))
 	cfg := configPrint(t, "deploy/systemd/gpucost.yaml", "GPUCOST_CONFIG="+absCfg)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/tooltest"
 )
 
 // The HTML report and the HTML email are opened in headless Chromium (Debian's chromium
@@ -39,21 +40,6 @@ window.addEventListener('load', function () {
 });
 </script>`
 
-// chromium returns the browser's path, or skips (or fails, under GPUCOST_INTEGRATION=1).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
-		t.Fatal("chromium is not installed and GPUCOST_INTEGRATION=1: apt-get install -y chromium")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium); set GPUCOST_INTEGRATION=1 to make this a failure")
-	return ""
-}
-
 type browserView struct {
 	dom   string
 	shot  image.Image
@@ -64,7 +50,7 @@ type browserView struct {
 // and the screenshot.
 func openInChromium(t *testing.T, dir, page string, width, height int) browserView {
 	t.Helper()
-	bin := chromium(t)
+	bin := tooltest.Find(t, "chromium", "chromium", "chromium-browser")
 	shot := filepath.Join(dir, "screenshot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -165,7 +151,7 @@ var chartRed = color.RGBA{241, 90, 96, 255}
 // TestEmailInChromium opens the HTML part of a real report email the way a mail client does:
 // the inline PNG parts are saved and the cid: references point at them.
 func TestEmailInChromium(t *testing.T) {
-	chromium(t)
+	tooltest.Find(t, "chromium", "chromium", "chromium-browser")
 	r := MustSampleReport(t, fixtureNow)
 	m, err := r.Email("search", report.EmailOptions{From: "gpucost <gpucost@example.com>"})
 	if err != nil {
@@ -218,7 +204,7 @@ func TestEmailInChromium(t *testing.T) {
 
 // TestPageInChromium opens the standalone HTML report with its inline SVG charts.
 func TestPageInChromium(t *testing.T) {
-	chromium(t)
+	tooltest.Find(t, "chromium", "chromium", "chromium-browser")
 	r := MustSampleReport(t, fixtureNow)
 	one, _ := r.ForTeam("support")
 	var b bytes.Buffer

@@ -16,6 +16,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/gpucost/gpucost/store/storetest"
+	"github.com/gpucost/gpucost/tooltest"
 )
 
 // engine returns the launcher and chDB's engine library, as local.sh builds and fetches them
@@ -205,10 +206,7 @@ func TestSIGTERMStopsTheServerCleanlyAndKeepsItsData(t *testing.T) {
 // the compiler is missing (a failure with GPUCOST_INTEGRATION=1, where make test installs it).
 func build(t *testing.T, compiler, name string, args ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath(compiler); err != nil {
-		storetest.Enabled(t)
-		t.Fatalf("%s is not installed (Debian: apt-get install %s)", compiler, compiler)
-	}
+	tooltest.Find(t, compiler, compiler)
 	out := filepath.Join(t.TempDir(), name)
 	if msg, err := exec.Command(compiler, append([]string{"-o", out}, args...)...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", compiler, strings.Join(args, " "), err, msg)
