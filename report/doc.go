@@ -5,7 +5,7 @@
 //
 // The package does no I/O beyond writing to the io.Writer it is given: the caller
 // (cmd/gpucost) reads the plan's inputs, the history and the run log from the store, converts
-// them to the plain input types here (PricePoint, schema.ScrapeRun, schema.Offer), and decides
+// them to the plain input types here (schema.HistoryPoint, schema.ScrapeRun, schema.Offer), and decides
 // where the output goes and whether an email is sent.
 //
 // # What a team's report holds

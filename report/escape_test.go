@@ -55,10 +55,10 @@ func evilReport(t *testing.T) *report.Report {
 	now := fixtureNow.Add(-time.Hour)
 	offers := []schema.Offer{{ObservedAt: now, Provider: "vastai", OfferID: `"><img src=x onerror=alert(1)>`, Region: evilRegion, GPUModel: evilGPU,
 		GPUCount: 1, PriceType: schema.Spot, PriceUSDPerHour: d("0.2"), PriceUSDPerGPUHour: d("0.2")}}
-	var history []report.PricePoint
+	var history []schema.HistoryPoint
 	for i := 0; i < 20; i++ {
-		history = append(history, report.PricePoint{Day: fixtureNow.AddDate(0, 0, -i), Provider: "vast<script>", GPUModel: evilGPU,
-			PriceType: schema.Spot, MinUSDPerGPUHour: d("0.3")})
+		history = append(history, schema.HistoryPoint{Bucket: fixtureNow.AddDate(0, 0, -i), Provider: "vast<script>", GPUModel: evilGPU,
+			PriceType: schema.Spot, Min: d("0.3")})
 	}
 	r, err := report.Build(report.Input{Plan: plan, Offers: offers, History: history,
 		Runs: []schema.ScrapeRun{{Provider: "lambda", Status: schema.RunFailed, FinishedAt: now, Error: "<iframe src=x>\r\nBcc: evil@x.example"}}},

@@ -45,8 +45,8 @@ teams:
 		return
 	}
 	// A week ago the RTX 4090 cost $0.39 an hour at runpod.
-	history := []report.PricePoint{{Day: now.AddDate(0, 0, -7), Provider: "runpod", GPUModel: "RTX-4090-24GB",
-		PriceType: schema.OnDemand, MinUSDPerGPUHour: decimal.RequireFromString("0.39")}}
+	history := []schema.HistoryPoint{{Bucket: now.AddDate(0, 0, -7), Provider: "runpod", GPUModel: "RTX-4090-24GB",
+		PriceType: schema.OnDemand, Min: decimal.RequireFromString("0.39")}}
 	r, err := report.Build(report.Input{Plan: plan, Offers: offers, History: history}, report.DefaultOptions())
 	if err != nil {
 		fmt.Println(err)

@@ -88,7 +88,7 @@ func MustPlan(tb testing.TB, name string, doc []byte, offers []schema.Offer, run
 // fixtureHistory is eight weeks and a day of daily lows for every GPU model, provider and price
 // type in offers: each price drifts down 0.3% a day towards today's, a few lines moved
 // sharply in the last week, and some days are missing, as they are when a scrape fails.
-func fixtureHistory(offers []schema.Offer) []report.PricePoint {
+func fixtureHistory(offers []schema.Offer) []schema.HistoryPoint {
 	type key struct {
 		model, provider string
 		pt              schema.PriceType
@@ -116,7 +116,7 @@ func fixtureHistory(offers []schema.Offer) []report.PricePoint {
 		{"RTX-4090-24GB", "runpod", schema.OnDemand}:    "0.39",
 	}
 	today := time.Date(2025, 11, 29, 0, 0, 0, 0, time.UTC)
-	var out []report.PricePoint
+	var out []schema.HistoryPoint
 	for _, k := range keys {
 		base := low[k]
 		for d := 8*7 + 1; d >= 0; d-- {
@@ -130,9 +130,9 @@ func fixtureHistory(offers []schema.Offer) []report.PricePoint {
 			if v, ok := weekAgo[k]; ok && d >= 3 {
 				p = decimal.RequireFromString(v).Mul(decimal.NewFromFloat(1 + 0.003*float64(d-7)))
 			}
-			out = append(out, report.PricePoint{
-				Day: today.AddDate(0, 0, -d), Provider: k.provider, GPUModel: k.model, PriceType: k.pt,
-				MinUSDPerGPUHour: p.Round(2),
+			out = append(out, schema.HistoryPoint{
+				Bucket: today.AddDate(0, 0, -d), Provider: k.provider, GPUModel: k.model, PriceType: k.pt,
+				Min: p.Round(2),
 			})
 		}
 	}

@@ -53,15 +53,15 @@ func newMarketData(in Input, opts Options, plan *optimizer.Plan, asOf time.Time)
 		excluded[e.Provider] = true
 	}
 	for _, p := range in.History {
-		if !marketPriceType(p.PriceType) || !p.MinUSDPerGPUHour.IsPositive() {
+		if !marketPriceType(p.PriceType) || !p.Min.IsPositive() {
 			continue
 		}
-		d := day(p.Day)
+		d := day(p.Bucket)
 		if d.After(asOf) {
 			continue
 		}
 		k := priceKey{textcell.Clean(p.GPUModel, textcell.NameWidth), textcell.Clean(p.Provider, textcell.NameWidth), p.PriceType}
-		m.history[k] = append(m.history[k], Point{Day: d, USDPerGPUHour: p.MinUSDPerGPUHour})
+		m.history[k] = append(m.history[k], Point{Day: d, USDPerGPUHour: p.Min})
 	}
 	// Sort each series by day; two points of one day (finer buckets) keep the low.
 	for k, pts := range m.history {

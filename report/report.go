@@ -33,22 +33,11 @@ type Input struct {
 	Offers []schema.Offer
 	// History is the daily price history of (at least) the GPU models the teams run and are
 	// advised to run, over Options.HistoryWeeks and a day more.
-	History []PricePoint
+	History []schema.HistoryPoint
 	// Runs is the newest run-log row of each provider (the store's LastRuns).
 	Runs []schema.ScrapeRun
 	// GoodRuns is the newest ok or partial run of each provider (the store's LastGoodRuns).
 	GoodRuns []schema.ScrapeRun
-}
-
-// PricePoint is the cheapest $/GPU-hour of one GPU model at one provider and price type within
-// one day (the store's daily history bucket).
-type PricePoint struct {
-	Day       time.Time        `json:"day"` // start of the bucket, UTC
-	Provider  string           `json:"provider"`
-	GPUModel  string           `json:"gpu_model"`
-	PriceType schema.PriceType `json:"price_type"`
-	// MinUSDPerGPUHour is the cheapest price observed in the bucket.
-	MinUSDPerGPUHour decimal.Decimal `json:"min_usd_per_gpu_hour"`
 }
 
 // Options tune a report. The zero value is not valid; start from DefaultOptions.

@@ -140,8 +140,8 @@ func TestMarket(t *testing.T) {
 	d := decimal.RequireFromString
 	now := fixtureNow
 	day := func(back int) time.Time { return time.Date(2025, 11, 29, 0, 0, 0, 0, time.UTC).AddDate(0, 0, -back) }
-	point := func(back int, provider string, pt schema.PriceType, price string) report.PricePoint {
-		return report.PricePoint{Day: day(back), Provider: provider, GPUModel: "H100-SXM-80GB", PriceType: pt, MinUSDPerGPUHour: d(price)}
+	point := func(back int, provider string, pt schema.PriceType, price string) schema.HistoryPoint {
+		return schema.HistoryPoint{Bucket: day(back), Provider: provider, GPUModel: "H100-SXM-80GB", PriceType: pt, Min: d(price)}
 	}
 	offer := func(provider, id string, pt schema.PriceType, price string, age time.Duration) schema.Offer {
 		return schema.Offer{ObservedAt: now.Add(-age), Provider: provider, OfferID: id, GPUModel: "H100-SXM-80GB", GPUCount: 1,
@@ -160,7 +160,7 @@ func TestMarket(t *testing.T) {
 	tests := []struct {
 		name        string
 		offers      []schema.Offer
-		history     []report.PricePoint
+		history     []schema.HistoryPoint
 		wantPrices  []price
 		wantNew     []string // provider of each new cheapest offer, "*" marking a new leader
 		wantMoves   int
@@ -169,7 +169,7 @@ func TestMarket(t *testing.T) {
 		{
 			name:   "new leader and a price cut",
 			offers: []schema.Offer{offer("a", "a1", schema.OnDemand, "2.00", time.Hour), offer("b", "b1", schema.OnDemand, "2.10", time.Hour), offer("a", "a2", schema.Spot, "1.00", time.Hour)},
-			history: []report.PricePoint{
+			history: []schema.HistoryPoint{
 				point(7, "a", schema.OnDemand, "2.50"), point(7, "b", schema.OnDemand, "2.20"), point(7, "a", schema.Spot, "1.20"),
 			},
 			wantPrices: []price{{"a", schema.OnDemand, "2", "2.5", true}, {"b", schema.OnDemand, "2.1", "2.2", false}, {"a", schema.Spot, "1", "1.2", true}},
@@ -179,14 +179,14 @@ func TestMarket(t *testing.T) {
 		{
 			name:       "small cut by the same leader is not news",
 			offers:     []schema.Offer{offer("a", "a1", schema.OnDemand, "2.45", time.Hour)},
-			history:    []report.PricePoint{point(7, "a", schema.OnDemand, "2.50")},
+			history:    []schema.HistoryPoint{point(7, "a", schema.OnDemand, "2.50")},
 			wantPrices: []price{{"a", schema.OnDemand, "2.45", "2.5", true}},
 			wantMoves:  1,
 		},
 		{
 			name:       "week ago falls back to an earlier day; stale offers and commitments are left out",
 			offers:     []schema.Offer{offer("a", "a1", schema.OnDemand, "2.00", time.Hour), offer("c", "c1", schema.OnDemand, "1.00", 30*time.Hour), offer("a", "a3", schema.Reserved, "0.50", time.Hour)},
-			history:    []report.PricePoint{point(9, "a", schema.OnDemand, "2.40"), point(6, "a", schema.OnDemand, "9.99"), point(12, "c", schema.OnDemand, "1.00")},
+			history:    []schema.HistoryPoint{point(9, "a", schema.OnDemand, "2.40"), point(6, "a", schema.OnDemand, "9.99"), point(12, "c", schema.OnDemand, "1.00")},
 			wantPrices: []price{{"a", schema.OnDemand, "2", "2.4", true}},
 			wantNew:    []string{"a"},
 			wantMoves:  1, wantOfferID: "a1",
@@ -201,14 +201,14 @@ func TestMarket(t *testing.T) {
 				table.ValidUntil, expired.ValidUntil = &nextYear, &yesterday
 				return []schema.Offer{offer("a", "a1", schema.OnDemand, "2.00", time.Hour), table, expired}
 			}(),
-			history:     []report.PricePoint{point(7, "a", schema.OnDemand, "2.00")},
+			history:     []schema.HistoryPoint{point(7, "a", schema.OnDemand, "2.00")},
 			wantPrices:  []price{{"aws", schema.OnDemand, "1.9", "", true}, {"a", schema.OnDemand, "2", "2", false}},
 			wantNew:     []string{"*aws"},
 			wantOfferID: "t1",
 		},
 		{
 			name:       "no offers given: now from the newest history day",
-			history:    []report.PricePoint{point(0, "a", schema.OnDemand, "2.00"), point(7, "a", schema.OnDemand, "2.00"), point(7, "b", schema.OnDemand, "1.50")},
+			history:    []schema.HistoryPoint{point(0, "a", schema.OnDemand, "2.00"), point(7, "a", schema.OnDemand, "2.00"), point(7, "b", schema.OnDemand, "1.50")},
 			wantPrices: []price{{"a", schema.OnDemand, "2", "2", true}, {"b", schema.OnDemand, "", "1.5", false}},
 		},
 	}

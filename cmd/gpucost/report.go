@@ -242,9 +242,7 @@ func (j *reportJob) build(ctx context.Context, s *store.Store, week report.Week)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range points {
-			in.History = append(in.History, report.PricePoint{Day: p.Bucket, Provider: p.Provider, GPUModel: p.GPUModel, PriceType: p.PriceType, MinUSDPerGPUHour: p.Min})
-		}
+		in.History = append(in.History, points...)
 	}
 	return report.Build(in, opts)
 }

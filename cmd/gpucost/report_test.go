@@ -156,12 +156,12 @@ func fixtureReport(t *testing.T) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var history []report.PricePoint
+	var history []schema.HistoryPoint
 	for d := 0; d < 30; d++ {
 		for _, o := range offers {
 			if o.GPUModel != "" && o.ObservedAt.After(reportFixtureNow.Add(-24*time.Hour)) {
-				history = append(history, report.PricePoint{Day: reportFixtureNow.Truncate(24*time.Hour).AddDate(0, 0, -d), Provider: o.Provider,
-					GPUModel: o.GPUModel, PriceType: o.PriceType, MinUSDPerGPUHour: o.PriceUSDPerGPUHour})
+				history = append(history, schema.HistoryPoint{Bucket: reportFixtureNow.Truncate(24*time.Hour).AddDate(0, 0, -d), Provider: o.Provider,
+					GPUModel: o.GPUModel, PriceType: o.PriceType, Min: o.PriceUSDPerGPUHour})
 			}
 		}
 	}
