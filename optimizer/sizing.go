@@ -407,3 +407,16 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 // gb formats a size in GB with at most one decimal: 24, 41.3.
 func gb(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
+
+// roundSizing rounds the reported sizes to 0.01 GB so plans carry no float noise.
+func roundSizing(s Sizing) Sizing {
+	s.WeightsGB = round2(s.WeightsGB)
+	s.KVCacheGB = round2(s.KVCacheGB)
+	s.StateGB = round2(s.StateGB)
+	s.ShardedGB = round2(s.ShardedGB)
+	s.ActivationsGBPerGPU = round2(s.ActivationsGBPerGPU)
+	s.OverheadGBPerGPU = round2(s.OverheadGBPerGPU)
+	s.NeededGBOneGPU = round2(s.NeededGBOneGPU)
+	s.TrainingPFLOPs = math.Round(s.TrainingPFLOPs)
+	return s
+}
