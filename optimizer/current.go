@@ -12,7 +12,7 @@ import (
 
 // current prices the workload's current placement at today's market (or the price paid),
 // costs it with the same model on the node shape it runs on, and fills the savings.
-func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
+func (p *planner) current(w *Workload, variants []variant, wp *WorkloadPlan) {
 	cur := w.Current
 	if cur == nil {
 		return
@@ -50,7 +50,7 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 		return 2
 	}
 	var match *schema.Offer
-	for _, off := range p.m.currentOffers(currentKey{cur.Provider, model.Name, cur.PriceType}) {
+	for _, off := range p.market.currentOffers(currentKey{cur.Provider, model.Name, cur.PriceType}) {
 		if cur.Region != "" && !strings.EqualFold(cur.Region, off.Region) {
 			continue
 		}
@@ -69,13 +69,13 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 			pl.Region = match.Region
 		}
 		switch {
-		case match.Holds(p.now, p.m.maxAge):
+		case match.Holds(p.now, p.market.maxAge):
 		case match.ValidUntil != nil:
 			wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement priced from a %s price that held until %s (its valid_until)",
 				cur.Provider, match.ValidUntil.UTC().Format("2006-01-02 15:04 UTC")))
 		default:
 			wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement priced from a %s price observed %s ago, which no longer holds (max_offer_age_hours %s)",
-				cur.Provider, age(p.now.Sub(match.ObservedAt)), trimFloat(o.MaxOfferAgeHours)))
+				cur.Provider, formatAge(p.now.Sub(match.ObservedAt)), trimFloat(o.MaxOfferAgeHours)))
 		}
 		pl.MarketUSDPerGPUHour = &market
 	}
@@ -120,30 +120,30 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 	// Cost it: the preferred precision the GPUs compute and hold, else the first they
 	// compute, on one offer of all its GPUs.
 	vi, fits := -1, false
-	for i := range vs {
-		if vs[i].precision != "" && model.Computes(vs[i].precision) != nil {
+	for i := range variants {
+		if variants[i].precision != "" && model.Computes(variants[i].precision) != nil {
 			continue
 		}
 		if vi < 0 {
 			vi = i
 		}
-		if n, ok := o.minGPUs(w, &vs[i], model.VRAMGB); ok && n <= cur.GPUCount {
+		if n, ok := o.minGPUs(w, &variants[i], model.VRAMGB); ok && n <= cur.GPUCount {
 			vi, fits = i, true
 			break
 		}
 	}
 	computes := vi >= 0
 	vi = max(vi, 0)
-	v := vs[vi]
+	v := variants[vi]
 	pl.Precision = v.precision
 	if !computes {
 		why := model.Computes(v.precision)
 		v.precision = bestPrecision(model, v.precision)
-		wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (%s): costed at its %s rate", model.Name, why, precisionUse(w, vs[vi].precision), v.precision))
+		wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (%s): costed at its %s rate", model.Name, why, precisionUse(w, variants[vi].precision), v.precision))
 	}
 	if !fits {
 		wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement does not fit by this sizing: %d× %s has %s GB, %s GB needed",
-			cur.GPUCount, model.Name, gb(float64(cur.GPUCount)*model.VRAMGB), gb(o.neededGB(w, &v, cur.GPUCount))))
+			cur.GPUCount, model.Name, formatGB(float64(cur.GPUCount)*model.VRAMGB), formatGB(o.neededGB(w, &v, cur.GPUCount))))
 	}
 	spot := cur.PriceType.Interruptible()
 	var hoursMonth, speed float64
@@ -174,7 +174,7 @@ func (p *planner) current(w *Workload, vs []variant, wp *WorkloadPlan) {
 		pl.DecodeTokensPerSecond = math.Round(speed*10) / 10
 		hoursMonth = p.hoursPerMonth(w)
 		if w.ReferenceGPU != "" {
-			hoursMonth = p.inferenceJobHours(w, vs, vi, model, cur.GPUCount, tp, tpIntra, spot)
+			hoursMonth = p.inferenceJobHours(w, variants, vi, model, cur.GPUCount, tp, tpIntra, spot)
 		}
 		hoursMonth = roundHours(hoursMonth)
 	case w.ReferenceGPU != "":

@@ -16,12 +16,12 @@ import (
 
 // offerRef is an offer in the index, with what the hot loop reads unpacked.
 type offerRef struct {
-	o         *schema.Offer
-	price     float64 // PriceUSDPerHour, for pruning only
-	micros    int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
-	avail     int64   // AvailableCount, -1 when unknown
-	continent string  // Offer.Continent(): "" when the provider publishes no location
-	seq       int     // position in Input.Offers: the last tie-break
+	offer       *schema.Offer
+	price       float64 // PriceUSDPerHour, for pruning only
+	priceMicros int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
+	available   int64   // AvailableCount, -1 when unknown
+	continent   string  // Offer.Continent(): "" when the provider publishes no location
+	inputIndex  int     // position in Input.Offers: the last tie-break
 }
 
 // bucket holds the offers of one class from one provider, cheapest first.
@@ -34,23 +34,23 @@ type bucket struct {
 // offer, interconnect and price type. Feasibility and the cost multiplier are computed once
 // per workload and class; within a bucket the cost then follows the price.
 type class struct {
-	model     gpus.Model
-	vram      float64
-	gpus      int
-	intra     schema.IntraNode // as the source published it: unknown is not linked
-	inter     schema.InterNode
-	priceType schema.PriceType
-	modelIdx  int // index in market.models
-	idx       int // position in the deterministic class order
-	buckets   []bucket
-	minPrice  float64
+	model        gpus.Model
+	vram         float64
+	gpusPerOffer int
+	intraNode    schema.IntraNode // as the source published it: unknown is not linked
+	interNode    schema.InterNode
+	priceType    schema.PriceType
+	modelIndex   int // index in market.models
+	order        int // position in the deterministic class order
+	buckets      []bucket
+	minPrice     float64
 }
 
 type classKey struct {
-	model                   int // dense index of the canonical GPU model
-	vram                    float64
-	gpus                    int
-	intra, inter, priceType uint8
+	modelIndex                      int // dense index of the canonical GPU model
+	vram                            float64
+	gpusPerOffer                    int
+	intraNode, interNode, priceType uint8
 }
 
 type currentKey struct {
@@ -60,17 +60,17 @@ type currentKey struct {
 
 // market is the offer index Optimize builds once per plan.
 type market struct {
-	classes []*class     // deterministic order (idx)
-	visit   []*class     // cheapest per GPU first: fills the top-k early so pruning bites
-	models  []gpus.Model // GPU models with fresh offers, by name
-	// current holds every catalog offer (stale providers and commitments too) by provider,
-	// model and price type, to price current placements; sorted on first use.
-	current       map[currentKey][]*schema.Offer
-	currentSorted map[currentKey]bool
-	stale         map[string]bool // providers excluded for freshness
-	providers     map[string]bool // every provider seen
-	excluded      []ExcludedProvider
-	summary       MarketSummary
+	classes    []*class     // deterministic order (class.order)
+	visitOrder []*class     // cheapest per GPU first: fills the top-k early so pruning bites
+	models     []gpus.Model // GPU models with fresh offers, by name
+	// forCurrent holds every catalog offer (stale providers and commitments too) by provider,
+	// model and price type, to price forCurrent placements; sorted on first use.
+	forCurrent     map[currentKey][]*schema.Offer
+	currentSorted  map[currentKey]bool
+	staleProviders map[string]bool // providers excluded for freshness
+	providers      map[string]bool // every provider seen
+	excluded       []ExcludedProvider
+	summary        MarketSummary
 	// expired counts, per catalog GPU model, the offers left out because their prices no
 	// longer hold, with the newest such observation: why nothing fits may be age.
 	expired map[string]expiry
@@ -85,12 +85,12 @@ type expiry struct {
 
 func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[currentKey]bool) *market {
 	m := &market{
-		current:       make(map[currentKey][]*schema.Offer),
-		currentSorted: make(map[currentKey]bool),
-		stale:         make(map[string]bool),
-		providers:     make(map[string]bool),
-		expired:       make(map[string]expiry),
-		maxAge:        time.Duration(o.MaxOfferAgeHours * float64(time.Hour)),
+		forCurrent:     make(map[currentKey][]*schema.Offer),
+		currentSorted:  make(map[currentKey]bool),
+		staleProviders: make(map[string]bool),
+		providers:      make(map[string]bool),
+		expired:        make(map[string]expiry),
+		maxAge:         time.Duration(o.MaxOfferAgeHours * float64(time.Hour)),
 	}
 	m.summary.Offers = len(offers)
 
@@ -131,15 +131,15 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		if pr.fresh {
 			continue
 		}
-		m.stale[name] = true
+		m.staleProviders[name] = true
 		e := ExcludedProvider{Provider: name}
 		switch {
 		case pr.newest.IsZero():
 			e.Reason = "offers carry no observation time"
 		case !pr.validTill.IsZero() && !pr.validTill.Before(pr.newest):
-			e.Reason = fmt.Sprintf("its prices held until %s, %s ago", pr.validTill.UTC().Format("2006-01-02 15:04 MST"), age(now.Sub(pr.validTill)))
+			e.Reason = fmt.Sprintf("its prices held until %s, %s ago", pr.validTill.UTC().Format("2006-01-02 15:04 MST"), formatAge(now.Sub(pr.validTill)))
 		default:
-			e.Reason = fmt.Sprintf("newest price observed %s ago, older than the %s a price holds (max_offer_age_hours)", age(now.Sub(pr.newest)), age(m.maxAge))
+			e.Reason = fmt.Sprintf("newest price observed %s ago, older than the %s a price holds (max_offer_age_hours)", formatAge(now.Sub(pr.newest)), formatAge(m.maxAge))
 		}
 		if !pr.newest.IsZero() {
 			t := pr.newest.UTC()
@@ -189,7 +189,7 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		if mi.needed {
 			ck := currentKey{off.Provider, mi.m.Name, off.PriceType}
 			if need[ck] {
-				m.current[ck] = append(m.current[ck], off)
+				m.forCurrent[ck] = append(m.forCurrent[ck], off)
 			}
 		}
 		switch {
@@ -219,11 +219,11 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		if inter == "" {
 			inter = schema.InterUnknown
 		}
-		key := classKey{model: mi.idx, vram: vram, gpus: int(off.GPUCount), intra: enumIndex(intra, schema.IntraNodes),
-			inter: enumIndex(inter, schema.InterNodes), priceType: enumIndex(off.PriceType, schema.PriceTypes)}
+		key := classKey{modelIndex: mi.idx, vram: vram, gpusPerOffer: int(off.GPUCount), intraNode: enumIndex(intra, schema.IntraNodes),
+			interNode: enumIndex(inter, schema.InterNodes), priceType: enumIndex(off.PriceType, schema.PriceTypes)}
 		c := byKey[key]
 		if c == nil {
-			c = &class{model: mi.m, vram: vram, gpus: int(off.GPUCount), intra: intra, inter: inter, priceType: off.PriceType, minPrice: math.Inf(1)}
+			c = &class{model: mi.m, vram: vram, gpusPerOffer: int(off.GPUCount), intraNode: intra, interNode: inter, priceType: off.PriceType, minPrice: math.Inf(1)}
 			byKey[key] = c
 		}
 		bi := -1
@@ -237,9 +237,9 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 			bi = len(c.buckets)
 			c.buckets = append(c.buckets, bucket{provider: off.Provider})
 		}
-		ref := offerRef{o: off, price: off.PriceUSDPerHour.InexactFloat64(), micros: micros(off.PriceUSDPerHour), avail: -1, continent: off.Continent(), seq: i}
+		ref := offerRef{offer: off, price: off.PriceUSDPerHour.InexactFloat64(), priceMicros: microDollars(off.PriceUSDPerHour), available: -1, continent: off.Continent(), inputIndex: i}
 		if off.AvailableCount != nil {
-			ref.avail = int64(*off.AvailableCount)
+			ref.available = int64(*off.AvailableCount)
 		}
 		c.buckets[bi].offers = append(c.buckets[bi].offers, ref)
 		c.minPrice = min(c.minPrice, ref.price)
@@ -257,7 +257,7 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		modelIdx[md.Name] = i
 	}
 	for _, c := range byKey {
-		c.modelIdx = modelIdx[c.model.Name]
+		c.modelIndex = modelIdx[c.model.Name]
 		slices.SortFunc(c.buckets, func(a, b bucket) int { return strings.Compare(a.provider, b.provider) })
 		for bi := range c.buckets {
 			slices.SortFunc(c.buckets[bi].offers, compareOfferRefs)
@@ -268,18 +268,18 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		return cmp.Or(
 			strings.Compare(a.model.Name, b.model.Name),
 			cmp.Compare(a.vram, b.vram),
-			cmp.Compare(a.gpus, b.gpus),
-			strings.Compare(string(a.intra), string(b.intra)),
-			strings.Compare(string(a.inter), string(b.inter)),
+			cmp.Compare(a.gpusPerOffer, b.gpusPerOffer),
+			strings.Compare(string(a.intraNode), string(b.intraNode)),
+			strings.Compare(string(a.interNode), string(b.interNode)),
 			strings.Compare(string(a.priceType), string(b.priceType)),
 		)
 	})
 	for i, c := range m.classes {
-		c.idx = i
+		c.order = i
 	}
-	m.visit = slices.Clone(m.classes)
-	slices.SortStableFunc(m.visit, func(a, b *class) int {
-		return cmp.Compare(a.minPrice/float64(a.gpus), b.minPrice/float64(b.gpus))
+	m.visitOrder = slices.Clone(m.classes)
+	slices.SortStableFunc(m.visitOrder, func(a, b *class) int {
+		return cmp.Compare(a.minPrice/float64(a.gpusPerOffer), b.minPrice/float64(b.gpusPerOffer))
 	})
 	return m
 }
@@ -296,7 +296,7 @@ func enumIndex[T ~string](v T, list []T) uint8 {
 
 // currentOffers returns the offers of a provider, model and price type, cheapest per GPU first.
 func (m *market) currentOffers(k currentKey) []*schema.Offer {
-	list := m.current[k]
+	list := m.forCurrent[k]
 	if !m.currentSorted[k] {
 		slices.SortFunc(list, func(a, b *schema.Offer) int {
 			return cmp.Or(perGPUPrice(a).Cmp(perGPUPrice(b)), compareOfferKeys(a, b))
@@ -306,8 +306,8 @@ func (m *market) currentOffers(k currentKey) []*schema.Offer {
 	return list
 }
 
-// micros is a price in micro-dollars, or -1 when it is not a whole number of them (or too big).
-func micros(d decimal.Decimal) int64 {
+// microDollars is a price in micro-dollars, or -1 when it is not a whole number of them (or too big).
+func microDollars(d decimal.Decimal) int64 {
 	e := int(d.Exponent())
 	if e < -schema.PriceDecimals || e > 0 || d.NumDigits() > 12 {
 		if d.Exponent() > 0 || d.NumDigits() > 12 {
@@ -329,17 +329,17 @@ func micros(d decimal.Decimal) int64 {
 
 // compareOfferRefs orders offers by price, then by the stable key.
 func compareOfferRefs(a, b offerRef) int {
-	c := cmp.Compare(a.micros, b.micros)
-	if a.micros < 0 || b.micros < 0 {
-		c = a.o.PriceUSDPerHour.Cmp(b.o.PriceUSDPerHour)
+	c := cmp.Compare(a.priceMicros, b.priceMicros)
+	if a.priceMicros < 0 || b.priceMicros < 0 {
+		c = a.offer.PriceUSDPerHour.Cmp(b.offer.PriceUSDPerHour)
 	}
 	if c != 0 {
 		return c
 	}
-	if c := compareOfferKeys(a.o, b.o); c != 0 {
+	if c := compareOfferKeys(a.offer, b.offer); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.seq, b.seq)
+	return cmp.Compare(a.inputIndex, b.inputIndex)
 }
 
 // compareOfferKeys is the stable tie-break: provider, offer id, price type, region. (No
@@ -373,8 +373,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// age formats a duration for people: 31h, 3d.
-func age(d time.Duration) string {
+// formatAge formats a duration for people: 31h, 3d.
+func formatAge(d time.Duration) string {
 	h := d.Hours()
 	if h >= 72 {
 		return fmt.Sprintf("%.0fd", h/24)

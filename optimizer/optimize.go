@@ -40,7 +40,7 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 		return nil, fmt.Errorf("optimize: %w", err)
 	}
 	now := in.Now.UTC()
-	p := &planner{opts: &opts, now: now, k: 1 + opts.Alternatives}
+	p := &planner{opts: &opts, now: now, keep: 1 + opts.Alternatives}
 	need := make(map[currentKey]bool)
 	for _, t := range in.Workloads.Teams {
 		for _, w := range t.Workloads {
@@ -51,15 +51,15 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 			}
 		}
 	}
-	p.m = buildMarket(in.Offers, now, p.opts, need)
-	p.models = make([]modelState, len(p.m.models))
+	p.market = buildMarket(in.Offers, now, p.opts, need)
+	p.modelStates = make([]modelState, len(p.market.models))
 
 	plan := &Plan{
 		GeneratedAt:       now,
 		Options:           opts,
 		Teams:             make([]TeamPlan, 0, len(in.Workloads.Teams)),
-		ExcludedProviders: p.m.excluded,
-		Market:            p.m.summary,
+		ExcludedProviders: p.market.excluded,
+		Market:            p.market.summary,
 	}
 	if plan.ExcludedProviders == nil {
 		plan.ExcludedProviders = []ExcludedProvider{}
@@ -80,54 +80,54 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 }
 
 type planner struct {
-	opts   *Options
-	now    time.Time
-	m      *market
-	k      int // candidates kept: 1 + alternatives
-	models []modelState
-	top    []candidate
+	opts        *Options
+	now         time.Time
+	market      *market
+	keep        int // candidates kept: 1 + alternatives
+	modelStates []modelState
+	top         []candidate
 }
 
 func (p *planner) plan(w *Workload) WorkloadPlan {
 	o := p.opts
-	vs := o.size(w)
+	variants := o.size(w)
 	wp := WorkloadPlan{Name: w.Name, Kind: w.Kind, Alternatives: []Placement{}, Rejected: []Rejection{}, Caveats: []string{}}
-	for i := range vs {
-		s := vs[i].sizing
-		s.Fits = make([]Fit, 0, len(p.m.models))
-		for _, md := range p.m.models {
-			s.Fits = append(s.Fits, o.fit(w, &vs[i], md))
+	for i := range variants {
+		s := variants[i].sizing
+		s.Fits = make([]Fit, 0, len(p.market.models))
+		for _, md := range p.market.models {
+			s.Fits = append(s.Fits, o.fit(w, &variants[i], md))
 		}
 		wp.Sizing = append(wp.Sizing, roundSizing(s))
 	}
 
-	clear(p.models)
+	clear(p.modelStates)
 	p.top = p.top[:0]
 	pol := policyOf(w)
 	allowedProvider := func(pr string) bool {
 		return (len(w.Providers) == 0 || slices.Contains(w.Providers, strings.ToLower(pr))) &&
 			!slices.Contains(w.ExcludeProviders, strings.ToLower(pr))
 	}
-	for _, c := range p.m.visit {
-		ms := &p.models[c.modelIdx]
+	for _, c := range p.market.visitOrder {
+		ms := &p.modelStates[c.modelIndex]
 		// The cheapest variant that passes the class checks.
 		best, bestVi := eval{}, -1
-		for vi := range vs {
-			ev, st := p.evalClass(w, vs, vi, c)
-			if st == stOK {
-				if bestVi < 0 || ev.f < best.f {
+		for vi := range variants {
+			ev, st := p.evalClass(w, variants, vi, c)
+			if st == stageOK {
+				if bestVi < 0 || ev.offerHours < best.offerHours {
 					best, bestVi = ev, vi
 				}
 				continue
 			}
 			if !ms.feasible {
-				p.noteReject(ms, rejection{st: st, tie: rejTie(c), c: c, vi: vi})
+				p.noteReject(ms, rejection{stage: st, closeness: closenessOf(c), class: c, variantIdx: vi})
 			}
 		}
 		if bestVi < 0 {
 			continue
 		}
-		pruneClass := len(p.top) == p.k && c.minPrice*best.f > p.top[p.k-1].cost+pruneMargin
+		pruneClass := len(p.top) == p.keep && c.minPrice*best.offerHours > p.top[p.keep-1].floatCost+pruneMargin
 		if pruneClass && ms.feasible {
 			continue
 		}
@@ -135,7 +135,7 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 			b := &c.buckets[bi]
 			if !allowedProvider(b.provider) {
 				if !ms.feasible {
-					p.noteReject(ms, rejection{st: stProvider, c: c, vi: bestVi, off: b.offers[0].o})
+					p.noteReject(ms, rejection{stage: stageProvider, class: c, variantIdx: bestVi, offer: b.offers[0].offer})
 				}
 				continue
 			}
@@ -146,19 +146,19 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 				break
 			}
 			for _, ref := range b.offers {
-				cost := ref.price * best.f
-				if len(p.top) == p.k && cost > p.top[p.k-1].cost+pruneMargin {
+				cost := ref.price * best.offerHours
+				if len(p.top) == p.keep && cost > p.top[p.keep-1].floatCost+pruneMargin {
 					ms.feasible = true
 					break
 				}
-				if st := offerCheck(&pol, ref, best.k); st != stOK {
+				if st := offerCheck(&pol, ref, best.offersRented); st != stageOK {
 					if !ms.feasible {
-						p.noteReject(ms, rejection{st: st, c: c, vi: bestVi, off: ref.o, extra: best.k})
+						p.noteReject(ms, rejection{stage: st, class: c, variantIdx: bestVi, offer: ref.offer, offersNeeded: best.offersRented})
 					}
 					continue
 				}
 				ms.feasible = true
-				cand := candidate{cost: cost, off: ref, c: c, ev: best, vi: bestVi}
+				cand := candidate{floatCost: cost, ref: ref, class: c, eval: best, variantIdx: bestVi}
 				p.insert(&cand)
 				if o.DistinctAlternatives {
 					break
@@ -169,24 +169,24 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 
 	if len(p.top) > 0 {
 		wp.Status = StatusOK
-		rec := p.placement(w, vs, &p.top[0])
+		rec := p.placement(w, variants, &p.top[0])
 		wp.Recommended = &rec
 		for i := 1; i < len(p.top); i++ {
-			wp.Alternatives = append(wp.Alternatives, p.placement(w, vs, &p.top[i]))
+			wp.Alternatives = append(wp.Alternatives, p.placement(w, variants, &p.top[i]))
 		}
 	}
-	for i := range p.models {
-		ms := &p.models[i]
-		if ms.feasible || ms.rej.st == stNone {
+	for i := range p.modelStates {
+		ms := &p.modelStates[i]
+		if ms.feasible || ms.furthest.stage == stageNone {
 			continue
 		}
-		wp.Rejected = append(wp.Rejected, p.explain(w, vs, ms.rej))
+		wp.Rejected = append(wp.Rejected, p.explain(w, variants, ms.furthest))
 	}
 	if wp.Recommended == nil {
 		wp.Status = StatusNoFit
-		wp.Reason = p.noFitReason(w, vs, wp.Rejected)
+		wp.Reason = p.noFitReason(w, variants, wp.Rejected)
 	}
-	p.current(w, vs, &wp)
+	p.current(w, variants, &wp)
 	p.caveats(w, &wp)
 	return wp
 }
@@ -206,7 +206,7 @@ func (p *planner) caveats(w *Workload, wp *WorkloadPlan) {
 }
 
 func (p *planner) hasProvider(name string) bool {
-	for pr := range p.m.providers {
+	for pr := range p.market.providers {
 		if strings.EqualFold(pr, name) {
 			return true
 		}
@@ -215,7 +215,7 @@ func (p *planner) hasProvider(name string) bool {
 }
 
 func (p *planner) isStale(name string) bool {
-	for pr := range p.m.stale {
+	for pr := range p.market.staleProviders {
 		if strings.EqualFold(pr, name) {
 			return true
 		}

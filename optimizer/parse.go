@@ -35,8 +35,8 @@ func ParseWorkloads(filename string, data []byte) (*File, error) {
 	if err := yaml.NodeToValue(f.Docs[0].Body, &raw, yaml.DisallowUnknownField()); err != nil {
 		return nil, yamlError(filename, err)
 	}
-	c := &converter{file: filename, ast: f}
-	out := c.file1(&raw)
+	c := &converter{filename: filename, tree: f}
+	out := c.convertFile(&raw)
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}
@@ -135,15 +135,15 @@ func (s *stringOrList) UnmarshalYAML(unmarshal func(any) error) error {
 
 // converter validates raw values into the public types, collecting located errors.
 type converter struct {
-	file string
-	ast  *ast.File
-	errs []error
+	filename string
+	tree     *ast.File
+	errs     []error
 }
 
 // errorf records an error at the YAML path (e.g. "teams[0].workloads[1].kind"); when the
 // field is absent the nearest enclosing node that exists gives the line.
 func (c *converter) errorf(path, format string, args ...any) {
-	e := &InputError{File: c.file, Field: path, Msg: fmt.Sprintf(format, args...)}
+	e := &InputError{File: c.filename, Field: path, Msg: fmt.Sprintf(format, args...)}
 	e.Line, e.Column = c.position(path)
 	c.errs = append(c.errs, e)
 }
@@ -151,7 +151,7 @@ func (c *converter) errorf(path, format string, args ...any) {
 func (c *converter) position(path string) (line, col int) {
 	for p := path; ; {
 		if yp, err := yaml.PathString("$." + p); err == nil {
-			if n, err := yp.FilterFile(c.ast); err == nil && n != nil {
+			if n, err := yp.FilterFile(c.tree); err == nil && n != nil {
 				if tk := n.GetToken(); tk != nil && tk.Position != nil {
 					return tk.Position.Line, tk.Position.Column
 				}
@@ -170,8 +170,8 @@ func (c *converter) line(path string) int {
 	return l
 }
 
-func (c *converter) file1(raw *rawFile) *File {
-	out := &File{Name: c.file}
+func (c *converter) convertFile(raw *rawFile) *File {
+	out := &File{Name: c.filename}
 	if len(raw.Teams) == 0 {
 		c.errorf("teams", "no teams: want a list of teams with name, email and workloads")
 	}
@@ -214,8 +214,8 @@ func (c *converter) team(p string, r *rawTeam) Team {
 	return t
 }
 
-// field describes one optional raw field for the "applies to this kind" check.
-type field struct {
+// kindField describes one optional raw kindField for the "applies to this kind" check.
+type kindField struct {
 	key   string
 	set   bool
 	kinds []Kind // kinds it applies to; nil = all
@@ -244,7 +244,7 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 		return w
 	}
 
-	fields := []field{
+	fields := []kindField{
 		{"params_b", r.ParamsB != nil, sizedKinds},
 		{"precision", r.Precision != nil, nil},
 		{"measured_vram_gb", r.MeasuredVRAMGB != nil, sizedKinds},

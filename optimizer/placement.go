@@ -10,10 +10,10 @@ import (
 )
 
 // placement renders a kept candidate.
-func (p *planner) placement(w *Workload, vs []variant, cand *candidate) Placement {
+func (p *planner) placement(w *Workload, variants []variant, cand *candidate) Placement {
 	o := p.opts
-	off, c, ev := cand.off.o, cand.c, cand.ev
-	k := decimal.NewFromInt(int64(ev.k))
+	off, c, ev := cand.ref.offer, cand.class, cand.eval
+	k := decimal.NewFromInt(int64(ev.offersRented))
 	price := off.PriceUSDPerHour.Mul(k)
 	pl := Placement{
 		Provider:           off.Provider,
@@ -21,15 +21,15 @@ func (p *planner) placement(w *Workload, vs []variant, cand *candidate) Placemen
 		OfferID:            off.OfferID,
 		Tier:               off.Tier,
 		GPUModel:           c.model.Name,
-		GPUCount:           c.gpus * ev.k,
-		GPUsPerNode:        min(c.gpus, o.MaxGPUsPerNode),
+		GPUCount:           c.gpusPerOffer * ev.offersRented,
+		GPUsPerNode:        min(c.gpusPerOffer, o.MaxGPUsPerNode),
 		Nodes:              ev.nodes,
 		PriceType:          c.priceType,
-		Precision:          vs[cand.vi].precision,
-		IntraNode:          c.intra,
-		InterNode:          c.inter,
+		Precision:          variants[cand.variantIdx].precision,
+		IntraNode:          c.intraNode,
+		InterNode:          c.interNode,
 		PriceUSDPerHour:    price,
-		PriceUSDPerGPUHour: price.DivRound(decimal.NewFromInt(int64(c.gpus*ev.k)), schema.PriceDecimals),
+		PriceUSDPerGPUHour: price.DivRound(decimal.NewFromInt(int64(c.gpusPerOffer*ev.offersRented)), schema.PriceDecimals),
 		PriceSource:        PriceMarket,
 		HoursPerMonth:      decimal.New(int64(math.Round(ev.hoursMonth*100)), -2),
 		CostUSDPerMonth:    decimal.New(cand.cents, -2),
@@ -37,15 +37,15 @@ func (p *planner) placement(w *Workload, vs []variant, cand *candidate) Placemen
 		Notes:              []string{},
 	}
 	if w.Kind == Inference {
-		pl.DecodeTokensPerSecond = math.Round(ev.speed*10) / 10
+		pl.DecodeTokensPerSecond = math.Round(ev.decodeSpeed*10) / 10
 	}
 	if ev.hoursRun > 0 {
 		h := decimal.NewFromFloat(ev.hoursRun)
 		run := price.Mul(h).Round(2)
 		pl.HoursPerRun, pl.CostUSDPerRun = &h, &run
 	}
-	pl.UnitCost = p.unitCost(w, &pl, ev.speed, max(c.gpus/max(ev.tp, 1), 1))
-	pl.Notes = p.notes(w, vs, cand.vi, c, ev, cand.off)
+	pl.UnitCost = p.unitCost(w, &pl, ev.decodeSpeed, max(c.gpusPerOffer/max(ev.tensorParallel, 1), 1))
+	pl.Notes = p.notes(w, variants, cand.variantIdx, c, ev, cand.ref)
 	return pl
 }
 
@@ -79,20 +79,20 @@ func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas i
 }
 
 // notes say what a placement's numbers assume, so a reader can check them by hand.
-func (p *planner) notes(w *Workload, vs []variant, vi int, c *class, ev eval, ref offerRef) []string {
+func (p *planner) notes(w *Workload, variants []variant, variantIdx int, c *class, ev eval, ref offerRef) []string {
 	o := p.opts
 	notes := []string{}
 	if pol := policyOf(w); !located(&pol, ref) {
-		notes = append(notes, fmt.Sprintf("%s does not publish where this offer runs: check it is in %s", ref.o.Provider, where(&pol)))
+		notes = append(notes, fmt.Sprintf("%s does not publish where this offer runs: check it is in %s", ref.offer.Provider, where(&pol)))
 	}
 	if c.model.HostCPU == gpus.ARM64 {
 		notes = append(notes, "the Grace host CPU is aarch64: x86-only containers and wheels do not run")
 	}
 	if ev.tpOnPCIe {
-		notes = append(notes, fmt.Sprintf("tensor parallel ×%d over PCIe: about %.0f%% less throughput than with NVLink", ev.tp, (1-o.scaling(c.model, ev.tp, schema.IntraPCIe)/o.Scaling.NVLink)*100))
+		notes = append(notes, fmt.Sprintf("tensor parallel ×%d over PCIe: about %.0f%% less throughput than with NVLink", ev.tensorParallel, (1-o.scaling(c.model, ev.tensorParallel, schema.IntraPCIe)/o.Scaling.NVLink)*100))
 	}
-	if ev.k > 1 && ref.avail < 0 {
-		notes = append(notes, fmt.Sprintf("%d nodes needed; the provider does not publish availability", ev.k))
+	if ev.offersRented > 1 && ref.available < 0 {
+		notes = append(notes, fmt.Sprintf("%d nodes needed; the provider does not publish availability", ev.offersRented))
 	}
 	spot := c.priceType.Interruptible()
 	switch {
@@ -104,9 +104,9 @@ func (p *planner) notes(w *Workload, vs []variant, vi int, c *class, ev eval, re
 		notes = append(notes, "spot capacity can be reclaimed: keep a fallback for serving")
 	}
 	if w.Kind.Training() {
-		v := &vs[vi]
+		v := &variants[variantIdx]
 		notes = append(notes, fmt.Sprintf("%.3g FLOPs / (%d × %g %s TFLOPS × MFU %.2f × scaling %.3g) = %.2f h per run",
-			v.flops, c.gpus*ev.k, c.model.TFLOPS.Of(v.precision), v.precision, o.mfu(c.model.FormFactor), ev.eff, ev.hoursRun/spotFactor(o, spot)))
+			v.flops, c.gpusPerOffer*ev.offersRented, c.model.TFLOPS.Of(v.precision), v.precision, o.mfu(c.model.FormFactor), ev.scalingEff, ev.hoursRun/spotFactor(o, spot)))
 		if w.DeadlineHours > 0 {
 			notes = append(notes, fmt.Sprintf("deadline %s h per run", trimFloat(w.DeadlineHours)))
 		}

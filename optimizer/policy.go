@@ -37,37 +37,37 @@ func policyOf(w *Workload) policy {
 // availability. An offer whose provider publishes no location passes the location checks (the
 // placement then says so): dropping it would silently drop whole providers.
 func offerCheck(pol *policy, ref offerRef, k int) stage {
-	o := ref.o
+	o := ref.offer
 	switch {
 	case pol.tiers != nil && !slices.Contains(pol.tiers, o.Tier):
-		return stHost
+		return stageHost
 	case pol.minReliability > 0 && o.Reliability != nil && *o.Reliability < pol.minReliability:
-		return stHost
+		return stageHost
 	}
 	if ref.continent != "" {
 		if len(pol.continents) > 0 && !slices.Contains(pol.continents, ref.continent) || slices.Contains(pol.exceptContinents, ref.continent) {
-			return stRegion
+			return stageRegion
 		}
 	}
 	if o.Country != "" {
 		if len(pol.countries) > 0 && !slices.Contains(pol.countries, o.Country) || slices.Contains(pol.exceptCountries, o.Country) {
-			return stRegion
+			return stageRegion
 		}
 	} else if len(pol.countries) > 0 && ref.continent != "" && !slices.ContainsFunc(pol.countries, func(c string) bool {
 		return (&schema.Offer{Country: c}).Continent() == ref.continent
 	}) {
-		return stRegion // no country, but on a continent none of the countries is on
+		return stageRegion // no country, but on a continent none of the countries is on
 	}
-	if ref.avail == 0 || (ref.avail > 0 && ref.avail < int64(k)) {
-		return stAvailability
+	if ref.available == 0 || (ref.available > 0 && ref.available < int64(k)) {
+		return stageAvailability
 	}
-	return stOK
+	return stageOK
 }
 
 // located reports whether the offer says where it runs as precisely as the workload asks.
 func located(pol *policy, ref offerRef) bool {
 	if len(pol.countries) > 0 || len(pol.exceptCountries) > 0 {
-		return ref.o.Country != ""
+		return ref.offer.Country != ""
 	}
 	return len(pol.continents) == 0 && len(pol.exceptContinents) == 0 || ref.continent != ""
 }

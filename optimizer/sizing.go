@@ -105,12 +105,12 @@ func trainingPrecisionsOf(w *Workload) []Precision {
 	return w.Precisions
 }
 
-func finishSizing(o *Options, vs []variant) []variant {
-	for i := range vs {
-		v := &vs[i]
+func finishSizing(o *Options, variants []variant) []variant {
+	for i := range variants {
+		v := &variants[i]
 		v.sizing.NeededGBOneGPU = (v.sharded + v.perGPU) / o.utilization(v)
 	}
-	return vs
+	return variants
 }
 
 // utilization is the fraction of VRAM a variant may fill: all of it for a measured footprint,
@@ -232,10 +232,10 @@ func (o *Options) neededGB(w *Workload, v *variant, n int) float64 {
 
 // Size estimates w's memory and compute, one Sizing per acceptable precision (Fits empty).
 func (o Options) Size(w *Workload) []Sizing {
-	vs := o.size(w)
-	out := make([]Sizing, len(vs))
-	for i := range vs {
-		out[i] = roundSizing(vs[i].sizing)
+	variants := o.size(w)
+	out := make([]Sizing, len(variants))
+	for i := range variants {
+		out[i] = roundSizing(variants[i].sizing)
 	}
 	return out
 }
@@ -246,27 +246,27 @@ func (o Options) Size(w *Workload) []Sizing {
 // NVLink/NVSwitch; InfiniBand/RoCE beyond Options.MaxGPUsPerNode. Memory only: offers, prices
 // and deadlines are Optimize's business.
 func (o Options) Fits(w *Workload, m gpus.Model) []Fit {
-	vs := o.size(w)
-	out := make([]Fit, 0, len(vs))
-	for i := range vs {
-		out = append(out, o.fit(w, &vs[i], m))
+	variants := o.size(w)
+	out := make([]Fit, 0, len(variants))
+	for i := range variants {
+		out = append(out, o.fit(w, &variants[i], m))
 	}
 	return out
 }
 
 func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 	f := Fit{GPUModel: m.Name, Precision: v.precision, IntraNode: LinkNone, InterNode: LinkNone}
-	if st, why := gpuCheck(w, v, m); st != stOK {
+	if st, why := gpuCheck(w, v, m); st != stageOK {
 		f.Reason = fmt.Sprintf("%s: %s", m.Name, why)
 		return f
 	}
 	n, ok := o.minGPUs(w, v, m.VRAMGB)
 	if !ok {
 		if w.Kind == Custom && m.VRAMGB < w.MinVRAMGBPerGPU {
-			f.Reason = fmt.Sprintf("%s: %s GB per GPU < %s GB needed per GPU", m.Name, gb(m.VRAMGB), gb(w.MinVRAMGBPerGPU))
+			f.Reason = fmt.Sprintf("%s: %s GB per GPU < %s GB needed per GPU", m.Name, formatGB(m.VRAMGB), formatGB(w.MinVRAMGBPerGPU))
 		} else {
 			f.Reason = fmt.Sprintf("%s: %s GB per GPU is used up by the %s GB every GPU needs (overhead, activations) at %.0f%% utilization",
-				m.Name, gb(m.VRAMGB), gb(v.perGPU), o.utilization(v)*100)
+				m.Name, formatGB(m.VRAMGB), formatGB(v.perGPU), o.utilization(v)*100)
 		}
 		return f
 	}
@@ -298,7 +298,7 @@ func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 	switch {
 	case f.Nodes > 1 && (w.Kind == Inference || (w.Kind == Custom && !w.MultiNode)):
 		f.Reason = fmt.Sprintf("%s: %s GB needed, more than one node of %d holds; %s does not span nodes",
-			head, gb(f.NeededGB), o.MaxGPUsPerNode, w.Kind)
+			head, formatGB(f.NeededGB), o.MaxGPUsPerNode, w.Kind)
 	case f.Nodes > o.MaxNodes:
 		f.Reason = fmt.Sprintf("%s: needs %d nodes, more than the %d allowed", head, f.Nodes, o.MaxNodes)
 	case f.IntraNode == LinkNVSwitch && n > 1 && m.Topology != gpus.TopologyNVSwitch:
@@ -336,32 +336,32 @@ func noPeerToPeer(m gpus.Model) string {
 
 // gpuCheck applies the checks that depend on the GPU model alone: the workload's GPU lists and
 // compute capability, its serving engine, and whether the GPU computes the variant's
-// precision. It returns stOK, or the failing stage and why.
+// precision. It returns stageOK, or the failing stage and why.
 func gpuCheck(w *Workload, v *variant, m gpus.Model) (stage, string) {
 	switch {
 	case len(w.GPUsAllowed) > 0 && !matchesGPU(m, w.GPUsAllowed):
-		return stGPU, "not in gpus_allowed"
+		return stageGPU, "not in gpus_allowed"
 	case matchesGPU(m, w.GPUsExcluded):
-		return stGPU, "in gpus_excluded"
+		return stageGPU, "in gpus_excluded"
 	case w.MinCapability != (gpus.Capability{}) && m.Vendor != gpus.NVIDIA:
-		return stGPU, fmt.Sprintf("an %s GPU (%s, %s), the workload needs CUDA compute capability %s", strings.ToUpper(string(m.Vendor)), m.Vendor.Stack(), m.GFX, w.MinCapability)
+		return stageGPU, fmt.Sprintf("an %s GPU (%s, %s), the workload needs CUDA compute capability %s", strings.ToUpper(string(m.Vendor)), m.Vendor.Stack(), m.GFX, w.MinCapability)
 	case w.MinCapability != (gpus.Capability{}) && !m.Capability.AtLeast(w.MinCapability.Major, w.MinCapability.Minor):
-		return stGPU, fmt.Sprintf("compute capability %s < %s, the workload's min_compute_capability", m.Capability, w.MinCapability)
+		return stageGPU, fmt.Sprintf("compute capability %s < %s, the workload's min_compute_capability", m.Capability, w.MinCapability)
 	}
 	if e := w.Engine; e != "" && e != NoEngine {
 		if err := m.Runs(e); err != nil {
-			return stGPU, err.Error()
+			return stageGPU, err.Error()
 		}
 	}
 	if v.precision != "" {
 		if err := m.Computes(v.precision); err != nil {
-			return stPrecision, fmt.Sprintf("%v; %s", err, precisionUse(w, v.precision))
+			return stagePrecision, fmt.Sprintf("%v; %s", err, precisionUse(w, v.precision))
 		}
 	}
 	if err := scaleByPrecision(w, m); err != nil {
-		return stPrecision, fmt.Sprintf("%v; the work scales by its %s rate", err, w.ScaleBy)
+		return stagePrecision, fmt.Sprintf("%v; the work scales by its %s rate", err, w.ScaleBy)
 	}
-	return stOK, ""
+	return stageOK, ""
 }
 
 // precisionUse says what a workload does in precision p, for reasons.
@@ -405,8 +405,8 @@ func nextPow2(n int) int {
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
-// gb formats a size in GB with at most one decimal: 24, 41.3.
-func gb(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
+// formatGB formats a size in GB with at most one decimal: 24, 41.3.
+func formatGB(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
 
 // roundSizing rounds the reported sizes to 0.01 GB so plans carry no float noise.
 func roundSizing(s Sizing) Sizing {

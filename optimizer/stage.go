@@ -9,20 +9,20 @@ import (
 type stage int
 
 const (
-	stNone      stage = iota
-	stGPU             // gpus_allowed/excluded, compute capability, serving engine
-	stPrecision       // the GPU has no hardware path for the precision
-	stMemory
-	stInterconnect
-	stMultiNode
-	stPriceType
-	stThroughput
-	stDeadline
-	stProvider
-	stHost // host tier or reliability
-	stRegion
-	stAvailability
-	stOK
+	stageNone      stage = iota
+	stageGPU             // gpus_allowed/excluded, compute capability, serving engine
+	stagePrecision       // the GPU has no hardware path for the precision
+	stageMemory
+	stageInterconnect
+	stageMultiNode
+	stagePriceType
+	stageThroughput
+	stageDeadline
+	stageProvider
+	stageHost // host tier or reliability
+	stageRegion
+	stageAvailability
+	stageOK
 )
 
 func (s stage) String() string {
@@ -30,16 +30,16 @@ func (s stage) String() string {
 }
 
 // rank orders stages for "got furthest": a missing fabric inside the node and between nodes
-// are equally far, so the configuration closest to fitting (rejTie) decides between them.
+// are equally far, so the configuration closest to fitting (closenessOf) decides between them.
 func (s stage) rank() stage {
-	if s == stMultiNode {
-		return stInterconnect
+	if s == stageMultiNode {
+		return stageInterconnect
 	}
 	return s
 }
 
 func stageOf(s string) int {
-	for st := stNone; st <= stOK; st++ {
+	for st := stageNone; st <= stageOK; st++ {
 		if st.String() == s {
 			return int(st)
 		}
@@ -51,28 +51,28 @@ func stageOf(s string) int {
 // the furthest rejection.
 type modelState struct {
 	feasible bool
-	rej      rejection
+	furthest rejection
 }
 
 type rejection struct {
-	st    stage
-	tie   float64 // larger wins within a stage; then the lower class index
-	c     *class
-	vi    int
-	off   *schema.Offer
-	extra int // k needed, for availability
+	stage        stage
+	closeness    float64 // larger wins within a stage; then the lower class index
+	class        *class
+	variantIdx   int
+	offer        *schema.Offer
+	offersNeeded int // offers (nodes) needed, for availability
 }
 
-// rejTie ranks rejections within a stage: the configuration with the most memory, the one
+// closenessOf ranks rejections within a stage: the configuration with the most memory, the one
 // closest to fitting, explains best ("×8: no NVLink" rather than "×1: needs 6 nodes").
-func rejTie(c *class) float64 {
-	return float64(c.gpus) * c.vram
+func closenessOf(c *class) float64 {
+	return float64(c.gpusPerOffer) * c.vram
 }
 
 func (p *planner) noteReject(ms *modelState, r rejection) {
-	cur := &ms.rej
-	a, b := r.st.rank(), cur.st.rank()
-	if a > b || (a == b && (r.tie > cur.tie || (r.tie == cur.tie && r.c.idx < cur.c.idx))) {
+	cur := &ms.furthest
+	a, b := r.stage.rank(), cur.stage.rank()
+	if a > b || (a == b && (r.closeness > cur.closeness || (r.closeness == cur.closeness && r.class.order < cur.class.order))) {
 		*cur = r
 	}
 }

@@ -103,10 +103,10 @@ func (p *planner) decodeSpeed(v *variant, m gpus.Model, tp int, intra schema.Int
 
 // inferenceJobHours scales the hours an inference batch job takes on its reference GPU by
 // decode throughput: replicas × tp × bandwidth × scaling / bytes per step.
-func (p *planner) inferenceJobHours(w *Workload, vs []variant, vi int, m gpus.Model, g, tp int, intra schema.IntraNode, spot bool) float64 {
+func (p *planner) inferenceJobHours(w *Workload, variants []variant, variantIdx int, m gpus.Model, g, tp int, intra schema.IntraNode, spot bool) float64 {
 	o := p.opts
 	ref, _ := gpus.Lookup(w.ReferenceGPU)
-	v0 := &vs[0]
+	v0 := &variants[0]
 	nRef := w.ReferenceGPUs
 	if nRef == 0 && w.Current != nil && w.Current.GPUModel == ref.Name {
 		nRef = w.Current.GPUCount // measured where it runs today
@@ -117,7 +117,7 @@ func (p *planner) inferenceJobHours(w *Workload, vs []variant, vi int, m gpus.Mo
 	}
 	refThr := p.decodeSpeed(v0, ref, nRef, referenceIntra(ref, nRef))
 	replicas := max(g/tp, 1)
-	thr := float64(replicas) * p.decodeSpeed(&vs[vi], m, tp, intra)
+	thr := float64(replicas) * p.decodeSpeed(&variants[variantIdx], m, tp, intra)
 	h := p.hoursPerMonth(w) * refThr / thr
 	if spot {
 		h *= 1 + o.SpotRestartOverhead
