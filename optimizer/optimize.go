@@ -3,7 +3,6 @@ package optimizer
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -41,16 +40,7 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 	}
 	now := in.Now.UTC()
 	p := &planner{opts: &opts, now: now, keep: 1 + opts.Alternatives}
-	need := make(map[currentKey]bool)
-	for _, t := range in.Workloads.Teams {
-		for _, w := range t.Workloads {
-			if c := w.Current; c != nil {
-				if m, ok := gpus.Lookup(c.GPUModel); ok {
-					need[currentKey{c.Provider, m.Name, c.PriceType}] = true
-				}
-			}
-		}
-	}
+	need := currentKeysNeeded(in.Workloads)
 	p.market = buildMarket(in.Offers, now, p.opts, need)
 	p.modelStates = make([]modelState, len(p.market.models))
 
@@ -79,94 +69,156 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 	return plan, nil
 }
 
-type planner struct {
-	opts        *Options
-	now         time.Time
-	market      *market
-	keep        int // candidates kept: 1 + alternatives
-	modelStates []modelState
-	top         []candidate
+// currentKeysNeeded lists the provider, catalog model and price type of every current
+// placement in f: the market keeps those offers, stale or not, to price them.
+func currentKeysNeeded(f *File) map[currentKey]bool {
+	need := make(map[currentKey]bool)
+	for _, t := range f.Teams {
+		for _, w := range t.Workloads {
+			if c := w.Current; c != nil {
+				if m, ok := gpus.Lookup(c.GPUModel); ok {
+					need[currentKey{c.Provider, m.Name, c.PriceType}] = true
+				}
+			}
+		}
+	}
+	return need
 }
 
+// planner plans one workload after another on one market. What it holds between workloads
+// is scratch space, cleared for each.
+type planner struct {
+	opts   *Options
+	now    time.Time
+	market *market
+	keep   int // candidates kept: 1 + alternatives
+	// modelStates is, per GPU model of the market (market.models), whether the workload has
+	// a feasible offer of it and otherwise its furthest rejection.
+	modelStates []modelState
+	top         []candidate // the cheapest candidates so far, at most keep, cheapest first
+}
+
+// plan makes the plan of one workload: its sizing, the cheapest feasible placements on the
+// market, why each GPU model without one is rejected, and its current placement, savings
+// and caveats.
 func (p *planner) plan(w *Workload) WorkloadPlan {
-	o := p.opts
-	variants := o.size(w)
-	wp := WorkloadPlan{Name: w.Name, Kind: w.Kind, Alternatives: []Placement{}, Rejected: []Rejection{}, Caveats: []string{}}
+	variants := p.opts.size(w)
+	wp := WorkloadPlan{Name: w.Name, Kind: w.Kind, Sizing: p.sizings(w, variants), Alternatives: []Placement{}, Rejected: []Rejection{}, Caveats: []string{}}
+	p.search(w, variants)
+	p.report(w, variants, &wp)
+	p.current(w, variants, &wp)
+	p.caveats(w, &wp)
+	return wp
+}
+
+// sizings reports each variant's sizing, with its fit on every GPU model on the market.
+func (p *planner) sizings(w *Workload, variants []variant) []Sizing {
+	var out []Sizing
 	for i := range variants {
 		s := variants[i].sizing
 		s.Fits = make([]Fit, 0, len(p.market.models))
 		for _, md := range p.market.models {
-			s.Fits = append(s.Fits, o.fit(w, &variants[i], md))
+			s.Fits = append(s.Fits, p.opts.fit(w, &variants[i], md))
 		}
-		wp.Sizing = append(wp.Sizing, roundSizing(s))
+		out = append(out, roundSizing(s))
 	}
+	return out
+}
 
+// search visits the market's classes cheapest per GPU first and keeps the cheapest
+// candidates in p.top, recording in p.modelStates which GPU models had a feasible offer
+// and, for the others, the rejection that got furthest.
+func (p *planner) search(w *Workload, variants []variant) {
 	clear(p.modelStates)
 	p.top = p.top[:0]
 	pol := policyOf(w)
-	allowedProvider := func(pr string) bool {
-		return (len(w.Providers) == 0 || slices.Contains(w.Providers, strings.ToLower(pr))) &&
-			!slices.Contains(w.ExcludeProviders, strings.ToLower(pr))
-	}
 	for _, c := range p.market.visitOrder {
-		ms := &p.modelStates[c.modelIndex]
-		// The cheapest variant that passes the class checks.
-		best, bestVi := eval{}, -1
-		for vi := range variants {
-			ev, st := p.evalClass(w, variants, vi, c)
-			if st == stageOK {
-				if bestVi < 0 || ev.offerHours < best.offerHours {
-					best, bestVi = ev, vi
-				}
-				continue
-			}
+		p.searchClass(w, variants, &pol, c)
+	}
+}
+
+// searchClass costs class c at its cheapest variant that passes the class checks and walks
+// its buckets of allowed providers. A class whose cheapest offer at that cost is dearer
+// than every candidate kept is pruned: its model counts as feasible and no offer is
+// checked.
+func (p *planner) searchClass(w *Workload, variants []variant, pol *policy, c *class) {
+	ms := &p.modelStates[c.modelIndex]
+	best, bestVi := p.bestVariant(w, variants, c, ms)
+	if bestVi < 0 {
+		return
+	}
+	pruneClass := len(p.top) == p.keep && c.minPrice*best.offerHours > p.top[p.keep-1].floatCost+pruneMargin
+	if pruneClass && ms.feasible {
+		return
+	}
+	for bi := range c.buckets {
+		b := &c.buckets[bi]
+		if !providerAllowed(w, b.provider) {
 			if !ms.feasible {
-				p.noteReject(ms, rejection{stage: st, closeness: closenessOf(c), class: c, variantIdx: vi})
+				p.noteReject(ms, rejection{stage: stageProvider, class: c, variantIdx: bestVi, offer: b.offers[0].offer})
 			}
-		}
-		if bestVi < 0 {
 			continue
 		}
-		pruneClass := len(p.top) == p.keep && c.minPrice*best.offerHours > p.top[p.keep-1].floatCost+pruneMargin
-		if pruneClass && ms.feasible {
+		if pruneClass {
+			// Feasible by class but dearer than every candidate kept. Region and
+			// availability are not checked, so such a model is never listed as rejected.
+			ms.feasible = true
+			return
+		}
+		p.searchBucket(pol, c, b, best, bestVi, ms)
+	}
+}
+
+// bestVariant evaluates class c for every variant and returns the cheapest that passes the
+// class checks, with its index (-1 when none does), noting the rejections of the others
+// while the model has no feasible offer.
+func (p *planner) bestVariant(w *Workload, variants []variant, c *class, ms *modelState) (eval, int) {
+	best, bestVi := eval{}, -1
+	for vi := range variants {
+		ev, st := p.evalClass(w, variants, vi, c)
+		if st == stageOK {
+			if bestVi < 0 || ev.offerHours < best.offerHours {
+				best, bestVi = ev, vi
+			}
 			continue
 		}
-		for bi := range c.buckets {
-			b := &c.buckets[bi]
-			if !allowedProvider(b.provider) {
-				if !ms.feasible {
-					p.noteReject(ms, rejection{stage: stageProvider, class: c, variantIdx: bestVi, offer: b.offers[0].offer})
-				}
-				continue
-			}
-			if pruneClass {
-				// Feasible by class but dearer than every candidate kept. Region and
-				// availability are not checked, so such a model is never listed as rejected.
-				ms.feasible = true
-				break
-			}
-			for _, ref := range b.offers {
-				cost := ref.price * best.offerHours
-				if len(p.top) == p.keep && cost > p.top[p.keep-1].floatCost+pruneMargin {
-					ms.feasible = true
-					break
-				}
-				if st := offerCheck(&pol, ref, best.offersRented); st != stageOK {
-					if !ms.feasible {
-						p.noteReject(ms, rejection{stage: st, class: c, variantIdx: bestVi, offer: ref.offer, offersNeeded: best.offersRented})
-					}
-					continue
-				}
-				ms.feasible = true
-				cand := candidate{floatCost: cost, ref: ref, class: c, eval: best, variantIdx: bestVi}
-				p.insert(&cand)
-				if o.DistinctAlternatives {
-					break
-				}
-			}
+		if !ms.feasible {
+			p.noteReject(ms, rejection{stage: st, closeness: closenessOf(c), class: c, variantIdx: vi})
 		}
 	}
+	return best, bestVi
+}
 
+// searchBucket walks one provider's offers of class c, cheapest first, costed as best:
+// each offer that passes the per-offer checks becomes a candidate, until the offers are
+// dearer than every candidate kept (or after the first, with
+// Options.DistinctAlternatives, as the rest would be the same placement).
+func (p *planner) searchBucket(pol *policy, c *class, b *bucket, best eval, bestVi int, ms *modelState) {
+	for _, ref := range b.offers {
+		cost := ref.price * best.offerHours
+		if len(p.top) == p.keep && cost > p.top[p.keep-1].floatCost+pruneMargin {
+			ms.feasible = true
+			return
+		}
+		if st := offerCheck(pol, ref, best.offersRented); st != stageOK {
+			if !ms.feasible {
+				p.noteReject(ms, rejection{stage: st, class: c, variantIdx: bestVi, offer: ref.offer, offersNeeded: best.offersRented})
+			}
+			continue
+		}
+		ms.feasible = true
+		cand := candidate{floatCost: cost, ref: ref, class: c, eval: best, variantIdx: bestVi}
+		p.insert(&cand)
+		if p.opts.DistinctAlternatives {
+			return
+		}
+	}
+}
+
+// report turns the kept candidates into the recommendation and its alternatives, and each
+// GPU model without a feasible offer into a rejection with its reason. With no
+// recommendation the workload's status is no_fit, with the reason.
+func (p *planner) report(w *Workload, variants []variant, wp *WorkloadPlan) {
 	if len(p.top) > 0 {
 		wp.Status = StatusOK
 		rec := p.placement(w, variants, &p.top[0])
@@ -186,9 +238,6 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 		wp.Status = StatusNoFit
 		wp.Reason = p.noFitReason(w, variants, wp.Rejected)
 	}
-	p.current(w, variants, &wp)
-	p.caveats(w, &wp)
-	return wp
 }
 
 // caveats adds workload-level warnings that do not belong to one placement.

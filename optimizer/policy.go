@@ -108,3 +108,10 @@ func tierPolicy(w *Workload, tiers []schema.Tier) string {
 	}
 	return fmt.Sprintf("host_tiers allows %s", strings.Join(names, ", "))
 }
+
+// providerAllowed reports whether the workload may run at a provider: one of its
+// providers, when it lists any, and none of its exclude_providers.
+func providerAllowed(w *Workload, provider string) bool {
+	return (len(w.Providers) == 0 || slices.Contains(w.Providers, strings.ToLower(provider))) &&
+		!slices.Contains(w.ExcludeProviders, strings.ToLower(provider))
+}
