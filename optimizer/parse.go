@@ -214,7 +214,7 @@ func (c *converter) team(p string, r *rawTeam) Team {
 	return t
 }
 
-// kindField describes one optional raw kindField for the "applies to this kind" check.
+// kindField describes one optional raw field for the "applies to this kind" check.
 type kindField struct {
 	key   string
 	set   bool
@@ -226,24 +226,60 @@ var (
 	sizedKinds    = []Kind{Inference, LoRA, QLoRA, FullFinetune, Pretrain}
 )
 
+// workload converts the workload at YAML path p: the rules every kind shares, then those of
+// its kind, then where it runs today.
 func (c *converter) workload(p string, r *rawWorkload) Workload {
 	w := Workload{Name: strings.TrimSpace(r.Name), Kind: Kind(strings.TrimSpace(r.Kind)), Line: c.line(p)}
 	if w.Name == "" {
 		c.errorf(p+".name", "missing workload name")
 	}
-	switch {
-	case r.Kind == "":
-		c.errorf(p+".kind", "missing kind (want one of %s)", joinKinds())
+	if !c.knownKind(p, r.Kind) {
 		return w
-	case !slices.Contains(Kinds, w.Kind):
-		msg := fmt.Sprintf("unknown kind %q (want one of %s)", r.Kind, joinKinds())
-		if s := suggest(r.Kind, kindStrings()); s != "" {
+	}
+	c.fieldsApply(p, r, w.Kind)
+	w.Interruptible = r.Interruptible
+	c.placeRules(p, r, &w)
+	c.gpuRules(p, r, &w)
+	c.hostRules(p, r, &w)
+	c.measuredVRAM(p, r, &w)
+	if r.Engine != nil {
+		w.Engine = c.engine(p+".engine", *r.Engine)
+	}
+
+	switch w.Kind {
+	case Inference:
+		c.inference(p, r, &w)
+	case Custom:
+		c.custom(p, r, &w)
+	default:
+		c.training(p, r, &w)
+	}
+	if r.Current != nil {
+		w.Current = c.current(p+".current", r.Current)
+	}
+	return w
+}
+
+// knownKind checks that the workload names one of Kinds, suggesting the closest when it
+// does not.
+func (c *converter) knownKind(p, raw string) bool {
+	switch {
+	case raw == "":
+		c.errorf(p+".kind", "missing kind (want one of %s)", joinKinds())
+		return false
+	case !slices.Contains(Kinds, Kind(strings.TrimSpace(raw))):
+		msg := fmt.Sprintf("unknown kind %q (want one of %s)", raw, joinKinds())
+		if s := suggest(raw, kindStrings()); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		c.errorf(p+".kind", "%s", msg)
-		return w
+		return false
 	}
+	return true
+}
 
+// fieldsApply reports every field the workload sets that does not apply to its kind.
+func (c *converter) fieldsApply(p string, r *rawWorkload, kind Kind) {
 	fields := []kindField{
 		{"params_b", r.ParamsB != nil, sizedKinds},
 		{"precision", r.Precision != nil, nil},
@@ -278,12 +314,15 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 		{"unit", r.Unit != nil, []Kind{Custom}},
 	}
 	for _, f := range fields {
-		if f.set && f.kinds != nil && !slices.Contains(f.kinds, w.Kind) {
-			c.errorf(p+"."+f.key, "does not apply to kind %s", w.Kind)
+		if f.set && f.kinds != nil && !slices.Contains(f.kinds, kind) {
+			c.errorf(p+"."+f.key, "does not apply to kind %s", kind)
 		}
 	}
+}
 
-	w.Interruptible = r.Interruptible
+// placeRules reads where the workload may run: providers, regions (continents) and
+// countries, each allowed or excluded, never both.
+func (c *converter) placeRules(p string, r *rawWorkload, w *Workload) {
 	w.Providers = c.names(p+".providers", r.Providers)
 	w.ExcludeProviders = c.names(p+".exclude_providers", r.ExcludeProviders)
 	c.disjoint(p+".exclude_providers", "provider", w.Providers, w.ExcludeProviders)
@@ -293,6 +332,11 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 	w.Countries = c.countries(p+".countries", r.Countries)
 	w.ExcludeCountries = c.countries(p+".exclude_countries", r.ExcludeCountries)
 	c.disjoint(p+".exclude_countries", "country", w.Countries, w.ExcludeCountries)
+}
+
+// gpuRules reads which GPU models the workload may run on: gpus_allowed, gpus_excluded and
+// min_compute_capability.
+func (c *converter) gpuRules(p string, r *rawWorkload, w *Workload) {
 	w.GPUsAllowed = c.gpuNames(p+".gpus_allowed", r.GPUsAllowed)
 	w.GPUsExcluded = c.gpuNames(p+".gpus_excluded", r.GPUsExcluded)
 	c.disjoint(p+".gpus_excluded", "GPU", w.GPUsAllowed, w.GPUsExcluded)
@@ -303,6 +347,11 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 		}
 		w.MinCapability = cc
 	}
+}
+
+// hostRules reads which hosts the workload may run on: host_tiers (any alone means every
+// tier) and min_reliability, a share of time in (0, 1].
+func (c *converter) hostRules(p string, r *rawWorkload, w *Workload) {
 	for i, t := range r.HostTiers {
 		fp := fmt.Sprintf("%s.host_tiers[%d]", p, i)
 		switch tier := schema.Tier(strings.ToLower(strings.TrimSpace(t))); {
@@ -324,32 +373,27 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 			w.MinReliability = v
 		}
 	}
-	if r.MeasuredVRAMGB != nil {
-		w.MeasuredVRAMGB = c.positive(p+".measured_vram_gb", r.MeasuredVRAMGB, false)
-		if w.Kind == Inference && len(r.Precision) > 1 {
-			c.errorf(p+".measured_vram_gb", "a measured footprint is of one precision: list only the precision it was measured at")
-		}
-	}
-	if r.Engine != nil {
-		e := gpus.Engine(strings.ToLower(strings.TrimSpace(*r.Engine)))
-		if e != NoEngine && !slices.Contains(gpus.Engines, e) {
-			c.errorf(p+".engine", "unknown engine %q (want one of %s, or none for the workload's own software)", *r.Engine, joinEngines())
-		}
-		w.Engine = e
-	}
+}
 
-	switch w.Kind {
-	case Inference:
-		c.inference(p, r, &w)
-	case Custom:
-		c.custom(p, r, &w)
-	default:
-		c.training(p, r, &w)
+// measuredVRAM reads a measured footprint, which for inference is of one precision.
+func (c *converter) measuredVRAM(p string, r *rawWorkload, w *Workload) {
+	if r.MeasuredVRAMGB == nil {
+		return
 	}
-	if r.Current != nil {
-		w.Current = c.current(p+".current", r.Current)
+	w.MeasuredVRAMGB = c.positive(p+".measured_vram_gb", r.MeasuredVRAMGB, false)
+	if w.Kind == Inference && len(r.Precision) > 1 {
+		c.errorf(p+".measured_vram_gb", "a measured footprint is of one precision: list only the precision it was measured at")
 	}
-	return w
+}
+
+// engine reads a serving engine: one of gpus.Engines, or none for the workload's own
+// software.
+func (c *converter) engine(p, raw string) gpus.Engine {
+	e := gpus.Engine(strings.ToLower(strings.TrimSpace(raw)))
+	if e != NoEngine && !slices.Contains(gpus.Engines, e) {
+		c.errorf(p, "unknown engine %q (want one of %s, or none for the workload's own software)", raw, joinEngines())
+	}
+	return e
 }
 
 // precisions reads the precision list against the precisions allowed for the kind.
