@@ -28,73 +28,102 @@ func (o *Options) size(w *Workload) []variant {
 	overhead := o.OverheadGiBPerGPU * gpus.GiB
 	switch {
 	case w.Kind == Inference:
-		vs := make([]variant, 0, len(w.Precisions))
-		kv := o.kvCacheGB(w)
-		for _, p := range w.Precisions {
-			weights := w.ParamsB * o.WeightBytes.Of(p)
-			v := variant{precision: p, sharded: weights + kv, perGPU: overhead, decodeGB: weights + kv}
-			v.sizing = Sizing{Precision: p, WeightsGB: weights, KVCacheGB: kv, ShardedGB: v.sharded, OverheadGBPerGPU: overhead}
-			if w.MeasuredVRAMGB > 0 {
-				v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
-				v.sizing.ShardedGB, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, w.MeasuredVRAMGB
-			}
-			vs = append(vs, v)
-		}
-		return finishSizing(o, vs)
+		return finishSizing(o, o.inferenceVariants(w, overhead))
 	case w.Kind.Training():
-		var weights, state float64
-		switch w.Kind {
-		case LoRA, QLoRA:
-			base := o.LoRABaseBytesPerParam
-			if w.Kind == QLoRA {
-				base = o.QLoRABaseBytesPerParam
-			}
-			weights = w.ParamsB * base
-			state = w.ParamsB * o.AdapterFraction * o.AdapterBytesPerParam
-		default:
-			weights = w.ParamsB * 2 // the bf16 working copy
-			state = w.ParamsB * max(o.FullTrainingBytesPerParam-2, 0)
-		}
-		act := w.ActivationsGB
-		if act == 0 {
-			layers, hidden := o.shape(w)
-			seq, mb := o.TrainingSeqLen, o.TrainingMicroBatch
-			if w.SeqLen > 0 {
-				seq = w.SeqLen
-			}
-			if w.MicroBatch > 0 {
-				mb = w.MicroBatch
-			}
-			act = float64(seq) * float64(mb) * hidden * (2*layers + o.ActivationLayerBytes) / 1e9
-		}
-		flops := o.trainingFLOPs(w)
-		vs := make([]variant, 0, len(w.Precisions))
-		for _, p := range trainingPrecisionsOf(w) {
-			v := variant{precision: p, sharded: weights + state, perGPU: overhead + act, flops: flops}
-			v.sizing = Sizing{
-				Precision: p, WeightsGB: weights, StateGB: state, ShardedGB: v.sharded,
-				ActivationsGBPerGPU: act, OverheadGBPerGPU: overhead, TrainingPFLOPs: v.flops / 1e15,
-			}
-			if w.MeasuredVRAMGB > 0 {
-				v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
-				v.sizing.ShardedGB, v.sizing.ActivationsGBPerGPU, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, 0, w.MeasuredVRAMGB
-			}
-			vs = append(vs, v)
-		}
-		return finishSizing(o, vs)
-	default: // custom: explicit, raw VRAM
-		ps := w.Precisions
-		if len(ps) == 0 {
-			ps = []Precision{""}
-		}
-		vs := make([]variant, 0, len(ps))
-		for _, p := range ps {
-			v := variant{precision: p, sharded: w.MinTotalVRAMGB, measured: true}
-			v.sizing = Sizing{Precision: p, ShardedGB: w.MinTotalVRAMGB, NeededGBOneGPU: max(w.MinTotalVRAMGB, w.MinVRAMGBPerGPU)}
-			vs = append(vs, v)
-		}
-		return vs
+		return finishSizing(o, o.trainingVariants(w, overhead))
 	}
+	return customVariants(w)
+}
+
+// inferenceVariants sizes serving at each of its precisions: the weights at that precision
+// and the KV cache, sharded; the runtime overhead on every GPU. A measured footprint
+// replaces both.
+func (o *Options) inferenceVariants(w *Workload, overhead float64) []variant {
+	variants := make([]variant, 0, len(w.Precisions))
+	kv := o.kvCacheGB(w)
+	for _, p := range w.Precisions {
+		weights := w.ParamsB * o.WeightBytes.Of(p)
+		v := variant{precision: p, sharded: weights + kv, perGPU: overhead, decodeGB: weights + kv}
+		v.sizing = Sizing{Precision: p, WeightsGB: weights, KVCacheGB: kv, ShardedGB: v.sharded, OverheadGBPerGPU: overhead}
+		if w.MeasuredVRAMGB > 0 {
+			v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
+			v.sizing.ShardedGB, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, w.MeasuredVRAMGB
+		}
+		variants = append(variants, v)
+	}
+	return variants
+}
+
+// trainingVariants sizes a training job at each of its precisions: weights and training
+// state, sharded; the runtime overhead and the activations on every GPU; and the FLOPs of
+// one run. A measured footprint replaces the memory.
+func (o *Options) trainingVariants(w *Workload, overhead float64) []variant {
+	weights, state := o.trainingStateGB(w)
+	act := o.activationsGB(w)
+	flops := o.trainingFLOPs(w)
+	variants := make([]variant, 0, len(w.Precisions))
+	for _, p := range trainingPrecisionsOf(w) {
+		v := variant{precision: p, sharded: weights + state, perGPU: overhead + act, flops: flops}
+		v.sizing = Sizing{
+			Precision: p, WeightsGB: weights, StateGB: state, ShardedGB: v.sharded,
+			ActivationsGBPerGPU: act, OverheadGBPerGPU: overhead, TrainingPFLOPs: v.flops / 1e15,
+		}
+		if w.MeasuredVRAMGB > 0 {
+			v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
+			v.sizing.ShardedGB, v.sizing.ActivationsGBPerGPU, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, 0, w.MeasuredVRAMGB
+		}
+		variants = append(variants, v)
+	}
+	return variants
+}
+
+// trainingStateGB is what a training job shards across GPUs: the weights (the frozen base
+// for LoRA and QLoRA, else the bf16 working copy) and the state (adapters with their
+// gradients and optimizer state, else the fp32 master weights, gradients and AdamW state).
+func (o *Options) trainingStateGB(w *Workload) (weights, state float64) {
+	switch w.Kind {
+	case LoRA, QLoRA:
+		base := o.LoRABaseBytesPerParam
+		if w.Kind == QLoRA {
+			base = o.QLoRABaseBytesPerParam
+		}
+		return w.ParamsB * base, w.ParamsB * o.AdapterFraction * o.AdapterBytesPerParam
+	}
+	return w.ParamsB * 2, w.ParamsB * max(o.FullTrainingBytesPerParam-2, 0) // 2: the bf16 working copy
+}
+
+// activationsGB is the activation memory on every GPU of a training job: as the workload
+// states it, else with full activation checkpointing seq × micro-batch × hidden ×
+// (2 per layer for the checkpoints + ActivationLayerBytes for the layer recomputed) bytes.
+func (o *Options) activationsGB(w *Workload) float64 {
+	if w.ActivationsGB != 0 {
+		return w.ActivationsGB
+	}
+	layers, hidden := o.shape(w)
+	seq, mb := o.TrainingSeqLen, o.TrainingMicroBatch
+	if w.SeqLen > 0 {
+		seq = w.SeqLen
+	}
+	if w.MicroBatch > 0 {
+		mb = w.MicroBatch
+	}
+	return float64(seq) * float64(mb) * hidden * (2*layers + o.ActivationLayerBytes) / 1e9
+}
+
+// customVariants sizes custom work as it states its VRAM, raw: one variant per precision it
+// names (one without a precision when it names none), with no headroom added.
+func customVariants(w *Workload) []variant {
+	ps := w.Precisions
+	if len(ps) == 0 {
+		ps = []Precision{""}
+	}
+	variants := make([]variant, 0, len(ps))
+	for _, p := range ps {
+		v := variant{precision: p, sharded: w.MinTotalVRAMGB, measured: true}
+		v.sizing = Sizing{Precision: p, ShardedGB: w.MinTotalVRAMGB, NeededGBOneGPU: max(w.MinTotalVRAMGB, w.MinVRAMGBPerGPU)}
+		variants = append(variants, v)
+	}
+	return variants
 }
 
 // trainingPrecisionsOf is a training workload's precisions: bf16 when it names none.
@@ -105,6 +134,8 @@ func trainingPrecisionsOf(w *Workload) []Precision {
 	return w.Precisions
 }
 
+// finishSizing fills in each variant's sizing the VRAM one GPU would need: (sharded +
+// per-GPU) / utilization.
 func finishSizing(o *Options, variants []variant) []variant {
 	for i := range variants {
 		v := &variants[i]
