@@ -18,8 +18,7 @@ type currentPlacement struct {
 	nodeGPUs int        // GPUs in each of its nodes
 	// match is the offer it is priced from at today's market, nil when none matches.
 	match *schema.Offer
-	pl    *Placement    // what the plan reports, filled step by step
-	wp    *WorkloadPlan // the workload's plan, for caveats and savings
+	pl    *Placement // what the plan reports, filled step by step
 }
 
 // current prices the workload's current placement at today's market (or the price paid),
@@ -29,7 +28,7 @@ func (p *planner) current(w *Workload, variants []variant, wp *WorkloadPlan) {
 	if cur == nil {
 		return
 	}
-	c := &currentPlacement{w: w, cur: cur, nodeGPUs: min(cur.GPUCount, p.opts.MaxGPUsPerNode), wp: wp}
+	c := &currentPlacement{w: w, cur: cur, nodeGPUs: min(cur.GPUCount, p.opts.MaxGPUsPerNode)}
 	c.pl = p.newCurrentPlacement(c)
 	wp.Current = c.pl
 	model, ok := gpus.Lookup(cur.GPUModel)
@@ -39,9 +38,9 @@ func (p *planner) current(w *Workload, variants []variant, wp *WorkloadPlan) {
 	}
 	c.model = model
 	c.match = p.matchingOffer(c)
-	p.priceCurrent(c)
+	p.priceCurrent(c, wp)
 	intra := c.fabric()
-	hoursMonth, speed, replicas := p.costCurrent(c, variants, intra)
+	hoursMonth, speed, replicas := p.costCurrent(c, variants, intra, wp)
 	c.pl.HoursPerMonth = decimal.NewFromFloat(hoursMonth)
 	if c.pl.PriceSource == PriceNone {
 		wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement not priced: no %s %s %s offer today and no paid price given", cur.Provider, model.Name, cur.PriceType))
@@ -111,7 +110,7 @@ func (p *planner) matchingOffer(c *currentPlacement) *schema.Offer {
 // priceCurrent prices the placement at the matching offer's price per GPU, with a caveat
 // when that price no longer holds, and then at the price the team pays when it gives one
 // (keeping the market price beside it).
-func (p *planner) priceCurrent(c *currentPlacement) {
+func (p *planner) priceCurrent(c *currentPlacement, wp *WorkloadPlan) {
 	cur, pl, match := c.cur, c.pl, c.match
 	count := decimal.NewFromInt(int64(cur.GPUCount))
 	if match != nil {
@@ -123,7 +122,7 @@ func (p *planner) priceCurrent(c *currentPlacement) {
 		if pl.Region == "" {
 			pl.Region = match.Region
 		}
-		p.cautionExpiredMatch(c)
+		p.cautionExpiredMatch(c, wp)
 		pl.MarketUSDPerGPUHour = &market
 	}
 	switch {
@@ -142,8 +141,8 @@ func (p *planner) priceCurrent(c *currentPlacement) {
 
 // cautionExpiredMatch adds a caveat when the matching offer's price no longer holds: the
 // current placement is priced from every catalog offer, stale ones too.
-func (p *planner) cautionExpiredMatch(c *currentPlacement) {
-	match, wp := c.match, c.wp
+func (p *planner) cautionExpiredMatch(c *currentPlacement, wp *WorkloadPlan) {
+	match := c.match
 	switch {
 	case match.Holds(p.now, p.market.maxAge):
 	case match.ValidUntil != nil:
@@ -189,18 +188,18 @@ func (c *currentPlacement) fabric() schema.IntraNode {
 // costCurrent costs today's placement with the model the offers are costed with, on its
 // nodes' fabric intra: it returns the hours billed a month, and the decode speed and
 // replicas a unit of inference is priced with.
-func (p *planner) costCurrent(c *currentPlacement, variants []variant, intra schema.IntraNode) (hoursMonth, speed float64, replicas int) {
+func (p *planner) costCurrent(c *currentPlacement, variants []variant, intra schema.IntraNode, wp *WorkloadPlan) (hoursMonth, speed float64, replicas int) {
 	w, model := c.w, c.model
-	vi, v := p.currentVariant(c, variants)
+	vi, v := p.currentVariant(c, variants, wp)
 	spot := c.cur.PriceType.Interruptible()
 	switch {
 	case w.Kind.Training():
-		return p.currentRunHours(c, &v, intra, spot), 0, 1
+		return p.currentRunHours(c, &v, intra, spot, wp), 0, 1
 	case w.Kind == Inference:
 		return p.currentServingHours(c, variants, vi, &v, intra, spot)
 	case w.ReferenceGPU != "":
 		if err := scaleByPrecision(w, model); err != nil {
-			c.wp.Caveats = append(c.wp.Caveats, fmt.Sprintf("today's %s has %v (the work scales by its %s rate): costed at its %s rate", model.Name, err, w.ScaleBy, bestPrecision(model, Precision(w.ScaleBy))))
+			wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (the work scales by its %s rate): costed at its %s rate", model.Name, err, w.ScaleBy, bestPrecision(model, Precision(w.ScaleBy))))
 		}
 		linkedIntra, _ := reach(model, intra, shardGroup(p.opts, w, &v, model, c.nodeGPUs))
 		return roundHours(p.customHours(w, model, c.cur.GPUCount, linkedIntra, c.pl.Nodes > 1, spot)), 0, 1
@@ -212,7 +211,7 @@ func (p *planner) costCurrent(c *currentPlacement, variants []variant, intra sch
 // they compute and hold, else the first they compute, on one offer of all its GPUs. It
 // returns its index and a copy, costed at the GPU's best rate (bestPrecision) when the GPUs
 // compute none of the precisions; caveats say so, and when the workload does not fit.
-func (p *planner) currentVariant(c *currentPlacement, variants []variant) (int, variant) {
+func (p *planner) currentVariant(c *currentPlacement, variants []variant, wp *WorkloadPlan) (int, variant) {
 	w, model, cur := c.w, c.model, c.cur
 	vi, fits := -1, false
 	for i := range variants {
@@ -234,10 +233,10 @@ func (p *planner) currentVariant(c *currentPlacement, variants []variant) (int, 
 	if !computes {
 		why := model.Computes(v.precision)
 		v.precision = bestPrecision(model, v.precision)
-		c.wp.Caveats = append(c.wp.Caveats, fmt.Sprintf("today's %s has %v (%s): costed at its %s rate", model.Name, why, precisionUse(w, variants[vi].precision), v.precision))
+		wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (%s): costed at its %s rate", model.Name, why, precisionUse(w, variants[vi].precision), v.precision))
 	}
 	if !fits {
-		c.wp.Caveats = append(c.wp.Caveats, fmt.Sprintf("current placement does not fit by this sizing: %d× %s has %s GB, %s GB needed",
+		wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement does not fit by this sizing: %d× %s has %s GB, %s GB needed",
 			cur.GPUCount, model.Name, formatGB(float64(cur.GPUCount)*model.VRAMGB), formatGB(p.opts.neededGB(w, &v, cur.GPUCount))))
 	}
 	return vi, v
@@ -246,7 +245,7 @@ func (p *planner) currentVariant(c *currentPlacement, variants []variant) (int, 
 // currentRunHours is a training job's hours a month today: its runs × the hours of one run
 // on all its GPUs, the state sharded over as many of a node's GPUs as hold it. It fills the
 // hours and cost of a run, with a caveat when a run misses the deadline.
-func (p *planner) currentRunHours(c *currentPlacement, v *variant, intra schema.IntraNode, spot bool) float64 {
+func (p *planner) currentRunHours(c *currentPlacement, v *variant, intra schema.IntraNode, spot bool, wp *WorkloadPlan) float64 {
 	w, pl := c.w, c.pl
 	linkedIntra, _ := reach(c.model, intra, shardGroup(p.opts, w, v, c.model, c.nodeGPUs))
 	h, _ := p.trainHours(v, c.model, c.cur.GPUCount, linkedIntra, pl.Nodes > 1, spot)
@@ -254,7 +253,7 @@ func (p *planner) currentRunHours(c *currentPlacement, v *variant, intra schema.
 	hd := decimal.NewFromFloat(hr)
 	pl.HoursPerRun = &hd
 	if w.DeadlineHours > 0 && hr > w.DeadlineHours {
-		c.wp.Caveats = append(c.wp.Caveats, fmt.Sprintf("the current placement takes %s h per run, more than the %s h deadline", trimFloat(hr), trimFloat(w.DeadlineHours)))
+		wp.Caveats = append(wp.Caveats, fmt.Sprintf("the current placement takes %s h per run, more than the %s h deadline", trimFloat(hr), trimFloat(w.DeadlineHours)))
 	}
 	if pl.PriceSource != PriceNone {
 		run := pl.PriceUSDPerHour.Mul(hd).Round(2)

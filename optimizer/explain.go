@@ -15,7 +15,7 @@ import (
 // explain turns the furthest rejection of a GPU model into a sentence.
 func (p *planner) explain(w *Workload, variants []variant, r rejection) Rejection {
 	e := p.newExplanation(w, variants, r)
-	return Rejection{GPUModel: r.class.model.Name, GPUCount: e.g, Stage: r.stage.String(), Reason: p.reason(e)}
+	return Rejection{GPUModel: r.class.model.Name, GPUCount: e.g, Stage: r.stage.String(), Reason: p.reason(&e)}
 }
 
 // explanation is what the reason for a rejection is phrased from.
@@ -32,8 +32,8 @@ type explanation struct {
 }
 
 // newExplanation gathers what the reasons for rejection r are phrased from.
-func (p *planner) newExplanation(w *Workload, variants []variant, r rejection) *explanation {
-	e := &explanation{w: w, variants: variants, r: r, c: r.class, v: &variants[r.variantIdx], g: r.class.gpusPerOffer}
+func (p *planner) newExplanation(w *Workload, variants []variant, r rejection) explanation {
+	e := explanation{w: w, variants: variants, r: r, c: r.class, v: &variants[r.variantIdx], g: r.class.gpusPerOffer}
 	if len(variants) > 1 {
 		e.prec = " " + string(e.v.precision)
 	}
