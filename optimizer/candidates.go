@@ -10,6 +10,9 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+// placementKey is what makes two candidates the same placement: at most one of each is
+// kept. With Options.DistinctAlternatives that is the provider, GPU model, GPU count, price
+// type and variant; without, every offer is its own placement.
 type placementKey struct {
 	provider, model string
 	totalGPUs       int
@@ -17,6 +20,7 @@ type placementKey struct {
 	variantIdx      int
 }
 
+// candidate is an offer that passed every check, costed: one of the cheapest so far.
 type candidate struct {
 	floatCost  float64 // float monthly cost: pruning only
 	cents      int64   // the monthly cost reported, in cents: the ranking key
@@ -31,6 +35,8 @@ type candidate struct {
 // rounded to cents from hours rounded the same way: half a cent each side and float noise.
 const pruneMargin = 0.011
 
+// placementKey is the key of a candidate of offer off in class c, evaluated as ev, at the
+// variantIdx-th variant.
 func (p *planner) placementKey(off *schema.Offer, c *class, ev eval, variantIdx int) placementKey {
 	if !p.opts.DistinctAlternatives {
 		// Every offer is its own placement.
@@ -71,6 +77,9 @@ func (p *planner) insert(cand *candidate) {
 	p.top[i] = *cand
 }
 
+// compareCandidates ranks candidates: by monthly cost in cents; at one cost, more work per
+// hour first; then by provider, offer id, price type and region, variant, and position in
+// Input.Offers.
 func compareCandidates(a, b *candidate) int {
 	if c := cmp.Compare(a.cents, b.cents); c != 0 {
 		return c

@@ -73,6 +73,7 @@ func (p *planner) newCurrentPlacement(c *currentPlacement) *Placement {
 // offerShape says how an offer's size matches a current placement, best first.
 type offerShape int
 
+// Offer shapes, best first.
 const (
 	shapeOwn   offerShape = iota // as many GPUs as the placement
 	shapeNode                    // as many GPUs as one of its nodes

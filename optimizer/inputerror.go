@@ -94,6 +94,7 @@ func keyOf(tk *token.Token) string {
 	return ""
 }
 
+// describeType names the kind of YAML value a Go decoding target wants, for errors.
 func describeType(goType string) string {
 	switch strings.TrimPrefix(goType, "*") {
 	case "float64", "int":
@@ -134,6 +135,7 @@ func suggest(s string, candidates []string) string {
 	return best
 }
 
+// editDistance is the Levenshtein distance between a and b, in bytes.
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)

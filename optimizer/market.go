@@ -45,6 +45,8 @@ type class struct {
 	minPrice     float64
 }
 
+// classKey identifies a class: the canonical GPU model's index, VRAM, GPUs per offer, and
+// the enum positions of the interconnects and price type.
 type classKey struct {
 	modelIndex                      int // dense index of the canonical GPU model
 	vram                            float64
@@ -52,6 +54,8 @@ type classKey struct {
 	intraNode, interNode, priceType uint8
 }
 
+// currentKey is what a current placement is priced by: provider, canonical GPU model and
+// price type.
 type currentKey struct {
 	provider, model string
 	priceType       schema.PriceType
@@ -375,6 +379,8 @@ func compareOfferKeys(a, b *schema.Offer) int {
 	return strings.Compare(a.Region, b.Region)
 }
 
+// perGPUPrice is an offer's price per GPU-hour: as published, else its hourly price over its
+// GPUs.
 func perGPUPrice(o *schema.Offer) decimal.Decimal {
 	if o.PriceUSDPerGPUHour.IsPositive() {
 		return o.PriceUSDPerGPUHour
@@ -382,6 +388,7 @@ func perGPUPrice(o *schema.Offer) decimal.Decimal {
 	return schema.PerGPU(o.PriceUSDPerHour, o.GPUCount)
 }
 
+// sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -254,6 +254,7 @@ func (p *planner) caveats(w *Workload, wp *WorkloadPlan) {
 	}
 }
 
+// hasProvider reports whether any offer on the market is of the provider (in any case).
 func (p *planner) hasProvider(name string) bool {
 	for pr := range p.market.providers {
 		if strings.EqualFold(pr, name) {
@@ -263,6 +264,7 @@ func (p *planner) hasProvider(name string) bool {
 	return false
 }
 
+// isStale reports whether the provider (in any case) is excluded for freshness.
 func (p *planner) isStale(name string) bool {
 	for pr := range p.market.staleProviders {
 		if strings.EqualFold(pr, name) {

@@ -46,16 +46,19 @@ func ParseWorkloads(filename string, data []byte) (*File, error) {
 // Raw decoding targets: numbers that must be integers are float64 here because the YAML
 // library truncates 3.5 into an int silently; converter checks them.
 
+// rawFile is a workloads file as decoded.
 type rawFile struct {
 	Teams []rawTeam `yaml:"teams"`
 }
 
+// rawTeam is a team as decoded.
 type rawTeam struct {
 	Name      string        `yaml:"name"`
 	Email     string        `yaml:"email"`
 	Workloads []rawWorkload `yaml:"workloads"`
 }
 
+// rawWorkload is a workload as decoded: nil pointers are fields not given.
 type rawWorkload struct {
 	Name                     string       `yaml:"name"`
 	Kind                     string       `yaml:"kind"`
@@ -105,6 +108,7 @@ type rawWorkload struct {
 	Current                  *rawCurrent  `yaml:"current"`
 }
 
+// rawCurrent is a current placement as decoded.
 type rawCurrent struct {
 	Provider          string   `yaml:"provider"`
 	Region            string   `yaml:"region"`
@@ -148,6 +152,8 @@ func (c *converter) errorf(path, format string, args ...any) {
 	c.errs = append(c.errs, e)
 }
 
+// position is the line and column of the YAML path, or of the nearest enclosing node that
+// exists; 0, 0 when none does.
 func (c *converter) position(path string) (line, col int) {
 	for p := path; ; {
 		if yp, err := yaml.PathString("$." + p); err == nil {
@@ -165,11 +171,13 @@ func (c *converter) position(path string) (line, col int) {
 	}
 }
 
+// line is the line of the YAML path (see position).
 func (c *converter) line(path string) int {
 	l, _ := c.position(path)
 	return l
 }
 
+// convertFile converts the whole file: at least one team, each name once.
 func (c *converter) convertFile(raw *rawFile) *File {
 	out := &File{Name: c.filename}
 	if len(raw.Teams) == 0 {
@@ -188,6 +196,8 @@ func (c *converter) convertFile(raw *rawFile) *File {
 	return out
 }
 
+// team converts the team at YAML path p: a name, an email address, and at least one
+// workload, each name once.
 func (c *converter) team(p string, r *rawTeam) Team {
 	t := Team{Name: strings.TrimSpace(r.Name), Email: strings.TrimSpace(r.Email), Line: c.line(p)}
 	if t.Name == "" {
@@ -221,6 +231,7 @@ type kindField struct {
 	kinds []Kind // kinds it applies to; nil = all
 }
 
+// Kinds a field applies to.
 var (
 	trainingKinds = []Kind{LoRA, QLoRA, FullFinetune, Pretrain}
 	sizedKinds    = []Kind{Inference, LoRA, QLoRA, FullFinetune, Pretrain}
@@ -417,6 +428,9 @@ func (c *converter) precisions(p string, raw stringOrList, allowed []Precision) 
 	return out
 }
 
+// current converts a current placement: a provider and GPU model (kept as written when the
+// catalog lacks it), a GPU count (default 1), a price type (default on_demand) and at most
+// one paid price.
 func (c *converter) current(p string, r *rawCurrent) *Current {
 	cur := &Current{
 		Provider:  strings.TrimSpace(r.Provider),

@@ -7,6 +7,10 @@ import (
 	"github.com/gpucost/gpucost/gpus"
 )
 
+// inference reads an inference workload's fields: the model size and precisions, the serving
+// engine (default vllm), the KV cache (context_tokens and concurrency, or kv_cache_gb) and its
+// precision (default fp16), the model's shape, a decode speed target, its hours a month and a
+// reference GPU for batch jobs.
 func (c *converter) inference(p string, r *rawWorkload, w *Workload) {
 	w.ParamsB = c.positive(p+".params_b", r.ParamsB, true)
 	if len(r.Precision) == 0 {
@@ -47,6 +51,9 @@ func (c *converter) inference(p string, r *rawWorkload, w *Workload) {
 	}
 }
 
+// training reads a training job's fields: the model size, its precisions (default bf16), the
+// size of a run (train_tokens, or gpu_hours on a reference_gpu), deadline, runs a month
+// (default 1) and what sizes the activations.
 func (c *converter) training(p string, r *rawWorkload, w *Workload) {
 	w.ParamsB = c.positive(p+".params_b", r.ParamsB, true)
 	w.Precisions = []Precision{BF16}
@@ -88,6 +95,9 @@ func (c *converter) training(p string, r *rawWorkload, w *Workload) {
 	}
 }
 
+// custom reads a custom workload's fields: its VRAM per GPU and in total, GPU count (default
+// 1), interconnect (default none), multi_node, hours a month, precisions, and the work it does
+// (customWork).
 func (c *converter) custom(p string, r *rawWorkload, w *Workload) {
 	w.MinVRAMGBPerGPU = c.positive(p+".min_vram_gb_per_gpu", r.MinVRAMGBPerGPU, false)
 	w.MinTotalVRAMGB = c.positive(p+".min_total_vram_gb", r.MinTotalVRAMGB, false)

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+// names reads a list of names, lower case, each once; empty names are errors.
 func (c *converter) names(p string, in []string) []string {
 	var out []string
 	for i, s := range in {
@@ -27,6 +28,7 @@ func (c *converter) names(p string, in []string) []string {
 	return out
 }
 
+// gpuModel reads a catalog GPU model and returns its canonical name.
 func (c *converter) gpuModel(p, name string) string {
 	m, ok := gpus.Lookup(name)
 	if !ok {
@@ -65,6 +67,7 @@ func (c *converter) gpuNames(p string, in []string) []string {
 	return out
 }
 
+// knownGPUName reports whether name (upper case) is a catalog model or family.
 func knownGPUName(name string) bool {
 	if _, ok := gpus.Lookup(name); ok {
 		return true
@@ -128,6 +131,7 @@ func (c *converter) positive(p string, v *float64, required bool) float64 {
 	return *v
 }
 
+// nonNegative returns *v, which must be ≥ 0 (0 when v is nil).
 func (c *converter) nonNegative(p string, v *float64) float64 {
 	if v == nil {
 		return 0
@@ -151,6 +155,8 @@ func (c *converter) count(p string, v *float64) int {
 	return int(*v)
 }
 
+// hoursPerMonth reads hours_per_month: positive and at most the hours of the longest month;
+// 0 when it is not given.
 func (c *converter) hoursPerMonth(p string, v *float64) float64 {
 	if v == nil {
 		return 0 // Options.HoursPerMonth applies
@@ -165,6 +171,7 @@ func (c *converter) hoursPerMonth(p string, v *float64) float64 {
 // maxHoursPerMonth is the hours of a 31-day month.
 const maxHoursPerMonth = 744
 
+// money reads a positive amount of dollars, with or without a leading $; nil when v is nil.
 func (c *converter) money(p string, v *string) *decimal.Decimal {
 	if v == nil {
 		return nil
@@ -196,6 +203,7 @@ func parseHours(input string) (float64, error) {
 	return v * unit, nil
 }
 
+// lastKey is the last key of a YAML path: "params_b" of "teams[0].workloads[1].params_b".
 func lastKey(p string) string {
 	if i := strings.LastIndex(p, "."); i >= 0 {
 		return p[i+1:]
@@ -203,6 +211,7 @@ func lastKey(p string) string {
 	return p
 }
 
+// kindStrings lists Kinds as strings.
 func kindStrings() []string {
 	out := make([]string, len(Kinds))
 	for i, k := range Kinds {
@@ -211,8 +220,10 @@ func kindStrings() []string {
 	return out
 }
 
+// joinKinds lists Kinds for messages.
 func joinKinds() string { return strings.Join(kindStrings(), ", ") }
 
+// joinPrecisions lists precisions for messages.
 func joinPrecisions(ps []Precision) string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
@@ -221,6 +232,7 @@ func joinPrecisions(ps []Precision) string {
 	return strings.Join(out, ", ")
 }
 
+// joinEngines lists the serving engines for messages.
 func joinEngines() string {
 	out := make([]string, len(gpus.Engines))
 	for i, e := range gpus.Engines {
@@ -229,6 +241,7 @@ func joinEngines() string {
 	return strings.Join(out, ", ")
 }
 
+// joinTiers lists the host tiers for messages.
 func joinTiers() string {
 	out := make([]string, len(schema.Tiers))
 	for i, t := range schema.Tiers {

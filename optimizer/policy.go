@@ -21,6 +21,8 @@ type policy struct {
 // datacenters and vetted hosts, not community machines that may vanish.
 var servingTiers = []schema.Tier{schema.TierDatacenter, schema.TierSecure, schema.TierVerified}
 
+// policyOf is what workload w asks of offers: its host tiers (by default servingTiers for
+// always-on serving; nil for any), reliability and places.
 func policyOf(w *Workload) policy {
 	pol := policy{tiers: w.HostTiers, minReliability: w.MinReliability,
 		continents: w.Regions, exceptContinents: w.ExcludeRegions, countries: w.Countries, exceptCountries: w.ExcludeCountries}

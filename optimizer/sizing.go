@@ -211,6 +211,7 @@ func referenceTFLOPS(ref gpus.Model, ps []Precision) float64 {
 	return ref.TFLOPS.FP32
 }
 
+// mfu is the model FLOPs utilization of a GPU of form factor f (Options.MFU).
 func (o *Options) mfu(f gpus.FormFactor) float64 {
 	switch f {
 	case gpus.SXM:
@@ -285,6 +286,8 @@ func (o Options) Fits(w *Workload, m gpus.Model) []Fit {
 	return out
 }
 
+// fit is how variant v of w fits GPU model m by memory alone: the fewest GPUs, the nodes
+// and links that count needs, and why it cannot when it cannot.
 func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 	f := Fit{GPUModel: m.Name, Precision: v.precision, IntraNode: LinkNone, InterNode: LinkNone}
 	if st, why := gpuCheck(w, v, m); st != stageOK {
@@ -417,6 +420,7 @@ func needsLink(w *Workload) string {
 	return "training needs it"
 }
 
+// ceilInt rounds x up to an integer (within 1e-9), at most maxGPUCount + 1.
 func ceilInt(x float64) int {
 	if x > maxGPUCount {
 		return maxGPUCount + 1
@@ -424,8 +428,10 @@ func ceilInt(x float64) int {
 	return int(math.Ceil(x - 1e-9))
 }
 
+// ceilDiv is a / b rounded up.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
+// nextPow2 is the smallest power of two ≥ n.
 func nextPow2(n int) int {
 	p := 1
 	for p < n {
@@ -434,6 +440,7 @@ func nextPow2(n int) int {
 	return p
 }
 
+// round2 rounds x to two decimals.
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 // formatGB formats a size in GB with at most one decimal: 24, 41.3.

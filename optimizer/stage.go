@@ -8,6 +8,7 @@ import (
 // model is explained by its candidate that got furthest.
 type stage int
 
+// Stages, in the order the checks run.
 const (
 	stageNone      stage = iota
 	stageGPU             // gpus_allowed/excluded, compute capability, serving engine
@@ -25,6 +26,7 @@ const (
 	stageOK
 )
 
+// String is the stage's name in Rejection.Stage.
 func (s stage) String() string {
 	return [...]string{"", "gpu", "precision", "memory", "interconnect", "multi_node", "price_type", "throughput", "deadline", "provider", "host", "region", "availability", "ok"}[s]
 }
@@ -38,6 +40,7 @@ func (s stage) rank() stage {
 	return s
 }
 
+// stageOf is the stage named s (Rejection.Stage), as a number: 0 for an unknown name.
 func stageOf(s string) int {
 	for st := stageNone; st <= stageOK; st++ {
 		if st.String() == s {
@@ -54,6 +57,8 @@ type modelState struct {
 	furthest rejection
 }
 
+// rejection is a check a candidate failed: its stage, the class and variant, and the offer
+// for the per-offer checks.
 type rejection struct {
 	stage        stage
 	closeness    float64 // larger wins within a stage; then the lower class index
@@ -69,6 +74,8 @@ func closenessOf(c *class) float64 {
 	return float64(c.gpusPerOffer) * c.vram
 }
 
+// noteReject keeps r as the model's furthest rejection when it got further than the one
+// kept: a later stage (by rank), else a closer configuration, else an earlier class.
 func (p *planner) noteReject(ms *modelState, r rejection) {
 	cur := &ms.furthest
 	a, b := r.stage.rank(), cur.stage.rank()

@@ -7,6 +7,8 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
+// hoursPerMonth is how long the workload runs each month: its own hours_per_month, else
+// Options.HoursPerMonth.
 func (p *planner) hoursPerMonth(w *Workload) float64 {
 	if w.HoursPerMonth > 0 {
 		return w.HoursPerMonth
@@ -14,6 +16,7 @@ func (p *planner) hoursPerMonth(w *Workload) float64 {
 	return p.opts.HoursPerMonth
 }
 
+// runs is a job's runs a month: runs_per_month, else 1.
 func (p *planner) runs(w *Workload) float64 {
 	if w.RunsPerMonth > 0 {
 		return w.RunsPerMonth
@@ -180,6 +183,7 @@ func (p *planner) customHours(w *Workload, m gpus.Model, n int, intra schema.Int
 	return h
 }
 
+// spotFactor is what spot capacity multiplies a job's hours by: 1 + the restart overhead.
 func spotFactor(o *Options, spot bool) float64 {
 	if spot {
 		return 1 + o.SpotRestartOverhead
@@ -198,4 +202,5 @@ func bestPrecision(m gpus.Model, p Precision) Precision {
 	return FP32
 }
 
+// roundHours rounds hours to 0.01, as plans report them.
 func roundHours(h float64) float64 { return math.Round(h*100) / 100 }
