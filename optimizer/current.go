@@ -93,7 +93,7 @@ func (c *currentPlacement) shape(off *schema.Offer) offerShape {
 
 // matchingOffer is the offer today's placement is priced from: the cheapest per GPU of its
 // provider, model and price type (and region, when it names one), of the placement's own
-// shape when there is one, else of its node's; nil when the market has none.
+// shape when there is one, else of its node's, else of any; nil when the market has none.
 func (p *planner) matchingOffer(c *currentPlacement) *schema.Offer {
 	cur := c.cur
 	var match *schema.Offer

@@ -165,7 +165,8 @@ func (o *Options) shape(w *Workload) (layers, hidden float64) {
 	return max(1, math.Round(hidden/o.HiddenPerLayer)), hidden
 }
 
-// kvCacheGB is §1.2: 2 × bytes_per_elem × layers × kv_heads × head_dim × tokens_in_flight.
+// kvCacheGB is the KV cache of docs/gpus.md §1.2: 2 × bytes_per_elem × layers × kv_heads ×
+// head_dim × tokens_in_flight.
 func (o *Options) kvCacheGB(w *Workload) float64 {
 	if w.KVCacheGB > 0 {
 		return w.KVCacheGB
@@ -186,8 +187,8 @@ func (o *Options) kvCacheGB(w *Workload) float64 {
 	return perToken * float64(w.ContextTokens) * float64(w.Concurrency) / 1e9
 }
 
-// trainingFLOPs is k·N·D (§1.4, §2.1), or the reference GPU-hours times the reference GPU's
-// effective rate (dense TFLOPS at the first precision it computes × MFU).
+// trainingFLOPs is k·N·D (docs/gpus.md §1.4, §2.1), or the reference GPU-hours times the
+// reference GPU's effective rate (dense TFLOPS at the first precision it computes × MFU).
 func (o *Options) trainingFLOPs(w *Workload) float64 {
 	if w.TrainTokens > 0 {
 		k := o.FullFLOPsPerParamToken
@@ -227,8 +228,8 @@ func (o *Options) mfu(f gpus.FormFactor) float64 {
 }
 
 // minGPUs is the fewest GPUs with vramGB each that hold variant v of w: the smallest n with
-// sharded + n × perGPU ≤ n × VRAM × utilization (§1.3), rounded up to a power of two for
-// tensor-parallel inference. ok is false when no count can.
+// sharded + n × perGPU ≤ n × VRAM × utilization (docs/gpus.md §1.3), rounded up to a power of
+// two for tensor-parallel inference. ok is false when no count can.
 func (o *Options) minGPUs(w *Workload, v *variant, vramGB float64) (n int, ok bool) {
 	if w.Kind == Custom {
 		if vramGB < w.MinVRAMGBPerGPU {

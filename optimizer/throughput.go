@@ -82,8 +82,9 @@ func referenceIntra(ref gpus.Model, n int) schema.IntraNode {
 	return schema.IntraPCIe
 }
 
-// trainHours is §2.1: k·N·D / (n × dense TFLOPS at the training precision × MFU × scaling),
-// plus the spot restart overhead. It returns the hours and the scaling efficiency used.
+// trainHours is the training time of docs/gpus.md §2.1: k·N·D / (n × dense TFLOPS at the
+// training precision × MFU × scaling), plus the spot restart overhead. It returns the hours
+// and the scaling efficiency used.
 func (p *planner) trainHours(v *variant, m gpus.Model, n int, intra schema.IntraNode, multiNode, spot bool) (float64, float64) {
 	o := p.opts
 	eff := o.efficiency(m, n, intra, multiNode)
@@ -95,8 +96,8 @@ func (p *planner) trainHours(v *variant, m gpus.Model, n int, intra schema.Intra
 	return h, eff
 }
 
-// decodeSpeed is the memory-bandwidth bound on per-sequence decode speed (§2.1): each step
-// reads the weights and the whole KV cache once, over tp GPUs' bandwidth.
+// decodeSpeed is the memory-bandwidth bound on per-sequence decode speed (docs/gpus.md
+// §2.1): each step reads the weights and the whole KV cache once, over tp GPUs' bandwidth.
 func (p *planner) decodeSpeed(v *variant, m gpus.Model, tp int, intra schema.IntraNode) float64 {
 	if v.decodeGB <= 0 {
 		return 0

@@ -137,7 +137,7 @@ type Workload struct {
 	// requirement; NoEngine ("none") for software of the workload's own.
 	Engine gpus.Engine `json:"engine,omitempty"`
 	// ContextTokens × Concurrency is the number of tokens in flight (prompt + generated per
-	// sequence × concurrent sequences), which sizes the KV cache (§1.2).
+	// sequence × concurrent sequences), which sizes the KV cache (docs/gpus.md §1.2).
 	ContextTokens int `json:"context_tokens,omitempty"`
 	Concurrency   int `json:"concurrency,omitempty"`
 	// KVCacheGB replaces the KV-cache formula with an explicit size.
@@ -149,7 +149,7 @@ type Workload struct {
 	KVHeads int `json:"kv_heads,omitempty"`
 	HeadDim int `json:"head_dim,omitempty"`
 	// MinDecodeTokensPerSecond is a per-sequence decode speed the placement must reach at full
-	// concurrency, from the memory-bandwidth bound (§2.1). 0 means no target.
+	// concurrency, from the memory-bandwidth bound (docs/gpus.md §2.1). 0 means no target.
 	MinDecodeTokensPerSecond float64 `json:"min_decode_tokens_per_second,omitempty"`
 
 	// HoursPerMonth is how long an inference or custom workload runs each month (730 = always
