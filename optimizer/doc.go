@@ -7,8 +7,10 @@
 // # The model
 //
 // Every number below is a field of Options; DefaultOptions documents each default and the
-// section of docs/gpus.md (§) it comes from. What a GPU can do comes from the catalog (package
-// gpus): dense throughput per precision, memory, fabric, and the software rules.
+// section of docs/gpus.md it comes from: a section mark (§) in this package cites that file.
+// docs/gpu-model.md walks through how the package applies the rules, file by file. What a GPU
+// can do comes from the catalog (package gpus): dense throughput per precision, memory,
+// fabric, and the software rules.
 //
 // 1. Size. A workload's memory splits into what is sharded across GPUs and what every GPU
 // pays (§1.1–1.3):
@@ -74,7 +76,8 @@
 // offer id, price type, region and precision. The cheapest is recommended; the next
 // Options.Alternatives are kept (one per provider, GPU, count, price type and precision with
 // Options.DistinctAlternatives). The current placement is priced at the cheapest matching offer
-// today (provider, GPU, price type, region if given; of its own shape, else of its node's) or
+// today (provider, GPU, price type, region if given; of its own shape, else of its node's,
+// else of any) or
 // at the price the team says it pays, and costed with the same model on the node it runs on
 // (its fabric, InfiniBand between its nodes); a current GPU the catalog lacks leaves that one
 // placement unpriced with the reason. The difference is the saving, per workload, per team and

@@ -2,7 +2,6 @@ package optimizer
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -16,12 +15,12 @@ import (
 
 // offerRef is an offer in the index, with what the hot loop reads unpacked.
 type offerRef struct {
-	o         *schema.Offer
-	price     float64 // PriceUSDPerHour, for pruning only
-	micros    int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
-	avail     int64   // AvailableCount, -1 when unknown
-	continent string  // Offer.Continent(): "" when the provider publishes no location
-	seq       int     // position in Input.Offers: the last tie-break
+	offer       *schema.Offer
+	price       float64 // PriceUSDPerHour, for pruning only
+	priceMicros int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
+	available   int64   // AvailableCount, -1 when unknown
+	continent   string  // Offer.Continent(): "" when the provider publishes no location
+	inputIndex  int     // position in Input.Offers: the last tie-break
 }
 
 // bucket holds the offers of one class from one provider, cheapest first.
@@ -34,25 +33,29 @@ type bucket struct {
 // offer, interconnect and price type. Feasibility and the cost multiplier are computed once
 // per workload and class; within a bucket the cost then follows the price.
 type class struct {
-	model     gpus.Model
-	vram      float64
-	gpus      int
-	intra     schema.IntraNode // as the source published it: unknown is not linked
-	inter     schema.InterNode
-	priceType schema.PriceType
-	modelIdx  int // index in market.models
-	idx       int // position in the deterministic class order
-	buckets   []bucket
-	minPrice  float64
+	model        gpus.Model
+	vram         float64
+	gpusPerOffer int
+	intraNode    schema.IntraNode // as the source published it: unknown is not linked
+	interNode    schema.InterNode
+	priceType    schema.PriceType
+	modelIndex   int // index in market.models
+	order        int // position in the deterministic class order
+	buckets      []bucket
+	minPrice     float64
 }
 
+// classKey identifies a class: the canonical GPU model's index, VRAM, GPUs per offer, and
+// the enum positions of the interconnects and price type.
 type classKey struct {
-	model                   int // dense index of the canonical GPU model
-	vram                    float64
-	gpus                    int
-	intra, inter, priceType uint8
+	modelIndex                      int // dense index of the canonical GPU model
+	vram                            float64
+	gpusPerOffer                    int
+	intraNode, interNode, priceType uint8
 }
 
+// currentKey is what a current placement is priced by: provider, canonical GPU model and
+// price type.
 type currentKey struct {
 	provider, model string
 	priceType       schema.PriceType
@@ -60,228 +63,247 @@ type currentKey struct {
 
 // market is the offer index Optimize builds once per plan.
 type market struct {
-	classes []*class     // deterministic order (idx)
-	visit   []*class     // cheapest per GPU first: fills the top-k early so pruning bites
-	models  []gpus.Model // GPU models with fresh offers, by name
-	// current holds every catalog offer (stale providers and commitments too) by provider,
+	classes    []*class     // deterministic order (class.order)
+	visitOrder []*class     // cheapest per GPU first: fills the top-k early so pruning bites
+	models     []gpus.Model // GPU models with fresh offers, by name
+	// forCurrent holds every catalog offer (stale providers and commitments too) by provider,
 	// model and price type, to price current placements; sorted on first use.
-	current       map[currentKey][]*schema.Offer
-	currentSorted map[currentKey]bool
-	stale         map[string]bool // providers excluded for freshness
-	providers     map[string]bool // every provider seen
-	excluded      []ExcludedProvider
-	summary       MarketSummary
+	forCurrent     map[currentKey][]*schema.Offer
+	currentSorted  map[currentKey]bool
+	staleProviders map[string]bool // providers excluded for freshness
+	providers      map[string]bool // every provider seen
+	excluded       []ExcludedProvider
+	summary        MarketSummary
 	// expired counts, per catalog GPU model, the offers left out because their prices no
 	// longer hold, with the newest such observation: why nothing fits may be age.
 	expired map[string]expiry
 	maxAge  time.Duration
 }
 
-// expiry is what the market left out of one GPU model for age.
-type expiry struct {
-	offers int
-	newest time.Time // the newest ObservedAt among them
-}
-
+// buildMarket indexes the offers once per plan. It judges which prices hold now and
+// excludes the providers with none that does, keeps the offers the current placements in
+// need are priced from, files every offer that can be planned on under its class and
+// provider (counting the ones it leaves out in the summary), and orders classes and offers
+// so that the same input always makes the same plan.
 func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[currentKey]bool) *market {
 	m := &market{
-		current:       make(map[currentKey][]*schema.Offer),
-		currentSorted: make(map[currentKey]bool),
-		stale:         make(map[string]bool),
-		providers:     make(map[string]bool),
-		expired:       make(map[string]expiry),
-		maxAge:        time.Duration(o.MaxOfferAgeHours * float64(time.Hour)),
+		forCurrent:     make(map[currentKey][]*schema.Offer),
+		currentSorted:  make(map[currentKey]bool),
+		staleProviders: make(map[string]bool),
+		providers:      make(map[string]bool),
+		expired:        make(map[string]expiry),
+		maxAge:         time.Duration(o.MaxOfferAgeHours * float64(time.Hour)),
 	}
 	m.summary.Offers = len(offers)
+	fresh := m.judgeFreshness(offers, now)
+	byKey := m.indexOffers(offers, fresh, o, need)
+	m.listModels(byKey)
+	m.orderClasses(byKey)
+	return m
+}
 
-	// Providers, interned: one map lookup per offer. A provider none of whose offers holds
-	// any more is excluded, with its newest observation and latest validity.
-	type provider struct {
-		name      string
-		newest    time.Time // newest ObservedAt
-		validTill time.Time // latest ValidUntil given
-		fresh     bool      // some offer holds now
-	}
-	var provs []provider
-	provIdx := make(map[string]int)
-	provOf := make([]int32, len(offers))
-	fresh := make([]bool, len(offers))
-	for i := range offers {
-		off := &offers[i]
-		pi, ok := provIdx[off.Provider]
-		if !ok {
-			pi = len(provs)
-			provIdx[off.Provider] = pi
-			provs = append(provs, provider{name: off.Provider})
-			m.providers[off.Provider] = true
-		}
-		provOf[i] = int32(pi)
-		pr := &provs[pi]
-		if off.ObservedAt.After(pr.newest) {
-			pr.newest = off.ObservedAt
-		}
-		if off.ValidUntil != nil && off.ValidUntil.After(pr.validTill) {
-			pr.validTill = *off.ValidUntil
-		}
-		fresh[i] = off.Holds(now, m.maxAge)
-		pr.fresh = pr.fresh || fresh[i]
-	}
-	for _, name := range sortedKeys(m.providers) {
-		pr := &provs[provIdx[name]]
-		if pr.fresh {
-			continue
-		}
-		m.stale[name] = true
-		e := ExcludedProvider{Provider: name}
-		switch {
-		case pr.newest.IsZero():
-			e.Reason = "offers carry no observation time"
-		case !pr.validTill.IsZero() && !pr.validTill.Before(pr.newest):
-			e.Reason = fmt.Sprintf("its prices held until %s, %s ago", pr.validTill.UTC().Format("2006-01-02 15:04 MST"), age(now.Sub(pr.validTill)))
-		default:
-			e.Reason = fmt.Sprintf("newest price observed %s ago, older than the %s a price holds (max_offer_age_hours)", age(now.Sub(pr.newest)), age(m.maxAge))
-		}
-		if !pr.newest.IsZero() {
-			t := pr.newest.UTC()
-			e.LastObserved = &t
-		}
-		m.excluded = append(m.excluded, e)
-	}
-
-	// GPU models, looked up once per spelling (gpus.Lookup allocates).
-	type modelInfo struct {
-		m      gpus.Model
-		ok     bool
-		idx    int  // dense index of the canonical model, for class keys
-		needed bool // some current placement is priced from this model's offers
-	}
-	neededModel := make(map[string]bool, len(need))
-	for k := range need {
-		neededModel[k.model] = true
-	}
-	catalog := make(map[string]*modelInfo)
-	canon := make(map[string]int)
+// indexOffers files each offer that can be planned on under its class, and returns the
+// classes by key. Before that it keeps the offers a current placement may be priced from,
+// whether or not their prices still hold. It counts in the summary what it leaves out:
+// offers of GPU models the catalog lacks, offers without GPUs or a positive price, offers
+// whose price no longer holds, and reserved and term prices unless Options.AllowCommitments.
+func (m *market) indexOffers(offers []schema.Offer, fresh []bool, o *Options, need map[currentKey]bool) map[classKey]*class {
+	models := newModelLookup(need)
 	byKey := make(map[classKey]*class)
 	for i := range offers {
 		off := &offers[i]
-		mi := catalog[off.GPUModel]
-		if mi == nil {
-			mi = &modelInfo{}
-			mi.m, mi.ok = gpus.Lookup(off.GPUModel)
-			if mi.ok {
-				idx, ok := canon[mi.m.Name]
-				if !ok {
-					idx = len(canon)
-					canon[mi.m.Name] = idx
-				}
-				mi.idx, mi.needed = idx, neededModel[mi.m.Name]
-			}
-			catalog[off.GPUModel] = mi
-		}
+		info := models.lookup(off.GPUModel)
 		switch {
-		case !mi.ok:
+		case !info.ok:
 			m.summary.UnknownGPU++
 			continue
 		case off.GPUCount == 0 || !off.PriceUSDPerHour.IsPositive():
 			m.summary.Invalid++
 			continue
 		}
-		if mi.needed {
-			ck := currentKey{off.Provider, mi.m.Name, off.PriceType}
-			if need[ck] {
-				m.current[ck] = append(m.current[ck], off)
-			}
+		if info.needed {
+			m.keepForCurrent(off, info.model.Name, need)
 		}
 		switch {
 		case !fresh[i]:
 			m.summary.Stale++
-			e := m.expired[mi.m.Name]
-			e.offers++
-			if off.ObservedAt.After(e.newest) {
-				e.newest = off.ObservedAt
-			}
-			m.expired[mi.m.Name] = e
+			m.noteExpired(off, info.model.Name)
 			continue
 		case off.PriceType != schema.OnDemand && off.PriceType != schema.Spot && !o.AllowCommitments:
 			m.summary.Commitments++
 			continue
 		}
 		m.summary.Considered++
-		vram := off.VRAMGB
-		if vram <= 0 {
-			vram = mi.m.VRAMGB
-		}
-		intra := off.IntraNode
-		if intra == "" {
-			intra = schema.IntraUnknown
-		}
-		inter := off.InterNode
-		if inter == "" {
-			inter = schema.InterUnknown
-		}
-		key := classKey{model: mi.idx, vram: vram, gpus: int(off.GPUCount), intra: enumIndex(intra, schema.IntraNodes),
-			inter: enumIndex(inter, schema.InterNodes), priceType: enumIndex(off.PriceType, schema.PriceTypes)}
-		c := byKey[key]
-		if c == nil {
-			c = &class{model: mi.m, vram: vram, gpus: int(off.GPUCount), intra: intra, inter: inter, priceType: off.PriceType, minPrice: math.Inf(1)}
-			byKey[key] = c
-		}
-		bi := -1
-		for j := range c.buckets { // a handful of providers: a scan beats a map
-			if c.buckets[j].provider == off.Provider {
-				bi = j
-				break
-			}
-		}
-		if bi < 0 {
-			bi = len(c.buckets)
-			c.buckets = append(c.buckets, bucket{provider: off.Provider})
-		}
-		ref := offerRef{o: off, price: off.PriceUSDPerHour.InexactFloat64(), micros: micros(off.PriceUSDPerHour), avail: -1, continent: off.Continent(), seq: i}
-		if off.AvailableCount != nil {
-			ref.avail = int64(*off.AvailableCount)
-		}
-		c.buckets[bi].offers = append(c.buckets[bi].offers, ref)
-		c.minPrice = min(c.minPrice, ref.price)
+		addToClass(byKey, off, i, info)
 	}
+	return byKey
+}
 
-	modelIdx := make(map[string]int)
+// keepForCurrent keeps an offer of the canonical GPU model named model for pricing the
+// current placements, when one of them (need) is of its provider, model and price type.
+func (m *market) keepForCurrent(off *schema.Offer, model string, need map[currentKey]bool) {
+	key := currentKey{off.Provider, model, off.PriceType}
+	if need[key] {
+		m.forCurrent[key] = append(m.forCurrent[key], off)
+	}
+}
+
+// modelInfo is what the catalog says of one spelling of a GPU model.
+type modelInfo struct {
+	model  gpus.Model
+	ok     bool // the catalog has the model
+	index  int  // dense index of the canonical model, for class keys
+	needed bool // some current placement is priced from this model's offers
+}
+
+// modelLookup looks each spelling of a GPU model up in the catalog once (gpus.Lookup
+// allocates) and numbers the canonical models densely, in the order they are first seen.
+type modelLookup struct {
+	bySpelling map[string]*modelInfo
+	index      map[string]int  // canonical name → dense index
+	needed     map[string]bool // canonical names of the models current placements run on
+}
+
+// newModelLookup starts a lookup that knows which models the current placements in need run on.
+func newModelLookup(need map[currentKey]bool) *modelLookup {
+	l := &modelLookup{
+		bySpelling: make(map[string]*modelInfo),
+		index:      make(map[string]int),
+		needed:     make(map[string]bool, len(need)),
+	}
+	for k := range need {
+		l.needed[k.model] = true
+	}
+	return l
+}
+
+// lookup returns what the catalog says of a GPU model as an offer spells it.
+func (l *modelLookup) lookup(spelling string) *modelInfo {
+	if info := l.bySpelling[spelling]; info != nil {
+		return info
+	}
+	info := &modelInfo{}
+	info.model, info.ok = gpus.Lookup(spelling)
+	if info.ok {
+		index, ok := l.index[info.model.Name]
+		if !ok {
+			index = len(l.index)
+			l.index[info.model.Name] = index
+		}
+		info.index, info.needed = index, l.needed[info.model.Name]
+	}
+	l.bySpelling[spelling] = info
+	return info
+}
+
+// addToClass files an offer, the inputIndex-th of Input.Offers, in its provider's bucket of
+// its class.
+func addToClass(byKey map[classKey]*class, off *schema.Offer, inputIndex int, info *modelInfo) {
+	c := classFor(byKey, off, info)
+	b := c.bucketFor(off.Provider)
+	ref := newOfferRef(off, inputIndex)
+	b.offers = append(b.offers, ref)
+	c.minPrice = min(c.minPrice, ref.price)
+}
+
+// classFor returns the class of an offer, made on first sight. An offer that gives no VRAM
+// has its catalog model's; one that names no interconnect has an unknown one.
+func classFor(byKey map[classKey]*class, off *schema.Offer, info *modelInfo) *class {
+	vram := off.VRAMGB
+	if vram <= 0 {
+		vram = info.model.VRAMGB
+	}
+	intra := off.IntraNode
+	if intra == "" {
+		intra = schema.IntraUnknown
+	}
+	inter := off.InterNode
+	if inter == "" {
+		inter = schema.InterUnknown
+	}
+	key := classKey{modelIndex: info.index, vram: vram, gpusPerOffer: int(off.GPUCount), intraNode: enumIndex(intra, schema.IntraNodes),
+		interNode: enumIndex(inter, schema.InterNodes), priceType: enumIndex(off.PriceType, schema.PriceTypes)}
+	c := byKey[key]
+	if c == nil {
+		c = &class{model: info.model, vram: vram, gpusPerOffer: int(off.GPUCount), intraNode: intra, interNode: inter, priceType: off.PriceType, minPrice: math.Inf(1)}
+		byKey[key] = c
+	}
+	return c
+}
+
+// bucketFor returns the bucket of a provider's offers in class c, made on first sight.
+func (c *class) bucketFor(provider string) *bucket {
+	for j := range c.buckets { // a handful of providers: a scan beats a map
+		if c.buckets[j].provider == provider {
+			return &c.buckets[j]
+		}
+	}
+	c.buckets = append(c.buckets, bucket{provider: provider})
+	return &c.buckets[len(c.buckets)-1]
+}
+
+// newOfferRef unpacks what the planner's inner loop reads of an offer, the inputIndex-th of
+// Input.Offers.
+func newOfferRef(off *schema.Offer, inputIndex int) offerRef {
+	ref := offerRef{offer: off, price: off.PriceUSDPerHour.InexactFloat64(), priceMicros: microDollars(off.PriceUSDPerHour), available: -1, continent: off.Continent(), inputIndex: inputIndex}
+	if off.AvailableCount != nil {
+		ref.available = int64(*off.AvailableCount)
+	}
+	return ref
+}
+
+// listModels lists the GPU models that have classes, by name, in m.models, and gives each
+// class the index of its model there.
+func (m *market) listModels(byKey map[classKey]*class) {
+	index := make(map[string]int)
 	for _, c := range byKey {
-		if _, ok := modelIdx[c.model.Name]; !ok {
-			modelIdx[c.model.Name] = 0
+		if _, ok := index[c.model.Name]; !ok {
+			index[c.model.Name] = 0
 			m.models = append(m.models, c.model)
 		}
 	}
 	slices.SortFunc(m.models, func(a, b gpus.Model) int { return strings.Compare(a.Name, b.Name) })
 	for i, md := range m.models {
-		modelIdx[md.Name] = i
+		index[md.Name] = i
 	}
 	for _, c := range byKey {
-		c.modelIdx = modelIdx[c.model.Name]
+		c.modelIndex = index[c.model.Name]
+	}
+}
+
+// orderClasses lists the classes in their deterministic order (compareClasses), each one's
+// buckets by provider and every bucket's offers cheapest first (compareOfferRefs); and, for
+// the planner, the same classes cheapest per GPU first: the kept candidates fill early, so
+// pruning bites.
+func (m *market) orderClasses(byKey map[classKey]*class) {
+	for _, c := range byKey {
 		slices.SortFunc(c.buckets, func(a, b bucket) int { return strings.Compare(a.provider, b.provider) })
 		for bi := range c.buckets {
 			slices.SortFunc(c.buckets[bi].offers, compareOfferRefs)
 		}
 		m.classes = append(m.classes, c)
 	}
-	slices.SortFunc(m.classes, func(a, b *class) int {
-		return cmp.Or(
-			strings.Compare(a.model.Name, b.model.Name),
-			cmp.Compare(a.vram, b.vram),
-			cmp.Compare(a.gpus, b.gpus),
-			strings.Compare(string(a.intra), string(b.intra)),
-			strings.Compare(string(a.inter), string(b.inter)),
-			strings.Compare(string(a.priceType), string(b.priceType)),
-		)
-	})
+	slices.SortFunc(m.classes, compareClasses)
 	for i, c := range m.classes {
-		c.idx = i
+		c.order = i
 	}
-	m.visit = slices.Clone(m.classes)
-	slices.SortStableFunc(m.visit, func(a, b *class) int {
-		return cmp.Compare(a.minPrice/float64(a.gpus), b.minPrice/float64(b.gpus))
+	m.visitOrder = slices.Clone(m.classes)
+	slices.SortStableFunc(m.visitOrder, func(a, b *class) int {
+		return cmp.Compare(a.minPrice/float64(a.gpusPerOffer), b.minPrice/float64(b.gpusPerOffer))
 	})
-	return m
+}
+
+// compareClasses orders classes by GPU model, VRAM, GPUs per offer, interconnects and price
+// type: the fields of their key, so no two classes compare equal.
+func compareClasses(a, b *class) int {
+	return cmp.Or(
+		strings.Compare(a.model.Name, b.model.Name),
+		cmp.Compare(a.vram, b.vram),
+		cmp.Compare(a.gpusPerOffer, b.gpusPerOffer),
+		strings.Compare(string(a.intraNode), string(b.intraNode)),
+		strings.Compare(string(a.interNode), string(b.interNode)),
+		strings.Compare(string(a.priceType), string(b.priceType)),
+	)
 }
 
 // enumIndex is v's position in the list of valid values, or len(list) for anything else.
@@ -296,7 +318,7 @@ func enumIndex[T ~string](v T, list []T) uint8 {
 
 // currentOffers returns the offers of a provider, model and price type, cheapest per GPU first.
 func (m *market) currentOffers(k currentKey) []*schema.Offer {
-	list := m.current[k]
+	list := m.forCurrent[k]
 	if !m.currentSorted[k] {
 		slices.SortFunc(list, func(a, b *schema.Offer) int {
 			return cmp.Or(perGPUPrice(a).Cmp(perGPUPrice(b)), compareOfferKeys(a, b))
@@ -306,8 +328,8 @@ func (m *market) currentOffers(k currentKey) []*schema.Offer {
 	return list
 }
 
-// micros is a price in micro-dollars, or -1 when it is not a whole number of them (or too big).
-func micros(d decimal.Decimal) int64 {
+// microDollars is a price in micro-dollars, or -1 when it is not a whole number of them (or too big).
+func microDollars(d decimal.Decimal) int64 {
 	e := int(d.Exponent())
 	if e < -schema.PriceDecimals || e > 0 || d.NumDigits() > 12 {
 		if d.Exponent() > 0 || d.NumDigits() > 12 {
@@ -329,17 +351,17 @@ func micros(d decimal.Decimal) int64 {
 
 // compareOfferRefs orders offers by price, then by the stable key.
 func compareOfferRefs(a, b offerRef) int {
-	c := cmp.Compare(a.micros, b.micros)
-	if a.micros < 0 || b.micros < 0 {
-		c = a.o.PriceUSDPerHour.Cmp(b.o.PriceUSDPerHour)
+	c := cmp.Compare(a.priceMicros, b.priceMicros)
+	if a.priceMicros < 0 || b.priceMicros < 0 {
+		c = a.offer.PriceUSDPerHour.Cmp(b.offer.PriceUSDPerHour)
 	}
 	if c != 0 {
 		return c
 	}
-	if c := compareOfferKeys(a.o, b.o); c != 0 {
+	if c := compareOfferKeys(a.offer, b.offer); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.seq, b.seq)
+	return cmp.Compare(a.inputIndex, b.inputIndex)
 }
 
 // compareOfferKeys is the stable tie-break: provider, offer id, price type, region. (No
@@ -357,6 +379,8 @@ func compareOfferKeys(a, b *schema.Offer) int {
 	return strings.Compare(a.Region, b.Region)
 }
 
+// perGPUPrice is an offer's price per GPU-hour: as published, else its hourly price over its
+// GPUs.
 func perGPUPrice(o *schema.Offer) decimal.Decimal {
 	if o.PriceUSDPerGPUHour.IsPositive() {
 		return o.PriceUSDPerGPUHour
@@ -364,6 +388,7 @@ func perGPUPrice(o *schema.Offer) decimal.Decimal {
 	return schema.PerGPU(o.PriceUSDPerHour, o.GPUCount)
 }
 
+// sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -371,13 +396,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// age formats a duration for people: 31h, 3d.
-func age(d time.Duration) string {
-	h := d.Hours()
-	if h >= 72 {
-		return fmt.Sprintf("%.0fd", h/24)
-	}
-	return fmt.Sprintf("%.0fh", math.Floor(h))
 }

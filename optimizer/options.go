@@ -7,7 +7,8 @@ import (
 
 // Options holds every assumption of the sizing and cost model. DefaultOptions returns the
 // documented defaults; callers (the CLI config, tests) override fields and call Validate. Section
-// numbers (§) refer to docs/gpus.md, which states each rule and its source.
+// numbers (§) refer to docs/gpus.md, which states each rule and its source; docs/gpu-model.md
+// says how the optimizer applies them.
 type Options struct {
 	// Memory (§1.1–§1.3).
 
@@ -25,7 +26,7 @@ type Options struct {
 	// attention (Llama-2) must say kv_heads, or their cache is underestimated by the group size.
 	DefaultKVHeads int `json:"default_kv_heads" yaml:"default_kv_heads"`
 	// DefaultHeadDim is the attention head dimension assumed when a workload gives none.
-	// Default 128 (every model in §1.2).
+	// Default 128 (the grouped-query models of §1.2).
 	DefaultHeadDim int `json:"default_head_dim" yaml:"default_head_dim"`
 	// HiddenPerLayer is the model aspect ratio (hidden size / layers) used to estimate layers and
 	// hidden size from the parameter count when a workload gives no layers, with N ≈ 12·L·h².
@@ -43,8 +44,7 @@ type Options struct {
 	// 0.5 + 0.2 bit/8 = 0.525 (§1.1).
 	QLoRABaseBytesPerParam float64 `json:"qlora_base_bytes_per_param" yaml:"qlora_base_bytes_per_param"`
 	// AdapterFraction is the size of LoRA adapters as a fraction of the base model's
-	// parameters. Default 0.003 (§1.1: 0.3%, rank about 16 on the attention and MLP
-	// projections).
+	// parameters. Default 0.003 (§1.1: 0.3%).
 	AdapterFraction float64 `json:"adapter_fraction" yaml:"adapter_fraction"`
 	// AdapterBytesPerParam is the memory per adapter parameter (weights, gradients, AdamW).
 	// Default 16 (§1.1).
@@ -66,7 +66,7 @@ type Options struct {
 	// InfiniBand/RoCE between them. Default 8 (HGX/DGX).
 	MaxGPUsPerNode int `json:"max_gpus_per_node" yaml:"max_gpus_per_node"`
 	// MaxNodes caps a multi-node plan, also when the provider does not publish availability.
-	// Default 128 (1,024 GPUs at 8 per node, the top of §1.4's pretraining range).
+	// Default 128 (1,024 GPUs at 8 per node, within the range §1.4 gives for 70B pretraining).
 	MaxNodes int `json:"max_nodes" yaml:"max_nodes"`
 	// TensorParallelPowerOfTwo rounds an inference GPU count up to a power of two: tensor
 	// parallelism splits attention heads evenly, and head counts are powers of two. Default true.
@@ -159,24 +159,24 @@ func (b PrecisionBytes) Of(p Precision) float64 {
 
 // MFUByFormFactor is a model FLOPs utilization for each GPU form factor (gpus.FormFactor).
 type MFUByFormFactor struct {
-	SXM      float64 `json:"sxm" yaml:"sxm"`           // 0.40 (§2.1: 0.35–0.45; §1.4 uses 0.40)
+	SXM      float64 `json:"sxm" yaml:"sxm"`           // 0.40 (§2.1; §1.4 uses 0.40)
 	OAM      float64 `json:"oam" yaml:"oam"`           // 0.40, as SXM (an assumption: MI300X software is less mature)
 	NVL      float64 `json:"nvl" yaml:"nvl"`           // 0.35, PCIe cards with NVLink bridges
-	PCIe     float64 `json:"pcie" yaml:"pcie"`         // 0.35 ("lower on PCIe")
-	Consumer float64 `json:"consumer" yaml:"consumer"` // 0.30 ("lower on … consumer cards")
+	PCIe     float64 `json:"pcie" yaml:"pcie"`         // 0.35 (§2.1)
+	Consumer float64 `json:"consumer" yaml:"consumer"` // 0.30 (§2.1)
 }
 
 // ScalingEfficiency is the fraction of linear speed-up several GPUs reach on one job.
 type ScalingEfficiency struct {
 	NVSwitch float64 `json:"nvswitch" yaml:"nvswitch"` // 0.90 within an NVSwitch node (§2.1)
 	NVLink   float64 `json:"nvlink" yaml:"nvlink"`     // 0.85 with NVLink bridges (assumption: some traffic crosses PCIe)
-	PCIe     float64 `json:"pcie" yaml:"pcie"`         // 0.60 over PCIe only (assumption: "PCIe-only boxes are slow", §1.4)
+	PCIe     float64 `json:"pcie" yaml:"pcie"`         // 0.60 over PCIe only (§2.1; an assumption)
 	// HostMemory is the efficiency over PCIe between cards without peer-to-peer (GeForce RTX
-	// 40/50): every transfer goes through host memory. Default 0.35 (an assumption, below
-	// PCIe's); tensor parallelism beyond 2 such cards is refused.
+	// 40/50): every transfer goes through host memory. Default 0.35 (§2.1; an assumption,
+	// below PCIe's); tensor parallelism beyond 2 such cards is refused (§5).
 	HostMemory float64 `json:"host_memory" yaml:"host_memory"`
 	// InterNode multiplies the in-node efficiency when a job spans nodes over InfiniBand or RoCE
-	// (§2.1: ~0.8–0.9). Default 0.85. Across nodes without RDMA a job is infeasible.
+	// (§2.1). Default 0.85. Across nodes without RDMA a job is infeasible.
 	InterNode float64 `json:"inter_node" yaml:"inter_node"`
 }
 

@@ -221,6 +221,7 @@ type Totals struct {
 	SavingsPercent         *decimal.Decimal `json:"savings_percent"`
 }
 
+// add counts one workload's plan in the totals.
 func (t *Totals) add(w *WorkloadPlan) {
 	t.Workloads++
 	if w.Status == StatusNoFit {
@@ -235,10 +236,12 @@ func (t *Totals) add(w *WorkloadPlan) {
 	t.SavingsUSDPerMonth = t.SavingsUSDPerMonth.Add(w.Savings.USDPerMonth)
 }
 
+// finish computes the savings percent once every workload is added.
 func (t *Totals) finish() {
 	t.SavingsPercent = percent(t.SavingsUSDPerMonth, t.CurrentUSDPerMonth)
 }
 
+// merge adds a team's totals to the plan's.
 func (t *Totals) merge(o Totals) {
 	t.Workloads += o.Workloads
 	t.NoFit += o.NoFit
@@ -248,6 +251,7 @@ func (t *Totals) merge(o Totals) {
 	t.SavingsUSDPerMonth = t.SavingsUSDPerMonth.Add(o.SavingsUSDPerMonth)
 }
 
+// percent is part as a percentage of whole, rounded to 0.1; nil unless whole is positive.
 func percent(part, whole decimal.Decimal) *decimal.Decimal {
 	if !whole.IsPositive() {
 		return nil
@@ -299,4 +303,5 @@ func (p *Plan) Rows(runID string) []schema.PlanRow {
 	return rows
 }
 
+// ptr returns a pointer to a copy of v.
 func ptr[T any](v T) *T { return &v }

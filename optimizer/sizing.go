@@ -28,73 +28,102 @@ func (o *Options) size(w *Workload) []variant {
 	overhead := o.OverheadGiBPerGPU * gpus.GiB
 	switch {
 	case w.Kind == Inference:
-		vs := make([]variant, 0, len(w.Precisions))
-		kv := o.kvCacheGB(w)
-		for _, p := range w.Precisions {
-			weights := w.ParamsB * o.WeightBytes.Of(p)
-			v := variant{precision: p, sharded: weights + kv, perGPU: overhead, decodeGB: weights + kv}
-			v.sizing = Sizing{Precision: p, WeightsGB: weights, KVCacheGB: kv, ShardedGB: v.sharded, OverheadGBPerGPU: overhead}
-			if w.MeasuredVRAMGB > 0 {
-				v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
-				v.sizing.ShardedGB, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, w.MeasuredVRAMGB
-			}
-			vs = append(vs, v)
-		}
-		return finishSizing(o, vs)
+		return finishSizing(o, o.inferenceVariants(w, overhead))
 	case w.Kind.Training():
-		var weights, state float64
-		switch w.Kind {
-		case LoRA, QLoRA:
-			base := o.LoRABaseBytesPerParam
-			if w.Kind == QLoRA {
-				base = o.QLoRABaseBytesPerParam
-			}
-			weights = w.ParamsB * base
-			state = w.ParamsB * o.AdapterFraction * o.AdapterBytesPerParam
-		default:
-			weights = w.ParamsB * 2 // the bf16 working copy
-			state = w.ParamsB * max(o.FullTrainingBytesPerParam-2, 0)
-		}
-		act := w.ActivationsGB
-		if act == 0 {
-			layers, hidden := o.shape(w)
-			seq, mb := o.TrainingSeqLen, o.TrainingMicroBatch
-			if w.SeqLen > 0 {
-				seq = w.SeqLen
-			}
-			if w.MicroBatch > 0 {
-				mb = w.MicroBatch
-			}
-			act = float64(seq) * float64(mb) * hidden * (2*layers + o.ActivationLayerBytes) / 1e9
-		}
-		flops := o.trainingFLOPs(w)
-		vs := make([]variant, 0, len(w.Precisions))
-		for _, p := range trainingPrecisionsOf(w) {
-			v := variant{precision: p, sharded: weights + state, perGPU: overhead + act, flops: flops}
-			v.sizing = Sizing{
-				Precision: p, WeightsGB: weights, StateGB: state, ShardedGB: v.sharded,
-				ActivationsGBPerGPU: act, OverheadGBPerGPU: overhead, TrainingPFLOPs: v.flops / 1e15,
-			}
-			if w.MeasuredVRAMGB > 0 {
-				v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
-				v.sizing.ShardedGB, v.sizing.ActivationsGBPerGPU, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, 0, w.MeasuredVRAMGB
-			}
-			vs = append(vs, v)
-		}
-		return finishSizing(o, vs)
-	default: // custom: explicit, raw VRAM
-		ps := w.Precisions
-		if len(ps) == 0 {
-			ps = []Precision{""}
-		}
-		vs := make([]variant, 0, len(ps))
-		for _, p := range ps {
-			v := variant{precision: p, sharded: w.MinTotalVRAMGB, measured: true}
-			v.sizing = Sizing{Precision: p, ShardedGB: w.MinTotalVRAMGB, NeededGBOneGPU: max(w.MinTotalVRAMGB, w.MinVRAMGBPerGPU)}
-			vs = append(vs, v)
-		}
-		return vs
+		return finishSizing(o, o.trainingVariants(w, overhead))
 	}
+	return customVariants(w)
+}
+
+// inferenceVariants sizes serving at each of its precisions: the weights at that precision
+// and the KV cache, sharded; the runtime overhead on every GPU. A measured footprint
+// replaces both.
+func (o *Options) inferenceVariants(w *Workload, overhead float64) []variant {
+	variants := make([]variant, 0, len(w.Precisions))
+	kv := o.kvCacheGB(w)
+	for _, p := range w.Precisions {
+		weights := w.ParamsB * o.WeightBytes.Of(p)
+		v := variant{precision: p, sharded: weights + kv, perGPU: overhead, decodeGB: weights + kv}
+		v.sizing = Sizing{Precision: p, WeightsGB: weights, KVCacheGB: kv, ShardedGB: v.sharded, OverheadGBPerGPU: overhead}
+		if w.MeasuredVRAMGB > 0 {
+			v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
+			v.sizing.ShardedGB, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, w.MeasuredVRAMGB
+		}
+		variants = append(variants, v)
+	}
+	return variants
+}
+
+// trainingVariants sizes a training job at each of its precisions: weights and training
+// state, sharded; the runtime overhead and the activations on every GPU; and the FLOPs of
+// one run. A measured footprint replaces the memory.
+func (o *Options) trainingVariants(w *Workload, overhead float64) []variant {
+	weights, state := o.trainingStateGB(w)
+	act := o.activationsGB(w)
+	flops := o.trainingFLOPs(w)
+	variants := make([]variant, 0, len(w.Precisions))
+	for _, p := range trainingPrecisionsOf(w) {
+		v := variant{precision: p, sharded: weights + state, perGPU: overhead + act, flops: flops}
+		v.sizing = Sizing{
+			Precision: p, WeightsGB: weights, StateGB: state, ShardedGB: v.sharded,
+			ActivationsGBPerGPU: act, OverheadGBPerGPU: overhead, TrainingPFLOPs: v.flops / 1e15,
+		}
+		if w.MeasuredVRAMGB > 0 {
+			v.measured, v.sharded, v.perGPU = true, w.MeasuredVRAMGB, 0
+			v.sizing.ShardedGB, v.sizing.ActivationsGBPerGPU, v.sizing.OverheadGBPerGPU, v.sizing.MeasuredGB = w.MeasuredVRAMGB, 0, 0, w.MeasuredVRAMGB
+		}
+		variants = append(variants, v)
+	}
+	return variants
+}
+
+// trainingStateGB is what a training job shards across GPUs: the weights (the frozen base
+// for LoRA and QLoRA, else the bf16 working copy) and the state (adapters with their
+// gradients and optimizer state, else the fp32 master weights, gradients and AdamW state).
+func (o *Options) trainingStateGB(w *Workload) (weights, state float64) {
+	switch w.Kind {
+	case LoRA, QLoRA:
+		base := o.LoRABaseBytesPerParam
+		if w.Kind == QLoRA {
+			base = o.QLoRABaseBytesPerParam
+		}
+		return w.ParamsB * base, w.ParamsB * o.AdapterFraction * o.AdapterBytesPerParam
+	}
+	return w.ParamsB * 2, w.ParamsB * max(o.FullTrainingBytesPerParam-2, 0) // 2: the bf16 working copy
+}
+
+// activationsGB is the activation memory on every GPU of a training job: as the workload
+// states it, else with full activation checkpointing seq × micro-batch × hidden ×
+// (2 per layer for the checkpoints + ActivationLayerBytes for the layer recomputed) bytes.
+func (o *Options) activationsGB(w *Workload) float64 {
+	if w.ActivationsGB != 0 {
+		return w.ActivationsGB
+	}
+	layers, hidden := o.shape(w)
+	seq, mb := o.TrainingSeqLen, o.TrainingMicroBatch
+	if w.SeqLen > 0 {
+		seq = w.SeqLen
+	}
+	if w.MicroBatch > 0 {
+		mb = w.MicroBatch
+	}
+	return float64(seq) * float64(mb) * hidden * (2*layers + o.ActivationLayerBytes) / 1e9
+}
+
+// customVariants sizes custom work as it states its VRAM, raw: one variant per precision it
+// names (one without a precision when it names none), with no headroom added.
+func customVariants(w *Workload) []variant {
+	ps := w.Precisions
+	if len(ps) == 0 {
+		ps = []Precision{""}
+	}
+	variants := make([]variant, 0, len(ps))
+	for _, p := range ps {
+		v := variant{precision: p, sharded: w.MinTotalVRAMGB, measured: true}
+		v.sizing = Sizing{Precision: p, ShardedGB: w.MinTotalVRAMGB, NeededGBOneGPU: max(w.MinTotalVRAMGB, w.MinVRAMGBPerGPU)}
+		variants = append(variants, v)
+	}
+	return variants
 }
 
 // trainingPrecisionsOf is a training workload's precisions: bf16 when it names none.
@@ -105,12 +134,14 @@ func trainingPrecisionsOf(w *Workload) []Precision {
 	return w.Precisions
 }
 
-func finishSizing(o *Options, vs []variant) []variant {
-	for i := range vs {
-		v := &vs[i]
+// finishSizing fills in each variant's sizing the VRAM one GPU would need: (sharded +
+// per-GPU) / utilization.
+func finishSizing(o *Options, variants []variant) []variant {
+	for i := range variants {
+		v := &variants[i]
 		v.sizing.NeededGBOneGPU = (v.sharded + v.perGPU) / o.utilization(v)
 	}
-	return vs
+	return variants
 }
 
 // utilization is the fraction of VRAM a variant may fill: all of it for a measured footprint,
@@ -134,7 +165,8 @@ func (o *Options) shape(w *Workload) (layers, hidden float64) {
 	return max(1, math.Round(hidden/o.HiddenPerLayer)), hidden
 }
 
-// kvCacheGB is §1.2: 2 × bytes_per_elem × layers × kv_heads × head_dim × tokens_in_flight.
+// kvCacheGB is the KV cache of docs/gpus.md §1.2: 2 × bytes_per_elem × layers × kv_heads ×
+// head_dim × tokens_in_flight.
 func (o *Options) kvCacheGB(w *Workload) float64 {
 	if w.KVCacheGB > 0 {
 		return w.KVCacheGB
@@ -155,8 +187,8 @@ func (o *Options) kvCacheGB(w *Workload) float64 {
 	return perToken * float64(w.ContextTokens) * float64(w.Concurrency) / 1e9
 }
 
-// trainingFLOPs is k·N·D (§1.4, §2.1), or the reference GPU-hours times the reference GPU's
-// effective rate (dense TFLOPS at the first precision it computes × MFU).
+// trainingFLOPs is k·N·D (docs/gpus.md §1.4, §2.1), or the reference GPU-hours times the
+// reference GPU's effective rate (dense TFLOPS at the first precision it computes × MFU).
 func (o *Options) trainingFLOPs(w *Workload) float64 {
 	if w.TrainTokens > 0 {
 		k := o.FullFLOPsPerParamToken
@@ -180,6 +212,7 @@ func referenceTFLOPS(ref gpus.Model, ps []Precision) float64 {
 	return ref.TFLOPS.FP32
 }
 
+// mfu is the model FLOPs utilization of a GPU of form factor f (Options.MFU).
 func (o *Options) mfu(f gpus.FormFactor) float64 {
 	switch f {
 	case gpus.SXM:
@@ -195,8 +228,8 @@ func (o *Options) mfu(f gpus.FormFactor) float64 {
 }
 
 // minGPUs is the fewest GPUs with vramGB each that hold variant v of w: the smallest n with
-// sharded + n × perGPU ≤ n × VRAM × utilization (§1.3), rounded up to a power of two for
-// tensor-parallel inference. ok is false when no count can.
+// sharded + n × perGPU ≤ n × VRAM × utilization (docs/gpus.md §1.3), rounded up to a power of
+// two for tensor-parallel inference. ok is false when no count can.
 func (o *Options) minGPUs(w *Workload, v *variant, vramGB float64) (n int, ok bool) {
 	if w.Kind == Custom {
 		if vramGB < w.MinVRAMGBPerGPU {
@@ -232,10 +265,10 @@ func (o *Options) neededGB(w *Workload, v *variant, n int) float64 {
 
 // Size estimates w's memory and compute, one Sizing per acceptable precision (Fits empty).
 func (o Options) Size(w *Workload) []Sizing {
-	vs := o.size(w)
-	out := make([]Sizing, len(vs))
-	for i := range vs {
-		out[i] = roundSizing(vs[i].sizing)
+	variants := o.size(w)
+	out := make([]Sizing, len(variants))
+	for i := range variants {
+		out[i] = roundSizing(variants[i].sizing)
 	}
 	return out
 }
@@ -246,27 +279,29 @@ func (o Options) Size(w *Workload) []Sizing {
 // NVLink/NVSwitch; InfiniBand/RoCE beyond Options.MaxGPUsPerNode. Memory only: offers, prices
 // and deadlines are Optimize's business.
 func (o Options) Fits(w *Workload, m gpus.Model) []Fit {
-	vs := o.size(w)
-	out := make([]Fit, 0, len(vs))
-	for i := range vs {
-		out = append(out, o.fit(w, &vs[i], m))
+	variants := o.size(w)
+	out := make([]Fit, 0, len(variants))
+	for i := range variants {
+		out = append(out, o.fit(w, &variants[i], m))
 	}
 	return out
 }
 
+// fit is how variant v of w fits GPU model m by memory alone: the fewest GPUs, the nodes
+// and links that count needs, and why it cannot when it cannot.
 func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 	f := Fit{GPUModel: m.Name, Precision: v.precision, IntraNode: LinkNone, InterNode: LinkNone}
-	if st, why := gpuCheck(w, v, m); st != stOK {
+	if st, why := gpuCheck(w, v, m); st != stageOK {
 		f.Reason = fmt.Sprintf("%s: %s", m.Name, why)
 		return f
 	}
 	n, ok := o.minGPUs(w, v, m.VRAMGB)
 	if !ok {
 		if w.Kind == Custom && m.VRAMGB < w.MinVRAMGBPerGPU {
-			f.Reason = fmt.Sprintf("%s: %s GB per GPU < %s GB needed per GPU", m.Name, gb(m.VRAMGB), gb(w.MinVRAMGBPerGPU))
+			f.Reason = fmt.Sprintf("%s: %s GB per GPU < %s GB needed per GPU", m.Name, formatGB(m.VRAMGB), formatGB(w.MinVRAMGBPerGPU))
 		} else {
 			f.Reason = fmt.Sprintf("%s: %s GB per GPU is used up by the %s GB every GPU needs (overhead, activations) at %.0f%% utilization",
-				m.Name, gb(m.VRAMGB), gb(v.perGPU), o.utilization(v)*100)
+				m.Name, formatGB(m.VRAMGB), formatGB(v.perGPU), o.utilization(v)*100)
 		}
 		return f
 	}
@@ -298,7 +333,7 @@ func (o *Options) fit(w *Workload, v *variant, m gpus.Model) Fit {
 	switch {
 	case f.Nodes > 1 && (w.Kind == Inference || (w.Kind == Custom && !w.MultiNode)):
 		f.Reason = fmt.Sprintf("%s: %s GB needed, more than one node of %d holds; %s does not span nodes",
-			head, gb(f.NeededGB), o.MaxGPUsPerNode, w.Kind)
+			head, formatGB(f.NeededGB), o.MaxGPUsPerNode, w.Kind)
 	case f.Nodes > o.MaxNodes:
 		f.Reason = fmt.Sprintf("%s: needs %d nodes, more than the %d allowed", head, f.Nodes, o.MaxNodes)
 	case f.IntraNode == LinkNVSwitch && n > 1 && m.Topology != gpus.TopologyNVSwitch:
@@ -336,32 +371,32 @@ func noPeerToPeer(m gpus.Model) string {
 
 // gpuCheck applies the checks that depend on the GPU model alone: the workload's GPU lists and
 // compute capability, its serving engine, and whether the GPU computes the variant's
-// precision. It returns stOK, or the failing stage and why.
+// precision. It returns stageOK, or the failing stage and why.
 func gpuCheck(w *Workload, v *variant, m gpus.Model) (stage, string) {
 	switch {
 	case len(w.GPUsAllowed) > 0 && !matchesGPU(m, w.GPUsAllowed):
-		return stGPU, "not in gpus_allowed"
+		return stageGPU, "not in gpus_allowed"
 	case matchesGPU(m, w.GPUsExcluded):
-		return stGPU, "in gpus_excluded"
+		return stageGPU, "in gpus_excluded"
 	case w.MinCapability != (gpus.Capability{}) && m.Vendor != gpus.NVIDIA:
-		return stGPU, fmt.Sprintf("an %s GPU (%s, %s), the workload needs CUDA compute capability %s", strings.ToUpper(string(m.Vendor)), m.Vendor.Stack(), m.GFX, w.MinCapability)
+		return stageGPU, fmt.Sprintf("an %s GPU (%s, %s), the workload needs CUDA compute capability %s", strings.ToUpper(string(m.Vendor)), m.Vendor.Stack(), m.GFX, w.MinCapability)
 	case w.MinCapability != (gpus.Capability{}) && !m.Capability.AtLeast(w.MinCapability.Major, w.MinCapability.Minor):
-		return stGPU, fmt.Sprintf("compute capability %s < %s, the workload's min_compute_capability", m.Capability, w.MinCapability)
+		return stageGPU, fmt.Sprintf("compute capability %s < %s, the workload's min_compute_capability", m.Capability, w.MinCapability)
 	}
 	if e := w.Engine; e != "" && e != NoEngine {
 		if err := m.Runs(e); err != nil {
-			return stGPU, err.Error()
+			return stageGPU, err.Error()
 		}
 	}
 	if v.precision != "" {
 		if err := m.Computes(v.precision); err != nil {
-			return stPrecision, fmt.Sprintf("%v; %s", err, precisionUse(w, v.precision))
+			return stagePrecision, fmt.Sprintf("%v; %s", err, precisionUse(w, v.precision))
 		}
 	}
 	if err := scaleByPrecision(w, m); err != nil {
-		return stPrecision, fmt.Sprintf("%v; the work scales by its %s rate", err, w.ScaleBy)
+		return stagePrecision, fmt.Sprintf("%v; the work scales by its %s rate", err, w.ScaleBy)
 	}
-	return stOK, ""
+	return stageOK, ""
 }
 
 // precisionUse says what a workload does in precision p, for reasons.
@@ -386,6 +421,7 @@ func needsLink(w *Workload) string {
 	return "training needs it"
 }
 
+// ceilInt rounds x up to an integer (within 1e-9), at most maxGPUCount + 1.
 func ceilInt(x float64) int {
 	if x > maxGPUCount {
 		return maxGPUCount + 1
@@ -393,8 +429,10 @@ func ceilInt(x float64) int {
 	return int(math.Ceil(x - 1e-9))
 }
 
+// ceilDiv is a / b rounded up.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
+// nextPow2 is the smallest power of two ≥ n.
 func nextPow2(n int) int {
 	p := 1
 	for p < n {
@@ -403,7 +441,21 @@ func nextPow2(n int) int {
 	return p
 }
 
+// round2 rounds x to two decimals.
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
-// gb formats a size in GB with at most one decimal: 24, 41.3.
-func gb(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
+// formatGB formats a size in GB with at most one decimal: 24, 41.3.
+func formatGB(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
+
+// roundSizing rounds the reported sizes to 0.01 GB so plans carry no float noise.
+func roundSizing(s Sizing) Sizing {
+	s.WeightsGB = round2(s.WeightsGB)
+	s.KVCacheGB = round2(s.KVCacheGB)
+	s.StateGB = round2(s.StateGB)
+	s.ShardedGB = round2(s.ShardedGB)
+	s.ActivationsGBPerGPU = round2(s.ActivationsGBPerGPU)
+	s.OverheadGBPerGPU = round2(s.OverheadGBPerGPU)
+	s.NeededGBOneGPU = round2(s.NeededGBOneGPU)
+	s.TrainingPFLOPs = math.Round(s.TrainingPFLOPs)
+	return s
+}
