@@ -3,10 +3,10 @@
 // as a terminal table, Markdown, HTML, CSV or JSON, with $/GPU-hour charts (SVG for pages, PNG
 // for email) and a ready-to-send email message per team.
 //
-// The package does no I/O beyond writing to the io.Writer it is given: the caller
-// (cmd/gpucost) reads the plan's inputs, the history and the run log from the store, converts
-// them to the plain input types here (schema.HistoryPoint, schema.ScrapeRun, schema.Offer), and decides
-// where the output goes and whether an email is sent.
+// The package does no I/O beyond writing to the io.Writer it is given: the caller (package
+// delivery) reads the plan's inputs, the history and the run log from the store as the plain
+// input types here (schema.HistoryPoint, schema.ScrapeRun, schema.Offer), and decides where the
+// output goes and whether an email is sent.
 //
 // # What a team's report holds
 //

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/delivery"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/report"
@@ -229,12 +230,12 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 		}
 	})
 	t.Run("mail results table", func(t *testing.T) {
-		var results []mailResult
+		var results []delivery.Result
 		for _, h := range hostileNames {
-			results = append(results, mailResult{Team: h.text, Recipients: h.text, Status: "failed", Attempts: 1, Err: errors.New(h.text)})
+			results = append(results, delivery.Result{Team: h.text, Recipients: h.text, Status: "failed", Attempts: 1, Err: errors.New(h.text)})
 		}
 		var b bytes.Buffer
-		printMailResults(&b, report.Week{ID: "2026-W05"}, results)
+		delivery.WriteResults(&b, report.Week{ID: "2026-W05"}, results)
 		checkTable(t, b.String(), 1+len(results), wide)
 	})
 	t.Run("import errors", func(t *testing.T) {

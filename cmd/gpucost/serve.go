@@ -167,7 +167,8 @@ func (s *server) scheduleOptimize() error {
 // scheduleReport adds the weekly report email (report.schedule).
 func (s *server) scheduleReport() error {
 	return s.schedule("report", s.cfg.Report.Schedule, func(ctx context.Context) (string, error) {
-		return sendWeekly(ctx, s.cfg, s.e, s.logger)
+		outcome, err := sendWeekly(ctx, s.cfg, s.e, s.logger)
+		return string(outcome), err
 	})
 }
 
