@@ -12,7 +12,7 @@
 //	price_type        required  on_demand, spot, reserved, term_1y or term_3y
 //	usd_per_gpu_hour  required  USD per GPU-hour, at most 6 decimals, e.g. 2.49
 //	observed_at       required  when the price was published: 2026-01-31 or 2026-01-31T12:00:00Z (UTC)
-//	vram_gb           optional  VRAM per GPU; must match the catalog model within 10%
+//	vram_gb           optional  VRAM per GPU; must match the catalog model within 7%, as GB or GiB
 //	gpu_count         optional  GPUs per instance (default 1)
 //	region            optional  the provider's region
 //	tier              optional  secure, community, datacenter (default), verified or unverified
@@ -28,9 +28,19 @@
 //
 // Empty cells take the default. An interconnect the table does not give is unknown: it is never
 // taken from the GPU's name or count. Lines starting with # are comments; a UTF-8 byte order
-// mark is ignored. A row's price may not be above the scrape's plausible maximum
-// (pipeline.Config.MaxPricePerGPUHour), nor its observed_at more than an hour ahead of the
-// import; one offer may appear at one time only once, and a table may hold at most
+// mark is ignored.
+//
+// # Checks
+//
+// Each row becomes an offer as a scraped one does: pipeline.Prepare normalizes it and checks it
+// by the scrape's rules and configuration (Options.Pipeline). So it carries the data-quality
+// flags a scraped offer would (vram_snapped for a vram_gb the catalog's figure differs from,
+// vram_missing for a row without one), and a row a scrape would reject (a price not above zero,
+// or above pipeline.Config.MaxPricePerGPUHour) is a problem of its line. A table is stricter than
+// a scrape where a scrape keeps or rounds what it gets: a GPU the catalog does not know (within
+// gpus.SnapTolerance of its VRAM), a price with more than 6 decimals, an observed_at more than an
+// hour ahead of the import, and one offer twice at one time are problems too (a scrape observes
+// an offer once a run; a table may hold one offer at many times). A table holds at most
 // Options.MaxRows rows.
 //
 // # What the offers hold

@@ -33,8 +33,8 @@ const MaxBytes = 64 << 20
 
 // Options are what a table is checked against, beyond its format.
 type Options struct {
-	// Pipeline is the configuration a scrape checks its offers with; a row's price may not be
-	// above its MaxPricePerGPUHour, which is required.
+	// Pipeline is the configuration a scrape checks its offers with, and so every row
+	// (pipeline.Prepare). Its MaxPricePerGPUHour, which the errors name, is required.
 	Pipeline pipeline.Config
 	// Now is the time of the import: the raw payload's fetch time, and an hour before the latest
 	// observed_at a row may have (clock skew). Zero means time.Now.
@@ -123,7 +123,6 @@ func Parse(path string, data []byte, opts Options) (schema.Import, error) {
 		Payload: schema.RawPayload{Provider: "import", URL: "import:" + name, Status: 200,
 			FetchedAt: now.Truncate(time.Second), Body: data},
 	}
-	maxPrice := opts.Pipeline.MaxPricePerGPUHour
 	var errs Errors
 	fail := func(line int, column, format string, args ...any) {
 		errs = append(errs, LineError{File: path, Line: line, Column: column, Msg: fmt.Sprintf(format, args...)})
@@ -195,8 +194,7 @@ func Parse(path string, data []byte, opts Options) (schema.Import, error) {
 			return ""
 		}
 		before := len(errs)
-		o := schema.Offer{RunID: imp.RunID, SourceURL: "import:" + name, Tier: schema.TierDatacenter,
-			IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown, GPUCount: 1}
+		o := schema.Offer{RunID: imp.RunID, SourceURL: "import:" + name, Tier: schema.TierDatacenter, GPUCount: 1}
 
 		o.Provider = cell("provider")
 		if !selection.IsProviderName(o.Provider) {
@@ -219,42 +217,38 @@ func Parse(path string, data []byte, opts Options) (schema.Import, error) {
 				vram = f
 			}
 		}
-		o.GPUNameRaw = cell("gpu")
-		switch m, ok := gpus.Lookup(o.GPUNameRaw); {
-		case o.GPUNameRaw == "":
+		// The GPU as a source reports it: the pipeline settles the model, its VRAM and their flags
+		// (pipeline.Prepare, below). A scrape keeps a GPU the catalog does not know, flagged; a
+		// table may not hold one, so the catalog is asked first, as the pipeline will ask it, to
+		// name the line's problem and the model of the offer id.
+		o.GPUNameRaw, o.VRAMGB = cell("gpu"), vram
+		var model string
+		if o.GPUNameRaw == "" {
 			fail(line, "gpu", "empty")
-		case ok:
-			o.GPUModel, o.VRAMGB = m.Name, m.VRAMGB
-		default:
-			if r := gpus.Resolve(o.Provider, o.GPUNameRaw, vram); r.Known {
-				o.GPUModel, o.VRAMGB = r.Model.Name, r.Model.VRAMGB
+		} else if m := gpus.Resolve(o.Provider, o.GPUNameRaw, vram); m.Known {
+			model = m.Model.Name
+		} else if m := gpus.Resolve(o.Provider, o.GPUNameRaw, 0); m.Known && vram > 0 {
+			fail(line, "vram_gb", "%g GB does not match %s (%g GB per GPU)", vram, m.Model.Name, m.Model.VRAMGB)
+		} else {
+			msg := fmt.Sprintf("unknown GPU %s", selection.Quote(o.GPUNameRaw))
+			if like := selection.SimilarGPUs(o.GPUNameRaw); len(like) > 0 {
+				msg += " (catalog models like it: " + strings.Join(like, ", ") + ")"
 			}
-			if o.GPUModel == "" {
-				msg := fmt.Sprintf("unknown GPU %s", selection.Quote(o.GPUNameRaw))
-				if like := selection.SimilarGPUs(o.GPUNameRaw); len(like) > 0 {
-					msg += " (catalog models like it: " + strings.Join(like, ", ") + ")"
-				}
-				fail(line, "gpu", "%s", msg)
-			}
-		}
-		if o.GPUModel != "" && vram > 0 && math.Abs(vram-o.VRAMGB) > 0.1*o.VRAMGB {
-			fail(line, "vram_gb", "%g GB does not match %s (%g GB per GPU)", vram, o.GPUModel, o.VRAMGB)
+			fail(line, "gpu", "%s", msg)
 		}
 		if pt, err := schema.ParsePriceType(cell("price_type")); err != nil {
 			fail(line, "price_type", "unknown price type %s (want one of %v)", selection.Quote(cell("price_type")), schema.PriceTypes)
 		} else {
 			o.PriceType = pt
 		}
-		if v := cell("usd_per_gpu_hour"); v == "" {
+		// Whether the price is plausible is the pipeline's rule (pipeline.Prepare, below).
+		price := cell("usd_per_gpu_hour")
+		if price == "" {
 			fail(line, "usd_per_gpu_hour", "empty")
-		} else if p, err := decimal.NewFromString(strings.TrimPrefix(v, "$")); err != nil {
-			fail(line, "usd_per_gpu_hour", "%s is not a number", selection.Quote(v))
-		} else if !p.IsPositive() {
-			fail(line, "usd_per_gpu_hour", "%s is not positive", v)
-		} else if p.GreaterThan(maxPrice) {
-			fail(line, "usd_per_gpu_hour", "%s is above the plausible maximum of %s (scrape.max_price_per_gpu_hour)", v, maxPrice)
+		} else if p, err := decimal.NewFromString(strings.TrimPrefix(price, "$")); err != nil {
+			fail(line, "usd_per_gpu_hour", "%s is not a number", selection.Quote(price))
 		} else if !p.Equal(p.Round(schema.PriceDecimals)) {
-			fail(line, "usd_per_gpu_hour", "%s has more than %d decimals", v, schema.PriceDecimals)
+			fail(line, "usd_per_gpu_hour", "%s has more than %d decimals", price, schema.PriceDecimals)
 		} else {
 			o.PriceUSDPerGPUHour = p.Round(schema.PriceDecimals)
 		}
@@ -327,7 +321,14 @@ func Parse(path string, data []byte, opts Options) (schema.Import, error) {
 			continue
 		}
 		o.PriceUSDPerHour = o.PriceUSDPerGPUHour.Mul(decimal.NewFromInt(int64(o.GPUCount)))
-		o.OfferID = fmt.Sprintf("import:%s/%dx/%s/%s", o.GPUModel, o.GPUCount, o.Tier, o.Region)
+		o.OfferID = fmt.Sprintf("import:%s/%dx/%s/%s", model, o.GPUCount, o.Tier, o.Region)
+		// The row becomes an offer as a scraped one does: normalized, flagged and checked by the
+		// scrape's rules. A row a scrape would reject is a problem of its line.
+		if reason := pipeline.Prepare(opts.Pipeline, &o); reason != "" {
+			column, msg := rejection(reason, price, opts.Pipeline.MaxPricePerGPUHour)
+			fail(line, column, "%s", msg)
+			continue
+		}
 		k := seenKey{o.Key(), o.ObservedAt}
 		if first, dup := seen[k]; dup {
 			fail(line, "", "the same offer (%s %s, %d GPUs, %s, %s) at the same time as line %d", o.Provider, o.GPUModel, o.GPUCount, o.Tier, o.PriceType, first)
@@ -347,6 +348,20 @@ func Parse(path string, data []byte, opts Options) (schema.Import, error) {
 		return schema.Import{}, errs
 	}
 	return imp, nil
+}
+
+// rejection says why the pipeline rejects a row (pipeline.Prepare) in the table's terms: the
+// column at fault and the problem. price is the row's usd_per_gpu_hour as written.
+func rejection(reason, price string, maxPrice decimal.Decimal) (column, msg string) {
+	switch reason {
+	case pipeline.RejectNonPositivePrice:
+		return "usd_per_gpu_hour", price + " is not positive"
+	case pipeline.RejectAbsurdPrice:
+		return "usd_per_gpu_hour", fmt.Sprintf("%s is above the plausible maximum of %s (scrape.max_price_per_gpu_hour)", price, maxPrice)
+	}
+	// A row that parsed has a GPU count, a price type, a known GPU and an offer id, which rules
+	// out the pipeline's other reasons; one it adds is named as it is.
+	return "", "rejected as a scraped offer would be: " + reason
 }
 
 // checkSourceURL accepts the https address of a publisher's page, without credentials: no user

@@ -1,7 +1,9 @@
 package pricetable_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,11 +11,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/pricetable"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/scrapers"
 )
 
 // The tables of testdata: good.csv is a published price table as an analyst would paste it
@@ -62,7 +67,8 @@ func TestParse(t *testing.T) {
 			Provider: "aws", OfferID: "import:H100-SXM-80GB/8x/datacenter/us-east-1", Tier: schema.TierDatacenter, Region: "us-east-1",
 			GPUModel: "H100-SXM-80GB", GPUNameRaw: "NVIDIA H100 SXM5 80GB", GPUCount: 8, VRAMGB: 80,
 			PriceType: schema.OnDemand, PriceUSDPerHour: decimal.RequireFromString("55.04"), PriceUSDPerGPUHour: decimal.RequireFromString("6.88"),
-			IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown}
+			IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown,
+			DQFlags: []schema.DQFlag{schema.FlagVRAMMissing}} // the row gives no vram_gb: flagged as a scrape flags it
 		if diff := cmp.Diff(want, o, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
 			t.Errorf("second row (-want +got):\n%s", diff)
 		}
@@ -233,5 +239,121 @@ func TestReadAndLimits(t *testing.T) {
 	}
 	if _, err := pricetable.Parse("good.csv", []byte(testdata(t, "good.csv")), pricetable.Options{}); err == nil || errors.As(err, &bad) {
 		t.Errorf("no price cap: %v, want an error of the caller's", err)
+	}
+}
+
+// source is a pipeline.Source that returns offers.
+type source struct {
+	name   string
+	offers []schema.Offer
+}
+
+var _ pipeline.Source = source{}
+
+func (s source) Name() string { return s.name }
+func (s source) Fetch(context.Context, pipeline.Run) (pipeline.Extract, error) {
+	return pipeline.Extract{Offers: s.offers}, nil
+}
+
+// TestImportedRowsAreFlaggedAsScraped scrapes a Vast ask (its VRAM in MiB, which the catalog
+// snaps) and two Lambda instance types (one whose text gives its VRAM, one without) through a
+// dry run of the pipeline, imports the same rows as a table, and wants the same dq_flags on both.
+func TestImportedRowsAreFlaggedAsScraped(t *testing.T) {
+	run := scrapers.Run{ID: "run-1", ObservedAt: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}
+	vast, _, err := scrapers.ParseVast([]byte(`{"offers": [{"id": 1, "num_gpus": 8, "dph_total": 20, "gpu_name": "H100 SXM", "gpu_ram": 81559,
+		"verification": "verified", "geolocation": "Texas, US"}]}`), run, "https://vast.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lambda, _, err := scrapers.ParseLambda([]byte(`{"data": {
+		"gpu_8x_h100_sxm5": {"instance_type": {"name": "gpu_8x_h100_sxm5", "description": "8x H100 (80 GB SXM5)", "gpu_description": "H100 (80 GB SXM5)",
+			"price_cents_per_hour": 2392, "specs": {"vcpus": 208, "memory_gib": 1800, "storage_gib": 24780, "gpus": 8}}, "regions_with_capacity_available": []},
+		"gpu_1x_a10": {"instance_type": {"name": "gpu_1x_a10", "description": "1x A10", "gpu_description": "A10",
+			"price_cents_per_hour": 75, "specs": {"vcpus": 30, "memory_gib": 200, "storage_gib": 1400, "gpus": 1}}, "regions_with_capacity_available": []}}}`),
+		run, "https://lambda.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := pipeline.Config{MaxPricePerGPUHour: decimal.NewFromInt(200)}
+	r, err := pipeline.New(cfg, []pipeline.Source{source{scrapers.VastName, vast}, source{scrapers.LambdaName, lambda}}, nil, nil, pipeline.Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Provider, GPU string }
+	scraped := map[row][]schema.DQFlag{}
+	for _, b := range rep.Batches {
+		for _, o := range b.Offers {
+			scraped[row{o.Provider, o.GPUModel}] = o.DQFlags
+		}
+	}
+	if len(scraped) != 3 {
+		t.Fatalf("the scrape kept %d offers, want 3: %+v", len(scraped), rep.Providers)
+	}
+
+	table := "provider,gpu,price_type,usd_per_gpu_hour,observed_at,vram_gb,gpu_count,region,tier\n" +
+		"vastai,H100 SXM,on_demand,2.5,2026-01-05,85.52,8,us-texas,verified\n" + // 81559 MiB
+		"lambda,H100 (80 GB SXM5),on_demand,2.99,2026-01-05,80,8,,\n" +
+		"lambda,A10,on_demand,0.75,2026-01-05,,1,,\n"
+	imp, errs := parse(t, "lists.csv", table, pricetable.Options{Pipeline: cfg, Now: run.ObservedAt})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	imported := map[row][]schema.DQFlag{}
+	for _, o := range imp.Offers {
+		imported[row{o.Provider, o.GPUModel}] = o.DQFlags
+	}
+	if diff := cmp.Diff(scraped, imported, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("dq_flags by provider and GPU (-scraped +imported):\n%s", diff)
+	}
+	want := map[row][]schema.DQFlag{
+		{"vastai", "H100-SXM-80GB"}: {schema.FlagVRAMSnapped},
+		{"lambda", "H100-SXM-80GB"}: nil,
+		{"lambda", "A10-24GB"}:      {schema.FlagVRAMMissing},
+	}
+	if diff := cmp.Diff(want, imported, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("dq_flags of the import (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseByTheScrapesRules: a row passes the checks a scraped offer does, with the scrape's
+// configuration (the price cap) and the catalog's VRAM tolerance (gpus.SnapTolerance), and every
+// catalog model's own name imports as that model.
+func TestParseByTheScrapesRules(t *testing.T) {
+	opts := pricetable.Options{Pipeline: pipeline.Config{MaxPricePerGPUHour: decimal.NewFromInt(5)}, Now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}
+	const header = "provider,gpu,price_type,usd_per_gpu_hour,observed_at,vram_gb\n"
+	bad := []struct{ name, row, want string }{
+		{"above the configured cap", "aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,", "t.csv:2: usd_per_gpu_hour: 6.88 is above the plausible maximum of 5 (scrape.max_price_per_gpu_hour)"},
+		{"zero", "aws,H100-SXM-80GB,on_demand,0,2026-01-05,", "t.csv:2: usd_per_gpu_hour: 0 is not positive"},
+		{"VRAM beyond the catalog's tolerance", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,73.5", "t.csv:2: vram_gb: 73.5 GB does not match H100-SXM-80GB (80 GB per GPU)"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs := parse(t, "t.csv", header+tt.row+"\n", opts)
+			if len(errs) != 1 || errs[0].Error() != tt.want {
+				t.Errorf("errors %v, want %q", errs, tt.want)
+			}
+		})
+	}
+
+	var table strings.Builder
+	table.WriteString(header + "aws,H100-SXM-80GB,on_demand,4.30,2026-01-05,76\n") // within 7%: snapped
+	for _, m := range gpus.Models() {
+		fmt.Fprintf(&table, "aws,%s,spot,1,2026-01-05,\n", m.Name)
+	}
+	imp, errs := parse(t, "t.csv", table.String(), opts)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if o := imp.Offers[0]; o.GPUModel != "H100-SXM-80GB" || o.VRAMGB != 80 || !o.HasFlag(schema.FlagVRAMSnapped) {
+		t.Errorf("76 GB of an H100 SXM: %s, %g GB, flags %v; want H100-SXM-80GB, 80 GB, vram_snapped", o.GPUModel, o.VRAMGB, o.DQFlags)
+	}
+	for i, m := range gpus.Models() {
+		if o := imp.Offers[i+1]; o.GPUModel != m.Name || o.VRAMGB != m.VRAMGB {
+			t.Errorf("%s imported as %q with %g GB", m.Name, o.GPUModel, o.VRAMGB)
+		}
 	}
 }

@@ -22,7 +22,7 @@ in any order:
   price_type        required  on_demand, spot, reserved, term_1y or term_3y
   usd_per_gpu_hour  required  USD per GPU-hour, at most 6 decimals, e.g. 2.49
   observed_at       required  when the price was published: 2026-01-31 or 2026-01-31T12:00:00Z (UTC)
-  vram_gb           optional  VRAM per GPU; must match the catalog model within 10%
+  vram_gb           optional  VRAM per GPU; must match the catalog model within 7%, as GB or GiB
   gpu_count         optional  GPUs per instance (default 1)
   region            optional  the provider's region
   tier              optional  secure, community, datacenter (default), verified or unverified
@@ -38,12 +38,13 @@ in any order:
   source_url        optional  the publisher's page: https://, without user, password or key
 
 Empty cells take the default. An interconnect the table does not give is unknown: it is never
-taken from the GPU's name or count. Lines starting with # are comments. Every line is checked
-before anything is loaded: all bad lines are reported as FILE:LINE: column: problem, and then
-nothing is loaded. Rows are tagged with their source: run id import-<hash of the file>,
-source_url the row's or import:<file name>, offer id import:<gpu>/<count>x/<tier>/<region>; the
-file itself is kept as a raw payload. Importing the same file again loads nothing. Imports write
-no scrape run-log rows.
+taken from the GPU's name or count. Lines starting with # are comments. A row is checked and
+flagged as a scraped offer is: the same price cap (scrape.max_price_per_gpu_hour), the same
+dq_flags (vram_snapped, vram_missing). Every line is checked before anything is loaded: all bad
+lines are reported as FILE:LINE: column: problem, and then nothing is loaded. Rows are tagged
+with their source: run id import-<hash of the file>, source_url the row's or import:<file name>,
+offer id import:<gpu>/<count>x/<tier>/<region>; the file itself is kept as a raw payload.
+Importing the same file again loads nothing. Imports write no scrape run-log rows.
 
 Exit codes: 0 loaded (or already loaded); 1 bad lines or a store failure; 2 bad flags.`
 

@@ -96,6 +96,10 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 	if n, _ := countRows(fx.dsn, "scrape_runs", ""); n != 0 {
 		t.Errorf("imports wrote %d run-log rows, want none", n)
 	}
+	// The three rows without vram_gb are stored flagged as a scraped offer without VRAM is.
+	if n, err := countRows(fx.dsn, "offers", "startsWith(run_id, 'import-') AND has(dq_flags, 'vram_missing')"); err != nil || n != 3 {
+		t.Errorf("%d imported offers flagged vram_missing (%v), want 3", n, err)
+	}
 
 	// The imported rows are history and changes like any others.
 	e, stdout, stderr = fx.env()
