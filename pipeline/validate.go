@@ -83,6 +83,9 @@ func normalize(o *schema.Offer, run Run, provider string) {
 			if m.Snapped {
 				o.AddFlag(schema.FlagVRAMSnapped)
 			}
+			if o.VRAMGB <= 0 {
+				o.AddFlag(schema.FlagVRAMMissing) // as scrapers/normalize.go's applyGPU flags it
+			}
 			o.VRAMGB = m.VRAMGB
 		}
 	}

@@ -18,49 +18,16 @@ import (
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
-// goodTable is a published price table as an analyst would paste it: comments, mixed-case
-// headers, canonical and provider spellings, optional columns, and one price cut (line 8).
-const goodTable = `# AWS and Azure list prices, copied from their pricing pages
-Provider,GPU,Price_Type,USD_per_GPU_hour,Observed_At,VRAM_GB,GPU_Count,Region,Tier
-aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,80,8,us-east-1,
-aws,NVIDIA H100 SXM5 80GB,on_demand,6.88,2026-01-12,,8,us-east-1,
-aws,H100-SXM-80GB,term_1y,4.30,2026-01-12,,8,us-east-1,datacenter
-azure,A100-SXM-80GB,on_demand,3.67,2026-01-05T09:30:00Z,80,8,eastus,
-azure,A100 SXM4 80GB,spot,1.47,2026-01-05 09:30:00,,8,eastus,
-aws,H100-SXM-80GB,on_demand,3.93,2026-01-19,80,8,us-east-1,
-`
-
-// badTable has a problem on every line but line 3.
-const badTable = `provider,gpu,price_type,usd_per_gpu_hour,observed_at,vram_gb,gpu_count,region,tier
-aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,80,8,us-east-1,
-aws,H1000,on_demand,6.88,2026-01-05,,8,us-east-1,
-aws,H100-SXM-80GB,on_demand,-1,2026-01-05,,4,us-east-1,
-aws,H100-SXM-80GB,on_demand,2.1234567,2026-01-05,,4,us-east-1,
-aws,H100-SXM-80GB,hourly,6.88,2026-01-05,,2,us-east-1,
-AWS; DROP TABLE offers,H100-SXM-80GB,on_demand,6.88,2026-01-05,,8,us-east-1,
-aws,H100-SXM-80GB,on_demand,6.88,31/01/2026,,8,us-east-1,
-aws,H100-SXM-80GB,on_demand,6.88,2099-01-01,,8,us-east-1,
-aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,40,1,us-east-1,
-aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,80,8,us-east-1,
-aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,80
-aws,H100-SXM-80GB,on_demand,6.88,2026-01-06,80,0,us-east-1,gold
-aws,H100-SXM-80GB,on_demand,999,2026-01-06,80,1,us-east-1,
-`
-
-var wantBadLines = []string{
-	"bad.csv:3: gpu: unknown GPU \"H1000\"",
-	"bad.csv:4: usd_per_gpu_hour: -1 is not positive",
-	"bad.csv:5: usd_per_gpu_hour: 2.1234567 has more than 6 decimals",
-	"bad.csv:6: price_type: unknown price type \"hourly\"",
-	"bad.csv:7: provider: \"AWS; DROP TABLE offers\" is not a provider name",
-	"bad.csv:8: observed_at: cannot read \"31/01/2026\" as a date",
-	"bad.csv:9: observed_at: 2099-01-01 is in the future",
-	"bad.csv:10: vram_gb: 40 GB does not match H100-SXM-80GB (80 GB per GPU)",
-	"bad.csv:11: the same offer (aws H100-SXM-80GB, 8 GPUs, datacenter, on_demand) at the same time as line 2",
-	"bad.csv:12: 6 fields, but the header names 9 columns",
-	"bad.csv:13: gpu_count: \"0\" is not a whole number of GPUs between 1 and 1024",
-	"bad.csv:13: tier: unknown tier \"gold\"",
-	"bad.csv:14: usd_per_gpu_hour: 999 is above the plausible maximum of 200",
+// priceTable returns a table of pricetable/testdata: good.csv, a published price table as an
+// analyst would paste it, and bad.csv, which has a problem on every line but line 3; bad.errors
+// holds the start of each error reported for bad.csv, one a line.
+func priceTable(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../pricetable/testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -72,77 +39,8 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
-func TestParsePriceTable(t *testing.T) {
-	lim := importLimits{maxPrice: decimal.NewFromInt(200), now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}
-	t.Run("good", func(t *testing.T) {
-		imp, errs := parsePriceTable("dir/good.csv", []byte(goodTable), lim)
-		if len(errs) > 0 {
-			t.Fatalf("errors: %v", errs)
-		}
-		if len(imp.Offers) != 6 || !strings.HasPrefix(imp.RunID, "import-") {
-			t.Fatalf("import %s with %d offers, want 6", imp.RunID, len(imp.Offers))
-		}
-		o := imp.Offers[1]
-		want := schema.Offer{ObservedAt: time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC), RunID: imp.RunID, SourceURL: "import:good.csv",
-			Provider: "aws", OfferID: "import:H100-SXM-80GB/8x/datacenter/us-east-1", Tier: schema.TierDatacenter, Region: "us-east-1",
-			GPUModel: "H100-SXM-80GB", GPUNameRaw: "NVIDIA H100 SXM5 80GB", GPUCount: 8, VRAMGB: 80,
-			PriceType: schema.OnDemand, PriceUSDPerHour: decimal.RequireFromString("55.04"), PriceUSDPerGPUHour: decimal.RequireFromString("6.88"),
-			IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown}
-		if diff := cmp.Diff(want, o, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
-			t.Errorf("second row (-want +got):\n%s", diff)
-		}
-		if imp.Offers[3].ObservedAt != time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC) || imp.Offers[4].PriceType != schema.Spot {
-			t.Errorf("rows 4 and 5: %v %s", imp.Offers[3].ObservedAt, imp.Offers[4].PriceType)
-		}
-		again, _ := parsePriceTable("elsewhere/other-name.csv", []byte(goodTable), lim)
-		if again.RunID != imp.RunID {
-			t.Errorf("the same content got run ids %s and %s", imp.RunID, again.RunID)
-		}
-	})
-	t.Run("every bad line", func(t *testing.T) {
-		_, errs := parsePriceTable("bad.csv", []byte(badTable), lim)
-		var got []string
-		for _, err := range errs {
-			got = append(got, err.Error())
-		}
-		if len(got) != len(wantBadLines) {
-			t.Errorf("got %d errors, want %d:\n%s", len(got), len(wantBadLines), strings.Join(got, "\n"))
-		}
-		for i, want := range wantBadLines {
-			if i >= len(got) || !strings.HasPrefix(got[i], want) {
-				t.Errorf("error %d = %q, want it to start with %q", i+1, at(got, i), want)
-			}
-		}
-	})
-	headers := []struct {
-		name, content, want string
-	}{
-		{"empty", "", "empty.csv:1: the file is empty"},
-		{"only comments", "# nothing\n", "the file is empty"},
-		{"missing columns", "provider,gpu\n", "empty.csv:1: missing required column(s) observed_at, price_type, usd_per_gpu_hour"},
-		{"unknown column", "provider,gpu,price_type,usd_per_gpu_hour,observed_at,colour\n", "empty.csv:1: colour: unknown column"},
-		{"twice", "provider,gpu,gpu,price_type,usd_per_gpu_hour,observed_at\n", "empty.csv:1: gpu: column named twice"},
-		{"no rows", "provider,gpu,price_type,usd_per_gpu_hour,observed_at\n", "empty.csv:1: no rows below the header"},
-		{"bad quoting", "provider,gpu,price_type,usd_per_gpu_hour,observed_at\naws,\"H100,on_demand,1,2026-01-01\n", "empty.csv:2:"},
-	}
-	for _, tt := range headers {
-		t.Run(tt.name, func(t *testing.T) {
-			_, errs := parsePriceTable("empty.csv", []byte(tt.content), lim)
-			if len(errs) == 0 || !strings.Contains(errs[0].Error(), tt.want) {
-				t.Fatalf("errors %v, want the first to contain %q", errs, tt.want)
-			}
-		})
-	}
-}
-
-func at(s []string, i int) string {
-	if i < len(s) {
-		return s[i]
-	}
-	return "(none)"
-}
-
 func TestImportGoodBadAndTwice(t *testing.T) {
+	goodTable, badTable, wantBadLines := priceTable(t, "good.csv"), priceTable(t, "bad.csv"), strings.Split(strings.TrimSuffix(priceTable(t, "bad.errors"), "\n"), "\n")
 	fx := newAnFixture(t)
 	dir := t.TempDir()
 	good := writeFile(t, dir, "cloud-list-prices.csv", goodTable)
@@ -198,6 +96,10 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 	if n, _ := countRows(fx.dsn, "scrape_runs", ""); n != 0 {
 		t.Errorf("imports wrote %d run-log rows, want none", n)
 	}
+	// The three rows without vram_gb are stored flagged as a scraped offer without VRAM is.
+	if n, err := countRows(fx.dsn, "offers", "startsWith(run_id, 'import-') AND has(dq_flags, 'vram_missing')"); err != nil || n != 3 {
+		t.Errorf("%d imported offers flagged vram_missing (%v), want 3", n, err)
+	}
 
 	// The imported rows are history and changes like any others.
 	e, stdout, stderr = fx.env()
@@ -227,6 +129,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 }
 
 func TestImportUsage(t *testing.T) {
+	goodTable := priceTable(t, "good.csv")
 	var stdout, stderr bytes.Buffer
 	e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
 	if code := runCommand("import", context.Background(), e, nil); code != exitUsage || !strings.Contains(stderr.String(), "want exactly one CSV file") {
@@ -249,97 +152,6 @@ func writeConfigFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// marketTable gives the columns that make an import market data like a scraped price: how long
-// the price holds, the interconnect, availability and the publisher's page.
-const marketTable = `provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,valid_until,intra_node,inter_node,available_count,stock,source_url
-aws,H100-SXM-80GB,term_1y,4.30,2026-01-05,8,2026-12-31,nvswitch,infiniband,12,low,https://aws.example/ec2/pricing?region=us-east-1#p5
-aws,H100-SXM-80GB,on_demand,6.88,2026-01-05,8,,,,,,
-azure,MI300X-192GB,on_demand,5.10,2026-01-05T09:30:00Z,8,2026-03-31T23:59:59Z,infinity_fabric,roce,0,none,https://azure.example/pricing
-`
-
-func TestParsePriceTableMarketColumns(t *testing.T) {
-	lim := importLimits{maxPrice: decimal.NewFromInt(200), now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}
-	imp, errs := parsePriceTable("dir/market.csv", []byte(marketTable), lim)
-	if len(errs) > 0 {
-		t.Fatalf("errors: %v", errs)
-	}
-	type market struct {
-		ValidUntil     *time.Time
-		IntraNode      schema.IntraNode
-		InterNode      schema.InterNode
-		AvailableCount *uint32
-		Stock          schema.Stock
-		SourceURL      string
-	}
-	var got []market
-	for _, o := range imp.Offers {
-		got = append(got, market{o.ValidUntil, o.IntraNode, o.InterNode, o.AvailableCount, o.Stock, o.SourceURL})
-	}
-	endOfYear, endOfMarch := time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 31, 23, 59, 59, 0, time.UTC)
-	twelve, zero := uint32(12), uint32(0)
-	want := []market{
-		{&endOfYear, schema.IntraNVSwitch, schema.InterInfiniBand, &twelve, schema.StockLow, "https://aws.example/ec2/pricing?region=us-east-1#p5"},
-		// An 8-GPU SXM node whose table says nothing of its fabric: unknown, not NVSwitch or InfiniBand.
-		{nil, schema.IntraUnknown, schema.InterUnknown, nil, schema.StockUnknown, "import:market.csv"},
-		{&endOfMarch, schema.IntraInfinityFabric, schema.InterRoCE, &zero, schema.StockNone, "https://azure.example/pricing"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("market columns (-want +got):\n%s", diff)
-	}
-
-	// Without the columns, every interconnect is unknown too.
-	plain, errs := parsePriceTable("good.csv", []byte(goodTable), lim)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	for _, o := range plain.Offers {
-		if o.IntraNode != schema.IntraUnknown || o.InterNode != schema.InterUnknown || o.ValidUntil != nil || o.AvailableCount != nil || o.Stock != schema.StockUnknown {
-			t.Errorf("%s %s without market columns: intra %s, inter %s, valid until %v, available %v, stock %s; want all unknown",
-				o.Provider, o.GPUModel, o.IntraNode, o.InterNode, o.ValidUntil, o.AvailableCount, o.Stock)
-		}
-	}
-}
-
-func TestParsePriceTableBadMarketColumns(t *testing.T) {
-	lim := importLimits{maxPrice: decimal.NewFromInt(200), now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}
-	const header = "provider,gpu,price_type,usd_per_gpu_hour,observed_at,valid_until,intra_node,inter_node,available_count,stock,source_url\n"
-	tests := []struct {
-		name, row, want string
-	}{
-		{"valid_until not a date", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,next year,,,,,", `bad.csv:2: valid_until: cannot read "next year" as a date`},
-		{"valid_until before observed_at", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,2026-01-04,,,,,", "bad.csv:2: valid_until: 2026-01-04 is not after observed_at 2026-01-05"},
-		{"valid_until equal to observed_at", "aws,H100-SXM-80GB,on_demand,2,2026-01-05T10:00:00Z,2026-01-05 10:00:00,,,,,", "bad.csv:2: valid_until: 2026-01-05 10:00:00 is not after observed_at"},
-		{"valid_until out of range", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,2999-01-01,,,,,", `bad.csv:2: valid_until: "2999-01-01" is out of range`},
-		{"intra_node", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,NVLink 4,,,,", `bad.csv:2: intra_node: unknown interconnect "NVLink 4" (want one of [nvswitch nvlink infinity_fabric pcie unknown])`},
-		{"inter_node", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,efa,,,", `bad.csv:2: inter_node: unknown interconnect "efa" (want one of [infiniband roce ethernet none unknown])`},
-		{"available_count negative", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,-1,,", `bad.csv:2: available_count: "-1" is not a whole number of 0 or more`},
-		{"available_count fraction", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,2.5,,", `bad.csv:2: available_count: "2.5" is not a whole number`},
-		{"available_count too big", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,4294967296,,", `bad.csv:2: available_count: "4294967296" is not a whole number`},
-		{"stock", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,plenty,", `bad.csv:2: stock: unknown stock level "plenty" (want one of [high medium low none unknown])`},
-		{"source_url http", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,http://aws.example/pricing", `bad.csv:2: source_url: "http://aws.example/pricing" is not an https:// URL`},
-		{"source_url not a URL", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,the AWS page", `bad.csv:2: source_url: "the AWS page" is not a URL`},
-		{"source_url without host", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https:///pricing", `bad.csv:2: source_url: "https:///pricing" is not an https:// URL`},
-		{"source_url with a password", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https://me:hunter2@aws.example/pricing", "bad.csv:2: source_url: the URL holds a user name or password (not shown)"},
-		{"source_url with a user", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,http://me@aws.example/pricing", "bad.csv:2: source_url: the URL holds a user name or password (not shown)"},
-		{"source_url with a key", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https://aws.example/pricing?region=x&API_KEY=abc", `bad.csv:2: source_url: the URL has the query parameter "API_KEY", which carries credentials`},
-		{"source_url with a token", "aws,H100-SXM-80GB,on_demand,2,2026-01-05,,,,,,https://aws.example/p?token=abc", `the URL has the query parameter "token"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			imp, errs := parsePriceTable("bad.csv", []byte(header+tt.row+"\n"), lim)
-			if len(imp.Offers) != 0 {
-				t.Errorf("a bad table gave %d offers, want none", len(imp.Offers))
-			}
-			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.want) {
-				t.Fatalf("errors %v, want one containing %q", errs, tt.want)
-			}
-			if strings.Contains(errs[0].Error(), "hunter2") || strings.Contains(errs[0].Error(), "abc") {
-				t.Errorf("error %q repeats a credential", errs[0])
-			}
-		})
-	}
 }
 
 // TestImportValidUntilIsTodaysPrice imports a table published weeks ago: the row valid for a

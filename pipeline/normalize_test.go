@@ -1,0 +1,51 @@
+package pipeline_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// TestNormalizeFlagsTheGPUAsScrapersDo: a source that leaves the GPU model to the pipeline gets
+// the flags a scraper sets when it resolves the model itself (scrapers/normalize.go's applyGPU):
+// vram_snapped for a reported VRAM the catalog's differs from, vram_missing when it reported none,
+// unknown_gpu for a name the catalog does not know.
+func TestNormalizeFlagsTheGPUAsScrapersDo(t *testing.T) {
+	raw := func(id, name string, vram float64) schema.Offer {
+		o := offer(id, "", 8, "2.5")
+		o.GPUNameRaw, o.VRAMGB = name, vram
+		return o
+	}
+	r := newRunner(t, pipeline.Config{}, nil, pipeline.Options{DryRun: true}, returning("p",
+		raw("exact", "H100 SXM", 80),
+		raw("snapped", "H100 SXM", 85.52), // Vast's 81559 MiB
+		raw("missing", "H100 (80 GB SXM5)", 0),
+		raw("unknown", "H1000", 80),
+	))
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type gpu struct {
+		Model string
+		VRAM  float64
+		Flags []schema.DQFlag
+	}
+	got := map[string]gpu{}
+	for _, o := range rep.Batches[0].Offers {
+		got[o.OfferID] = gpu{o.GPUModel, o.VRAMGB, o.DQFlags}
+	}
+	want := map[string]gpu{
+		"exact":   {"H100-SXM-80GB", 80, nil},
+		"snapped": {"H100-SXM-80GB", 80, []schema.DQFlag{schema.FlagVRAMSnapped}},
+		"missing": {"H100-SXM-80GB", 80, []schema.DQFlag{schema.FlagVRAMMissing}},
+		"unknown": {"", 80, []schema.DQFlag{schema.FlagUnknownGPU}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GPU of each offer (-want +got):\n%s", diff)
+	}
+}
