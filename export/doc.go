@@ -1,4 +1,18 @@
-// Package export writes gpucost's price data for people and programs: offers, observations,
-// price history and price changes as CSV, JSON and Parquet, with one column vocabulary for
-// every writer (the CLI, the JSON API and `gpucost export` name the same fact the same way).
+// Package export writes gpucost's price data for people and programs, from one model: the
+// schema types. Offers (the market now) and observations as a terminal table, JSON, CSV and
+// Parquet; history points as a table, JSON, CSV and Parquet; price changes as a table, JSON and
+// CSV; and the GPU catalog as a table, JSON, CSV and Markdown.
+//
+// One column vocabulary: a fact has the same name in every CSV, JSON and Parquet output, of the
+// CLI, the JSON API and `gpucost export` alike. The names are the JSON names of the schema types
+// (schema.Offer, schema.HistoryPoint, schema.PriceChange), which are the stored ones: the
+// columns of the offers table (schema/migrations/0001_offers.sql), history's
+// *_usd_per_gpu_hour, the columns of the price_changes view
+// (schema/migrations/0008_price_changes.sql). CSV headers and cells are derived from those
+// types (columns.go), JSON is the types themselves, and vocabulary_test.go holds the Parquet
+// records to the same names in the same order.
+//
+// Prices are exact: CSV writes them with schema.PriceDecimals decimals, Parquet as
+// DECIMAL(18, 6). Times are UTC. Scraped text is untrusted: tables and CSV pass every cell
+// through package textcell; JSON and Parquet keep the text as stored.
 package export

@@ -59,6 +59,14 @@ func (i IntraNode) Linked() bool {
 	return i == IntraNVSwitch || i == IntraNVLink || i == IntraInfinityFabric
 }
 
+// intraRank orders intra-node classes: nvswitch above nvlink, and AMD's Infinity Fabric, a GPU
+// fabric of its own, level with nvlink.
+var intraRank = map[IntraNode]int{IntraUnknown: 0, IntraPCIe: 1, IntraNVLink: 2, IntraInfinityFabric: 2, IntraNVSwitch: 3}
+
+// AtLeast reports whether i is min or better: at least nvlink is nvlink, infinity_fabric or
+// nvswitch.
+func (i IntraNode) AtLeast(min IntraNode) bool { return intraRank[i] >= intraRank[min] }
+
 // InterNode is how nodes of a multi-node job talk to each other.
 type InterNode string
 

@@ -8,13 +8,15 @@ import (
 
 // Offer is one price observation: what one provider asked for one GPU configuration at one
 // scrape. Offers are append-only; the history of a price is the sequence of Offers with the same
-// Key. docs/analysts.md describes every field as the column it is stored in.
+// Key. docs/analysts.md describes every field as the column it is stored in; the JSON names are
+// those columns, in their order, and name them in every output (package export).
 type Offer struct {
 	// Observation.
 	ObservedAt time.Time `json:"observed_at"` // UTC scrape time, the same for every offer of a run
 	// ValidUntil is when the price stops holding, where the source says so (a published price
-	// table); nil for scraped prices, which hold until they are observed again.
-	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	// table); nil (JSON null, as every other nullable column) for scraped prices, which hold
+	// until they are observed again.
+	ValidUntil *time.Time `json:"valid_until"`
 	RunID      string     `json:"run_id"`     // the scrape run that saw it
 	SourceURL  string     `json:"source_url"` // the URL the price came from, without secrets
 

@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"strconv"
 	"time"
 
 	"github.com/gpucost/gpucost/export"
-	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
-	"github.com/gpucost/gpucost/textcell"
 )
 
 const changesHelp = `List price changes, newest first: every time an offer's $/GPU-hour differed from its
@@ -52,51 +48,11 @@ func runChanges(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeChanges(e.stdout, *output, changes); err != nil {
+	if err := export.Changes(e.stdout, export.Format(*output), changes); err != nil {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	if q.Limit > 0 && len(changes) == q.Limit {
 		fmt.Fprintf(e.stderr, "gpucost changes: showing the newest %d; --limit 0 shows all\n", q.Limit)
 	}
 	return nil
-}
-
-var changesHeader = []string{"changed_at", "previous_at", "provider", "gpu_model", "gpu_count", "price_type", "offer_id", "tier", "region",
-	"old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "change_usd", "change_pct", "run_id"}
-
-func writeChanges(w io.Writer, output string, changes []schema.PriceChange) error {
-	switch output {
-	case "json":
-		if changes == nil {
-			changes = []schema.PriceChange{}
-		}
-		return export.WriteJSON(w, changes)
-	case "csv":
-		cw := textcell.NewCSVWriter(w)
-		if err := cw.Write(changesHeader); err != nil {
-			return err
-		}
-		for _, c := range changes {
-			if err := cw.Write([]string{c.ChangedAt.Format(time.RFC3339), c.PreviousAt.Format(time.RFC3339), c.Provider, c.GPUModel,
-				strconv.Itoa(int(c.GPUCount)), string(c.PriceType), c.OfferID, string(c.Tier), c.Region,
-				c.OldPrice.StringFixed(schema.PriceDecimals), c.NewPrice.StringFixed(schema.PriceDecimals), c.ChangeUSD.StringFixed(schema.PriceDecimals),
-				c.ChangePct.StringFixed(2), c.RunID}); err != nil {
-				return err
-			}
-		}
-		return cw.Flush()
-	default:
-		t := textcell.NewTable(w, textcell.NameWidth)
-		t.Row("CHANGED AT", "PROVIDER", "GPU", "N", "PRICE TYPE", "OLD $/GPU-H", "NEW $/GPU-H", "CHANGE", "OFFER", "PREVIOUSLY SEEN")
-		for _, c := range changes {
-			sign := ""
-			if c.ChangePct.IsPositive() {
-				sign = "+"
-			}
-			t.Row(c.ChangedAt.Format("2006-01-02 15:04"), c.Provider, c.GPUModel, strconv.Itoa(int(c.GPUCount)),
-				string(c.PriceType), c.OldPrice.StringFixed(4), c.NewPrice.StringFixed(4), sign+c.ChangePct.StringFixed(1)+"%", textcell.Clean(c.OfferID, 32),
-				c.PreviousAt.Format("2006-01-02 15:04"))
-		}
-		return t.Flush()
-	}
 }

@@ -2,14 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/gpus"
-	"github.com/gpucost/gpucost/textcell"
 )
 
 const gpusHelp = `List the GPU catalog: every model the optimizer plans with, by canonical name, with what
@@ -29,132 +24,9 @@ func runGPUs(_ context.Context, e env, args []string) error {
 	if err := fs.parse(e, args, 0); err != nil {
 		return err
 	}
-	models := gpus.Models()
 	switch *output {
-	case "table":
-		return writeGPUTable(e.stdout, models)
-	case "json":
-		return export.WriteJSON(e.stdout, listings(models))
-	case "csv":
-		return writeGPUCSV(e.stdout, models)
-	case "markdown":
-		return writeGPUMarkdown(e.stdout, models)
+	case "table", "json", "csv", "markdown":
+		return export.GPUs(e.stdout, export.Format(*output), gpus.Models())
 	}
 	return badUsage("--output %q: want table, json, csv or markdown", *output)
-}
-
-// tflops formats a dense rate: "-" where the GPU has no path for the precision.
-func tflops(x float64) string {
-	if x == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', -1, 64)
-}
-
-// fabric names a model's GPU-to-GPU fabric and its domain, briefly: "nvswitch×8", "bridge×2",
-// "cube_mesh×8", "inf_fabric×8", "none".
-func fabric(m gpus.Model) string {
-	name := map[gpus.Topology]string{gpus.TopologyHybridCubeMesh: "cube_mesh", gpus.TopologyInfinityFabric: "inf_fabric"}[m.Topology]
-	if name == "" {
-		name = string(m.Topology)
-	}
-	if !m.Linkable() {
-		return name
-	}
-	return fmt.Sprintf("%s×%d", name, m.NVLinkDomain)
-}
-
-func writeGPUTable(w io.Writer, models []gpus.Model) error {
-	tb := textcell.NewTable(w, textcell.NameWidth)
-	tb.Row("MODEL", "CC", "VRAM", "GB/S", "FP16", "BF16", "FP8", "INT8", "FP4", "FABRIC", "TDP")
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	for _, m := range models {
-		t := m.TFLOPS
-		tb.Row(m.Name, m.CapabilityString(), g(m.VRAMGB), g(m.MemBandwidthGBps),
-			tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4), fabric(m), strconv.Itoa(m.TDPWatts))
-	}
-	if err := tb.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, "\nCC: compute capability or AMD target. VRAM GB per GPU. Dense tensor TFLOPS (INT8: TOPS);\n"+
-		"-: no hardware path. FABRIC: GPU link × GPUs one domain joins. TDP in W. Sources: --output json.")
-	return err
-}
-
-// gpuListing is a catalog model with what the software rules make of it.
-type gpuListing struct {
-	gpus.Model
-	Engines         []gpus.Engine `json:"engines"` // the serving engines that support the GPU
-	FlashAttention2 bool          `json:"flash_attention_2"`
-}
-
-func listings(models []gpus.Model) []gpuListing {
-	out := make([]gpuListing, len(models))
-	for i, m := range models {
-		out[i] = gpuListing{Model: m, Engines: []gpus.Engine{}, FlashAttention2: m.FlashAttention2()}
-		for _, e := range gpus.Engines {
-			if m.Runs(e) == nil {
-				out[i].Engines = append(out[i].Engines, e)
-			}
-		}
-	}
-	return out
-}
-
-var gpuColumns = []string{"name", "family", "vendor", "arch", "capability", "form_factor", "vram_gb", "mem_bandwidth_gbps",
-	"fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
-	"topology", "nvlink_domain", "board_fabric", "pcie_peer_to_peer", "host_cpu", "tdp_watts", "engines", "flash_attention_2", "grade", "source"}
-
-func gpuRow(l gpuListing) []string {
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	m, t := l.Model, l.TFLOPS
-	engines := make([]string, len(l.Engines))
-	for i, e := range l.Engines {
-		engines[i] = string(e)
-	}
-	return []string{m.Name, m.Family, string(m.Vendor), m.Arch, m.CapabilityString(), string(m.FormFactor), f(m.VRAMGB), f(m.MemBandwidthGBps),
-		f(t.FP32), f(t.TF32), f(t.FP16), f(t.BF16), f(t.FP8), f(t.INT8), f(t.FP4),
-		string(m.Topology), strconv.Itoa(m.NVLinkDomain), strconv.FormatBool(m.BoardFabric), strconv.FormatBool(m.PeerToPeer),
-		string(m.HostCPU), strconv.Itoa(m.TDPWatts), strings.Join(engines, ";"), strconv.FormatBool(l.FlashAttention2), string(m.Grade), m.Source}
-}
-
-func writeGPUCSV(w io.Writer, models []gpus.Model) error {
-	cw := textcell.NewCSVWriter(w)
-	if err := cw.Write(gpuColumns); err != nil {
-		return err
-	}
-	for _, l := range listings(models) {
-		if err := cw.Write(gpuRow(l)); err != nil {
-			return err
-		}
-	}
-	return cw.Flush()
-}
-
-// writeGPUMarkdown writes the catalog table of docs/gpus.md.
-func writeGPUMarkdown(w io.Writer, models []gpus.Model) error {
-	head := []string{"model", "arch", "cc", "VRAM GB", "GB/s", "FP32", "TF32", "FP16", "BF16", "FP8", "INT8", "FP4", "fabric", "P2P", "host", "TDP W", "grade", "source"}
-	var b strings.Builder
-	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range head {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, m := range models {
-		t := m.TFLOPS
-		host := string(m.HostCPU)
-		if m.HostCPU == gpus.AnyHost {
-			host = "any"
-		}
-		p2p := "yes"
-		if !m.PeerToPeer {
-			p2p = "no"
-		}
-		cells := []string{m.Name, m.Arch, m.CapabilityString(), strconv.FormatFloat(m.VRAMGB, 'f', -1, 64), strconv.FormatFloat(m.MemBandwidthGBps, 'f', -1, 64),
-			tflops(t.FP32), tflops(t.TF32), tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4),
-			fabric(m), p2p, host, strconv.Itoa(m.TDPWatts), string(m.Grade), m.Source}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -3,17 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpucost/gpucost/chart"
 	"github.com/gpucost/gpucost/export"
-	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
-	"github.com/gpucost/gpucost/textcell"
 )
 
 const historyHelp = `Print the price history of one GPU model: per bucket (hour, day or week, UTC; weeks start on
@@ -67,7 +63,7 @@ func runHistory(ctx context.Context, e env, args []string) error {
 	if len(points) == 0 {
 		fmt.Fprintf(e.stderr, "gpucost history: no observations of %s between %s and %s\n", q.Model(), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}
-	if err := writeHistory(e.stdout, *output, q.Interval, points); err != nil {
+	if err := export.History(e.stdout, export.Format(*output), q.Interval, points); err != nil {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	if *chartPath != "" {
@@ -94,47 +90,4 @@ func checkChartPath(path string) error {
 		return nil
 	}
 	return badUsage("--chart %s: the file name must end in .png or .svg", selection.Quote(path))
-}
-
-var historyHeader = []string{"bucket", "provider", "gpu_model", "price_type", "min_usd_per_gpu_hour", "avg_usd_per_gpu_hour",
-	"median_usd_per_gpu_hour", "max_usd_per_gpu_hour", "observations", "offers"}
-
-// bucketLabel formats a bucket start for tables: a date for day and week buckets.
-func bucketLabel(t time.Time, i schema.Interval) string {
-	if i == schema.Hour {
-		return t.UTC().Format("2006-01-02 15:04")
-	}
-	return t.UTC().Format("2006-01-02")
-}
-
-func writeHistory(w io.Writer, output string, interval schema.Interval, points []schema.HistoryPoint) error {
-	switch output {
-	case "json":
-		if points == nil {
-			points = []schema.HistoryPoint{}
-		}
-		return export.WriteJSON(w, points)
-	case "csv":
-		cw := textcell.NewCSVWriter(w)
-		if err := cw.Write(historyHeader); err != nil {
-			return err
-		}
-		for _, p := range points {
-			if err := cw.Write([]string{p.Bucket.UTC().Format(time.RFC3339), p.Provider, p.GPUModel, string(p.PriceType),
-				p.Min.StringFixed(schema.PriceDecimals), p.Avg.StringFixed(schema.PriceDecimals), p.Median.StringFixed(schema.PriceDecimals), p.Max.StringFixed(schema.PriceDecimals),
-				strconv.FormatUint(p.Observations, 10), strconv.FormatUint(p.Offers, 10)}); err != nil {
-				return err
-			}
-		}
-		return cw.Flush()
-	default:
-		t := textcell.NewTable(w, textcell.NameWidth)
-		t.Row("BUCKET", "PROVIDER", "PRICE TYPE", "MIN $/GPU-H", "AVG", "MEDIAN", "MAX", "OBS", "OFFERS", "")
-		for _, p := range points {
-			t.Row(bucketLabel(p.Bucket, interval), p.Provider, string(p.PriceType),
-				p.Min.StringFixed(4), p.Avg.StringFixed(4), p.Median.StringFixed(4), p.Max.StringFixed(4),
-				strconv.FormatUint(p.Observations, 10), strconv.FormatUint(p.Offers, 10), "")
-		}
-		return t.Flush()
-	}
 }

@@ -68,7 +68,9 @@ func TestHistoryCLIFormatsAndCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(historyHeader, rows[0]); diff != "" {
+	header := []string{"bucket", "provider", "gpu_model", "price_type", "min_usd_per_gpu_hour", "avg_usd_per_gpu_hour",
+		"median_usd_per_gpu_hour", "max_usd_per_gpu_hour", "observations", "offers"}
+	if diff := cmp.Diff(header, rows[0]); diff != "" {
 		t.Errorf("CSV header (-want +got):\n%s", diff)
 	}
 	if len(rows)-1 != len(hand) {

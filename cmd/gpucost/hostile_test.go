@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -23,149 +22,39 @@ import (
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
+	"github.com/gpucost/gpucost/textcell/textcelltest"
 )
 
-// hostileNames is one of each kind of text a scraped field could carry to attack a terminal or a
-// spreadsheet: escape sequences that recolour the terminal or retitle it, BEL, NUL, bidi
-// overrides that reverse what follows, CR/LF and tabs that would forge a table line, a name long
-// enough to pad every row, and formulas.
-var hostileNames = []struct{ name, text string }{
-	{"ESC", "H100\x1b[31mRED\x1b[0m\x1b]0;pwned\x07"},
-	{"BEL", "ding\x07\x07dong"},
-	{"NUL", "nul\x00\x00byte"},
-	{"bidi", "safe\u202egnp.exe\u202c\u2066iso\u2069"},
-	{"CR LF", "us-east\r\nlambda  H100  1  80  on_demand  0.0100\ttab"},
-	{"10 kB", strings.Repeat("W", 10<<10)},
-	{"formula", `=HYPERLINK("http://x.example","click")`},
-	{"at", "@SUM(1+1)*cmd|' /C calc'!A0"},
-	{"HTML", `<img src=x onerror=alert(1)>`},
-}
+// The hostile texts and the checks of what gpucost prints are package textcelltest's, shared with
+// the writers' own tests (export/hostile_test.go).
+var (
+	hostileNames  = namesOf(textcelltest.Names)
+	hostileOffers = textcelltest.Offers
+	badRune       = textcelltest.BadRune
+	checkTable    = textcelltest.CheckTable
+	checkCSV      = textcelltest.CheckCSV
+)
 
-// badRune finds what may not reach a terminal or a CSV cell: C0 and C1 controls (tab only
-// where allowed), DEL, bidi overrides and isolates.
-func badRune(s string, tabOK bool) (rune, bool) {
-	for _, r := range s {
-		switch {
-		case r == '\t' && tabOK:
-		case r < 0x20, r >= 0x7f && r <= 0x9f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0xfeff:
-			return r, true
-		}
-	}
-	return 0, false
-}
-
-// checkTable checks a terminal table: wantLines lines, no control or bidi character, none wider
-// than maxWidth characters.
-func checkTable(t *testing.T, out string, wantLines, maxWidth int) {
-	t.Helper()
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != wantLines {
-		t.Errorf("%d lines, want %d: a cell forged or removed a line\n%.2000s", len(lines), wantLines, out)
-	}
-	for _, l := range lines {
-		if r, bad := badRune(l, false); bad {
-			t.Errorf("a line holds %U: %.100q", r, l)
-		}
-		if n := utf8.RuneCountInString(l); n > maxWidth {
-			t.Errorf("a line of %d characters (at most %d): a long name pads the table: %.100q", n, maxWidth, l)
-		}
-	}
-}
-
-// checkCSV parses a CSV output and checks it: wantRows records of wantCells each, no control or
-// bidi character in a cell, no cell a spreadsheet would run as a formula; numeric columns (by
-// header name) hold numbers, negative ones included.
-func checkCSV(t *testing.T, out string, wantRows int, numeric ...string) [][]string {
-	t.Helper()
-	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if err != nil {
-		t.Fatalf("the CSV does not parse: %v", err)
-	}
-	if len(rows) != wantRows {
-		t.Errorf("%d CSV records, want %d", len(rows), wantRows)
-	}
-	if len(rows) == 0 {
-		return rows
-	}
-	num := map[int]bool{}
-	for i, h := range rows[0] {
-		for _, n := range numeric {
-			if h == n {
-				num[i] = true
-			}
-		}
-	}
-	if len(num) != len(numeric) {
-		t.Fatalf("header %v lacks some of %v", rows[0], numeric)
-	}
-	for _, row := range rows[1:] {
-		if len(row) != len(rows[0]) {
-			t.Errorf("a record of %d cells under a header of %d", len(row), len(rows[0]))
-		}
-		for i, cell := range row {
-			if r, bad := badRune(cell, false); bad {
-				t.Errorf("cell %q holds %U: %.80q", rows[0][i], r, cell)
-			}
-			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
-				if _, err := decimal.NewFromString(cell); err != nil {
-					t.Errorf("cell %q would run as a formula: %.80q", rows[0][i], cell)
-				}
-			}
-			if num[i] && cell != "" {
-				if _, err := decimal.NewFromString(cell); err != nil {
-					t.Errorf("numeric cell %q is %q, not a number", rows[0][i], cell)
-				}
-			}
-		}
-	}
-	return rows
-}
-
-// hostileOffers is one offer per hostile name, the name in every text field a scraper fills.
-func hostileOffers(at time.Time, price string) []schema.Offer {
-	var out []schema.Offer
-	for i, h := range hostileNames {
-		p := decimal.RequireFromString(price).Add(decimal.New(int64(i), -2))
-		out = append(out, schema.Offer{ObservedAt: at, RunID: "hostile-" + at.Format("150405"), SourceURL: "https://example.test/" + h.name,
-			Provider: h.text, OfferID: h.text, Tier: schema.TierSecure, Region: h.text, Country: "US",
-			GPUModel: "H100-SXM-80GB", GPUNameRaw: h.text, GPUCount: 1, VRAMGB: 80, PriceType: schema.OnDemand,
-			PriceUSDPerHour: p, PriceUSDPerGPUHour: p, IntraNode: schema.IntraPCIe, InterNode: schema.InterNone, Stock: schema.StockHigh})
+func namesOf(names []struct{ Name, Text string }) []struct{ name, text string } {
+	out := make([]struct{ name, text string }, len(names))
+	for i, n := range names {
+		out[i].name, out[i].text = n.Name, n.Text
 	}
 	return out
 }
 
-// TestHostileTextInEveryWriter feeds each table and CSV writer of the CLI the hostile names.
+// offerCellWidth is the cap on a cell of the offers table (export/offers.go).
+const offerCellWidth = 40
+
+// TestHostileTextInEveryWriter feeds each table and CSV writer of the CLI the hostile names; the
+// writers of offers, history and changes have theirs in export/hostile_test.go.
 func TestHostileTextInEveryWriter(t *testing.T) {
 	now := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
-	offers := hostileOffers(now, "1.50")
-	unknown := offers[0]
-	unknown.GPUModel, unknown.GPUNameRaw = "", hostileNames[5].text // "? " + the raw name in the table
-	offers = append(offers, unknown)
-	n := len(offers)
-
-	var changes []schema.PriceChange
-	var points []schema.HistoryPoint
-	for _, h := range hostileNames {
-		changes = append(changes, schema.PriceChange{ChangedAt: now, PreviousAt: now.Add(-time.Hour), Provider: h.text, PriceType: schema.OnDemand,
-			OfferID: h.text, GPUModel: "H100-SXM-80GB", GPUCount: 1, Tier: schema.TierSecure, Region: h.text,
-			OldPrice: decimal.RequireFromString("2"), NewPrice: decimal.RequireFromString("1.9"), ChangeUSD: decimal.RequireFromString("-0.1"),
-			ChangePct: decimal.RequireFromString("-5"), RunID: h.text})
-		points = append(points, schema.HistoryPoint{Bucket: now, Provider: h.text, GPUModel: h.text, PriceType: schema.OnDemand,
-			Min: decimal.RequireFromString("1"), Avg: decimal.RequireFromString("1"), Max: decimal.RequireFromString("1"), Median: decimal.RequireFromString("1"),
-			Observations: 1, Offers: 1})
-	}
 	plan := hostilePlan(now)
 	rows := plan.Rows("")
 
 	// A table line is at most the sum of its column caps and separators.
 	const wide = 600
-	t.Run("offers table", func(t *testing.T) {
-		var b bytes.Buffer
-		if err := writeOffersTable(&b, offers); err != nil {
-			t.Fatal(err)
-		}
-		checkTable(t, b.String(), 1+n, 10*(offerCellWidth+2))
-	})
 	t.Run("scrape summary", func(t *testing.T) {
 		rep := pipeline.Report{RunID: "r1", Status: schema.RunPartial}
 		for _, h := range hostileNames {
@@ -175,20 +64,6 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 		printSummary(&b, rep)
 		// The run line, the header and one line per provider.
 		checkTable(t, b.String(), 2+len(hostileNames), wide)
-	})
-	t.Run("changes table", func(t *testing.T) {
-		var b bytes.Buffer
-		if err := writeChanges(&b, "table", changes); err != nil {
-			t.Fatal(err)
-		}
-		checkTable(t, b.String(), 1+len(changes), wide)
-	})
-	t.Run("history table", func(t *testing.T) {
-		var b bytes.Buffer
-		if err := writeHistory(&b, "table", schema.Day, points); err != nil {
-			t.Fatal(err)
-		}
-		checkTable(t, b.String(), 1+len(points), wide)
 	})
 	t.Run("optimize table", func(t *testing.T) {
 		var b bytes.Buffer
@@ -267,50 +142,6 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 		}
 	})
 
-	t.Run("offers csv", func(t *testing.T) {
-		var b bytes.Buffer
-		if err := writeOffersCSV(&b, offers); err != nil {
-			t.Fatal(err)
-		}
-		got := checkCSV(t, b.String(), 1+n, "gpus", "vram_gb", "usd_per_gpu_hour", "usd_per_hour")
-		// Export keeps text whole: the 10 kB name is one cell of 10 kB.
-		if len(got) > 6 && got[6][11] != hostileNames[5].text {
-			t.Errorf("offer_id of the long name is %d bytes, want it whole", len(got[6][11]))
-		}
-	})
-	t.Run("export offers csv", func(t *testing.T) {
-		var b bytes.Buffer
-		ow, err := newOfferWriter(&b, "csv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range offers {
-			if err := ow.write(&offers[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := ow.close(); err != nil {
-			t.Fatal(err)
-		}
-		checkCSV(t, b.String(), 1+n, "gpu_count", "vram_gb", "price_usd_per_hour", "price_usd_per_gpu_hour")
-	})
-	t.Run("changes csv", func(t *testing.T) {
-		var b bytes.Buffer
-		if err := writeChanges(&b, "csv", changes); err != nil {
-			t.Fatal(err)
-		}
-		rows := checkCSV(t, b.String(), 1+len(changes), "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "change_usd", "change_pct")
-		if len(rows) > 1 && (rows[1][11] != "-0.100000" || rows[1][12] != "-5.00") {
-			t.Errorf("change_usd %q and change_pct %q, want the negative numbers -0.100000 and -5.00 as numbers", rows[1][11], rows[1][12])
-		}
-	})
-	t.Run("history and export history csv", func(t *testing.T) {
-		var b bytes.Buffer
-		if err := writeHistoryExport(&b, "csv", points); err != nil {
-			t.Fatal(err)
-		}
-		checkCSV(t, b.String(), 1+len(points), "min_usd_per_gpu_hour", "observations")
-	})
 	t.Run("optimize csv", func(t *testing.T) {
 		var b bytes.Buffer
 		if err := report.WritePlan(&b, plan, report.FormatCSV); err != nil {
@@ -381,7 +212,7 @@ func TestHostileTextThroughTheCLI(t *testing.T) {
 		checkTable(t, cli(t, "offers"), 1+n, 10*(offerCellWidth+2))
 	})
 	t.Run("offers csv", func(t *testing.T) {
-		checkCSV(t, cli(t, "offers", "--output", "csv"), 1+n, "usd_per_gpu_hour")
+		checkCSV(t, cli(t, "offers", "--output", "csv"), 1+n, "price_usd_per_gpu_hour")
 	})
 	t.Run("changes", func(t *testing.T) {
 		checkTable(t, cli(t, "changes", "--since", "1d"), 1+n, 600)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/csv"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,23 +54,30 @@ func TestScrapeGoodRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("offers: exit %d\n%s", code, out)
 	}
-	lines := strings.Split(strings.TrimSpace(stdoutOf(out)), "\n")
-	if len(lines) < 5 {
-		t.Fatalf("offers for H100-SXM-80GB: %d lines\n%s", len(lines), out)
+	lines, err := csv.NewReader(strings.NewReader(stdoutOf(out))).ReadAll()
+	if err != nil || len(lines) < 5 {
+		t.Fatalf("offers for H100-SXM-80GB: %d lines (%v)\n%s", len(lines), err, out)
 	}
+	col := func(name string) int {
+		i := slices.Index(lines[0], name)
+		if i < 0 {
+			t.Fatalf("offers CSV has no column %s: %v", name, lines[0])
+		}
+		return i
+	}
+	providerCol, modelCol, priceCol := col("provider"), col("gpu_model"), col("price_usd_per_gpu_hour")
 	prev := -1.0
 	providers := map[string]bool{}
-	for _, l := range lines[1:] {
-		f := strings.Split(l, ",")
-		p, err := strconv.ParseFloat(f[5], 64)
-		if err != nil || f[1] != "H100-SXM-80GB" {
-			t.Fatalf("bad row %q", l)
+	for _, f := range lines[1:] {
+		p, err := strconv.ParseFloat(f[priceCol], 64)
+		if err != nil || f[modelCol] != "H100-SXM-80GB" {
+			t.Fatalf("bad row %q", f)
 		}
 		if p < prev {
 			t.Errorf("offers not cheapest first: %v after %v", p, prev)
 		}
 		prev = p
-		providers[f[0]] = true
+		providers[f[providerCol]] = true
 	}
 	if len(providers) < 3 {
 		t.Errorf("H100-SXM-80GB offered by %v, want several providers", providers)

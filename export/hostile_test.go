@@ -1,0 +1,105 @@
+package export
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/textcell/textcelltest"
+)
+
+// TestHostileText feeds every table and CSV writer of offers, history and changes the hostile
+// names of package textcelltest: no line is forged, no control character or formula gets
+// through, numbers stay numbers. (cmd/gpucost/hostile_test.go reads them back through the CLI
+// from ClickHouse.)
+func TestHostileText(t *testing.T) {
+	now := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
+	offers := textcelltest.Offers(now, "1.50")
+	unknown := offers[0]
+	unknown.GPUModel, unknown.GPUNameRaw = "", textcelltest.Names[5].Text // "? " + the raw name in the table
+	offers = append(offers, unknown)
+	n := len(offers)
+
+	var changes []schema.PriceChange
+	var points []schema.HistoryPoint
+	for _, h := range textcelltest.Names {
+		changes = append(changes, schema.PriceChange{ChangedAt: now, PreviousAt: now.Add(-time.Hour), Provider: h.Text, PriceType: schema.OnDemand,
+			OfferID: h.Text, GPUModel: "H100-SXM-80GB", GPUCount: 1, Tier: schema.TierSecure, Region: h.Text,
+			OldPrice: decimal.RequireFromString("2"), NewPrice: decimal.RequireFromString("1.9"), ChangeUSD: decimal.RequireFromString("-0.1"),
+			ChangePct: decimal.RequireFromString("-5"), RunID: h.Text})
+		points = append(points, schema.HistoryPoint{Bucket: now, Provider: h.Text, GPUModel: h.Text, PriceType: schema.OnDemand,
+			Min: decimal.RequireFromString("1"), Avg: decimal.RequireFromString("1"), Max: decimal.RequireFromString("1"), Median: decimal.RequireFromString("1"),
+			Observations: 1, Offers: 1})
+	}
+
+	// A table line is at most the sum of its column caps and separators.
+	const wide = 600
+	t.Run("offers table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Offers(&b, Table, offers); err != nil {
+			t.Fatal(err)
+		}
+		textcelltest.CheckTable(t, b.String(), 1+n, 10*(offerCellWidth+2))
+	})
+	t.Run("changes table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Changes(&b, Table, changes); err != nil {
+			t.Fatal(err)
+		}
+		textcelltest.CheckTable(t, b.String(), 1+len(changes), wide)
+	})
+	t.Run("history table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := History(&b, Table, schema.Day, points); err != nil {
+			t.Fatal(err)
+		}
+		textcelltest.CheckTable(t, b.String(), 1+len(points), wide)
+	})
+	t.Run("offers csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Offers(&b, CSV, offers); err != nil {
+			t.Fatal(err)
+		}
+		got := textcelltest.CheckCSV(t, b.String(), 1+n, "gpu_count", "vram_gb", "price_usd_per_gpu_hour", "price_usd_per_hour")
+		// Export keeps text whole: the 10 kB name is one cell of 10 kB (offer_id, column 5).
+		if len(got) > 6 && got[6][5] != textcelltest.Names[5].Text {
+			t.Errorf("offer_id of the long name is %d bytes, want it whole", len(got[6][5]))
+		}
+	})
+	t.Run("export offers csv", func(t *testing.T) {
+		var b bytes.Buffer
+		ow, err := NewOfferWriter(&b, CSV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range offers {
+			if err := ow.Write(&offers[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ow.Close(); err != nil {
+			t.Fatal(err)
+		}
+		textcelltest.CheckCSV(t, b.String(), 1+n, "gpu_count", "vram_gb", "price_usd_per_hour", "price_usd_per_gpu_hour")
+	})
+	t.Run("changes csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Changes(&b, CSV, changes); err != nil {
+			t.Fatal(err)
+		}
+		rows := textcelltest.CheckCSV(t, b.String(), 1+len(changes), "old_price", "new_price", "change_usd", "change_pct")
+		if len(rows) > 1 && (rows[1][11] != "-0.100000" || rows[1][12] != "-5.00") {
+			t.Errorf("change_usd %q and change_pct %q, want the negative numbers -0.100000 and -5.00 as numbers", rows[1][11], rows[1][12])
+		}
+	})
+	t.Run("history and export history csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := History(&b, CSV, schema.Day, points); err != nil {
+			t.Fatal(err)
+		}
+		textcelltest.CheckCSV(t, b.String(), 1+len(points), "min_usd_per_gpu_hour", "observations")
+	})
+}

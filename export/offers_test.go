@@ -1,0 +1,195 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parquet-go/parquet-go"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// sampleOffers are observations with every kind of value an offer column holds: nullable columns
+// set and unset, flags, a valid_until, prices that need all 6 decimals, and a non-UTC time.
+func sampleOffers() []schema.Offer {
+	d := decimal.RequireFromString
+	f := func(x float64) *float64 { return &x }
+	n := uint32(12)
+	at := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
+	until := at.AddDate(1, 0, 0)
+	return []schema.Offer{
+		{ObservedAt: at, RunID: "run-1", SourceURL: "https://console.vast.ai/api/v0/bundles/", Provider: "vastai", OfferID: "ask-101",
+			Tier: schema.TierVerified, Region: "Texas, US", Country: "US", GPUModel: "H100-SXM-80GB", GPUNameRaw: "H100 SXM", GPUCount: 8, VRAMGB: 80,
+			VCPUs: f(128), RAMGB: f(1031.5), DiskGB: f(2000), PriceType: schema.OnDemand, PriceUSDPerHour: d("15.123456"), PriceUSDPerGPUHour: d("1.890432"),
+			IntraNode: schema.IntraNVSwitch, NVLinkGbps: f(900), InterNode: schema.InterNone, AvailableCount: &n, Stock: schema.StockHigh,
+			Reliability: f(0.9987), DQFlags: []schema.DQFlag{schema.FlagVRAMSnapped, schema.FlagPriceOutlier}},
+		{ObservedAt: at.In(time.FixedZone("CET", 3600)), ValidUntil: &until, RunID: "import-abc", SourceURL: "https://aws.example/ec2/pricing",
+			Provider: "aws", OfferID: "import:H100-SXM-80GB/8x/datacenter/us-east-1", Tier: schema.TierDatacenter, Region: "us-east-1", Country: "US",
+			GPUModel: "H100-SXM-80GB", GPUNameRaw: "H100-SXM-80GB", GPUCount: 8, VRAMGB: 80, PriceType: schema.Term1Y,
+			PriceUSDPerHour: d("55.04"), PriceUSDPerGPUHour: d("6.88"), IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown},
+		{ObservedAt: at, RunID: "run-1", SourceURL: "https://api.runpod.io/graphql", Provider: "runpod", OfferID: "NVIDIA GeForce RTX 5090/community",
+			Tier: schema.TierCommunity, GPUNameRaw: "RTX 5090 Ti", GPUCount: 1, VRAMGB: 32, PriceType: schema.Spot,
+			PriceUSDPerHour: d("0.0000005"), PriceUSDPerGPUHour: d("0.0000005"), IntraNode: schema.IntraPCIe, InterNode: schema.InterNone,
+			Stock: schema.StockLow, DQFlags: []schema.DQFlag{schema.FlagUnknownGPU}},
+	}
+}
+
+func TestOffersCSV(t *testing.T) {
+	offers := sampleOffers()
+	var b bytes.Buffer
+	if err := Offers(&b, CSV, offers); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows := [][]string{offerColumns.names}
+	for i := range offers {
+		wantRows = append(wantRows, offerCSVRow(&offers[i]))
+	}
+	if diff := cmp.Diff(wantRows, rows); diff != "" {
+		t.Errorf("CSV (-want +got):\n%s", diff)
+	}
+	// price_usd_per_gpu_hour, exact.
+	if rows[1][18] != offers[0].PriceUSDPerGPUHour.StringFixed(6) || !strings.Contains(rows[1][18], ".") {
+		t.Errorf("price_usd_per_gpu_hour is written as %q", rows[1][18])
+	}
+	// What each kind of value becomes.
+	cells := map[string]string{}
+	for i, name := range rows[0] {
+		cells[name] = rows[2][i]
+	}
+	for name, want := range map[string]string{
+		"observed_at": "2026-01-31T12:00:00Z", "valid_until": "2027-01-31T12:00:00Z", "vcpus": "", "available_count": "",
+		"price_usd_per_hour": "55.040000", "gpu_count": "8", "vram_gb": "80", "dq_flags": "", "price_type": "term_1y",
+	} {
+		if cells[name] != want {
+			t.Errorf("%s of the imported offer is %q, want %q", name, cells[name], want)
+		}
+	}
+	first := map[string]string{}
+	for i, name := range rows[0] {
+		first[name] = rows[1][i]
+	}
+	for name, want := range map[string]string{
+		"valid_until": "", "vcpus": "128", "ram_gb": "1031.5", "available_count": "12", "reliability": "0.9987",
+		"dq_flags": "vram_snapped;price_outlier", "region": "Texas, US",
+	} {
+		if first[name] != want {
+			t.Errorf("%s of the Vast offer is %q, want %q", name, first[name], want)
+		}
+	}
+}
+
+func TestOffersParquet(t *testing.T) {
+	offers := sampleOffers()
+	path := filepath.Join(t.TempDir(), "offers.parquet")
+	var b bytes.Buffer
+	if err := Offers(&b, Parquet, offers); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := parquet.ReadFile[offerRecord](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRecs := make([]offerRecord, len(offers))
+	for i := range offers {
+		wantRecs[i] = toOfferRecord(&offers[i])
+	}
+	if diff := cmp.Diff(wantRecs, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("Parquet (-want +got):\n%s", diff)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, ok := pf.Schema().Lookup("price_usd_per_gpu_hour")
+	if !ok || !strings.Contains(col.Node.Type().LogicalType().String(), "DECIMAL(18,6)") {
+		t.Errorf("price_usd_per_gpu_hour is %v, want DECIMAL(18,6)", col.Node.Type().LogicalType())
+	}
+}
+
+func TestMicros(t *testing.T) {
+	for in, want := range map[string]int64{"1.89": 1890000, "0.0000005": 1, "0.0000004": 0, "6.880000": 6880000, "-0.1": -100000, "123456.654321": 123456654321} {
+		if got := micros(decimal.RequireFromString(in)); got != want {
+			t.Errorf("micros(%s) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestOfferWriterJSON: a stream of offers is the JSON of the slice, byte for byte, empty too.
+func TestOfferWriterJSON(t *testing.T) {
+	for _, offers := range [][]schema.Offer{sampleOffers(), nil} {
+		var got, want bytes.Buffer
+		if err := Offers(&got, JSON, offers); err != nil {
+			t.Fatal(err)
+		}
+		if offers == nil {
+			offers = []schema.Offer{}
+		}
+		if err := WriteJSON(&want, offers); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+			t.Errorf("streamed JSON of %d offers (-WriteJSON +stream):\n%s", len(offers), diff)
+		}
+	}
+}
+
+func TestHistoryParquet(t *testing.T) {
+	d := decimal.RequireFromString
+	at := time.Date(2026, 1, 26, 0, 0, 0, 0, time.UTC)
+	points := []schema.HistoryPoint{
+		{Bucket: at, Provider: "lambda", GPUModel: "A100-SXM-80GB", PriceType: schema.OnDemand, Min: d("1.29"), Avg: d("1.540001"), Median: d("1.79"), Max: d("1.79"), Observations: 28, Offers: 1},
+		{Bucket: at.AddDate(0, 0, 1), Provider: "runpod", GPUModel: "A100-SXM-80GB", PriceType: schema.Spot, Min: d("0.000001"), Avg: d("0.5"), Median: d("0.5"), Max: d("1"), Observations: 3, Offers: 2},
+	}
+	path := filepath.Join(t.TempDir(), "history.parquet")
+	var b bytes.Buffer
+	if err := History(&b, Parquet, schema.Day, points); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := parquet.ReadFile[historyRecord](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(points) {
+		t.Fatalf("%d rows, want %d", len(got), len(points))
+	}
+	for i, h := range points {
+		g := got[i]
+		if !g.Bucket.Equal(h.Bucket) || g.Provider != h.Provider || g.Min != micros(h.Min) || g.Max != micros(h.Max) || g.Avg != micros(h.Avg) || g.Observations != int64(h.Observations) {
+			t.Errorf("row %d = %+v, want %s %s min %s avg %s max %s n %d", i, g, h.Bucket, h.Provider, h.Min, h.Avg, h.Max, h.Observations)
+		}
+	}
+}
+
+func TestUnsupportedFormat(t *testing.T) {
+	var b bytes.Buffer
+	for name, err := range map[string]error{
+		"offers as Markdown":  Offers(&b, Markdown, nil),
+		"history as XML":      History(&b, "xml", schema.Day, nil),
+		"changes as Parquet":  Changes(&b, Parquet, nil),
+		"the catalog as Parq": GPUs(&b, Parquet, nil),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "no ") {
+			t.Errorf("%s: %v, want an error", name, err)
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("an unsupported format wrote %q", b.String())
+	}
+}

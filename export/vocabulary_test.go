@@ -1,0 +1,232 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parquet-go/parquet-go"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// TestOneVocabulary checks that every writer names each fact alike: for offers, history and
+// changes, the CSV header, the keys of the CLI's JSON, the keys of an item of the API's JSON
+// (which serves the schema types in {"offers": […]}, {"points": […]} and {"changes": […]})
+// and the Parquet columns are the same names in the same order; and that they are the columns
+// docs/analysts.md lists for the files, the offers table's and the price_changes view's.
+func TestOneVocabulary(t *testing.T) {
+	at := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
+	offers := sampleOffers()
+	points := []schema.HistoryPoint{{Bucket: at, Provider: "lambda", GPUModel: "H100-SXM-80GB", PriceType: schema.OnDemand,
+		Min: decimal.New(249, -2), Avg: decimal.New(274, -2), Median: decimal.New(299, -2), Max: decimal.New(299, -2), Observations: 2, Offers: 1}}
+	changes := []schema.PriceChange{{ChangedAt: at, PreviousAt: at.Add(-time.Hour), Provider: "lambda", GPUModel: "H100-SXM-80GB", GPUCount: 8,
+		PriceType: schema.OnDemand, OfferID: "gpu_8x_h100_sxm5", Tier: schema.TierSecure, Region: "us-east-1",
+		OldPrice: decimal.New(299, -2), NewPrice: decimal.New(249, -2), ChangeUSD: decimal.New(-50, -2), ChangePct: decimal.New(-1672, -2), RunID: "run-2"}}
+	doc := filesDoc(t)
+
+	tests := []struct {
+		name     string
+		write    func(*bytes.Buffer, Format) error
+		apiKey   string
+		api      any
+		parquet  bool
+		docTable []string // the stored names, in their order where the doc gives one
+		ordered  bool
+	}{
+		{"offers", func(b *bytes.Buffer, f Format) error { return Offers(b, f, offers) },
+			"offers", offers, true, offersTableDoc(t), true},
+		{"history", func(b *bytes.Buffer, f Format) error { return History(b, f, schema.Day, points) },
+			"points", points, true, nil, true},
+		{"changes", func(b *bytes.Buffer, f Format) error { return Changes(b, f, changes) },
+			"changes", changes, false, priceChangesDoc(t), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b, CSV); err != nil {
+				t.Fatal(err)
+			}
+			header, err := csv.NewReader(&b).Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+			if err := tt.write(&b, JSON); err != nil {
+				t.Fatal(err)
+			}
+			var cli []json.RawMessage
+			if err := json.Unmarshal(b.Bytes(), &cli); err != nil || len(cli) == 0 {
+				t.Fatalf("the CLI's JSON: %v\n%s", err, b.String())
+			}
+			// Every item has every key, null ones included.
+			for _, item := range cli {
+				if diff := cmp.Diff(header, objectKeys(t, item)); diff != "" {
+					t.Errorf("CSV header and the keys of the CLI's JSON differ (-csv +json):\n%s", diff)
+				}
+			}
+			api, err := json.Marshal(map[string]any{tt.apiKey: tt.api})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var served map[string][]json.RawMessage
+			if err := json.Unmarshal(api, &served); err != nil || len(served[tt.apiKey]) == 0 {
+				t.Fatalf("the API's JSON: %v\n%s", err, api)
+			}
+			if diff := cmp.Diff(header, objectKeys(t, served[tt.apiKey][0])); diff != "" {
+				t.Errorf("CSV header and the keys of an API item differ (-csv +api):\n%s", diff)
+			}
+			if tt.parquet {
+				b.Reset()
+				if err := tt.write(&b, Parquet); err != nil {
+					t.Fatal(err)
+				}
+				pf, err := parquet.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, f := range pf.Schema().Fields() {
+					names = append(names, f.Name())
+				}
+				if diff := cmp.Diff(header, names); diff != "" {
+					t.Errorf("CSV header and Parquet columns differ (-csv +parquet):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(doc[tt.name], header); diff != "" {
+				t.Errorf("docs/analysts.md's columns of %s and the CSV header differ (-doc +csv):\n%s", tt.name, diff)
+			}
+			if tt.docTable != nil {
+				stored, got := tt.docTable, header
+				if !tt.ordered {
+					stored, got = sorted(stored), sorted(got)
+				}
+				if diff := cmp.Diff(stored, got); diff != "" {
+					t.Errorf("the stored columns (docs/analysts.md) and the CSV header differ (-stored +csv):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// objectKeys returns the keys of a JSON object, in order.
+func objectKeys(t *testing.T, obj json.RawMessage) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object: %s", obj)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+var codeName = regexp.MustCompile("`(\\w+)`")
+
+// analystsDoc returns the part of docs/analysts.md after the heading that starts with heading,
+// up to the next heading of the same or a higher level.
+func analystsDoc(t *testing.T, heading string) string {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/analysts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n"+heading)
+	if !ok {
+		t.Fatalf("docs/analysts.md has no section %q", heading)
+	}
+	level := heading[:strings.IndexByte(heading, ' ')+1]
+	section, _, _ = strings.Cut(section, "\n"+level)
+	if level == "### " {
+		section, _, _ = strings.Cut(section, "\n## ")
+	}
+	return section
+}
+
+// tableCells returns the cells of the Markdown table rows of a section.
+func tableCells(section string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		var cells []string
+		for _, c := range strings.Split(strings.Trim(line, "|"), " | ") {
+			cells = append(cells, strings.TrimSpace(c))
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+// filesDoc returns the columns docs/analysts.md lists for each kind of file: "offers",
+// "history" and "changes".
+func filesDoc(t *testing.T) map[string][]string {
+	t.Helper()
+	kinds := map[string]string{"offers and observations": "offers", "history": "history", "price changes": "changes"}
+	out := map[string][]string{}
+	for _, row := range tableCells(analystsDoc(t, "## CSV, JSON and Parquet: one set of names")) {
+		if kind, ok := kinds[row[0]]; ok && len(row) == 3 {
+			for _, m := range codeName.FindAllStringSubmatch(row[2], -1) {
+				out[kind] = append(out[kind], m[1])
+			}
+		}
+	}
+	if len(out) != len(kinds) {
+		t.Fatalf("docs/analysts.md lists the columns of %d kinds of file, want %d", len(out), len(kinds))
+	}
+	return out
+}
+
+// offersTableDoc returns the columns of the offers table, in order, as docs/analysts.md
+// describes them (store/analysts_doc_test.go holds that description to the table ClickHouse
+// has).
+func offersTableDoc(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	for _, row := range tableCells(analystsDoc(t, "### `offers` — ")) {
+		if m := codeName.FindStringSubmatch(row[0]); m != nil && strings.HasPrefix(row[0], "`") {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// priceChangesDoc returns the columns of the price_changes view as docs/analysts.md describes
+// them, several to a row.
+func priceChangesDoc(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	for _, row := range tableCells(analystsDoc(t, "### `price_changes` — ")) {
+		if strings.HasPrefix(row[0], "`") {
+			for _, m := range codeName.FindAllStringSubmatch(row[0], -1) {
+				names = append(names, m[1])
+			}
+		}
+	}
+	return names
+}
