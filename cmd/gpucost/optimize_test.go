@@ -90,14 +90,15 @@ func TestOptimizeSampleOnSnapshot(t *testing.T) {
 	}
 }
 
+// TestOptimizeBadWorkloadsNamesTheLine needs no ClickHouse: the workloads file is read and
+// checked before the store is opened.
 func TestOptimizeBadWorkloadsNamesTheLine(t *testing.T) {
-	x := newE2E(t, nil)
 	bad := filepath.Join(t.TempDir(), "teams.yaml")
 	src := "teams:\n  - name: search\n    email: search@example.com\n    workloads:\n      - name: chat\n        kind: inferense\n        params_b: 7\n"
 	if err := os.WriteFile(bad, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out := x.run("optimize", "--workloads", bad)
+	code, out := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://127.0.0.1:1/none"}, "optimize", "--workloads", bad)
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d\n%s", code, exitUsage, out)
 	}
