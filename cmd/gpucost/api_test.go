@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // refusingStore fails the test on any query: bad requests must be answered before the store.
@@ -158,24 +159,24 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 	t.Run("history", func(t *testing.T) {
 		for _, iv := range []schema.Interval{schema.Day, schema.Week} {
 			var got historyResponse
-			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.start.Format(time.RFC3339)}, "until": {fx.end.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
+			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.Start.Format(time.RFC3339)}, "until": {fx.End.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
 			get(t, "/api/v1/history?"+q.Encode(), &got)
 			if got.GPUModel != "H100-SXM-80GB" || got.Interval != iv || got.Truncated {
 				t.Errorf("%s: response header %+v", iv, got)
 			}
-			historyMatches(t, fx.handHistory("H100-SXM-80GB", []string{"vastai", "runpod"}, iv, fx.start, fx.end), got.Points)
+			storetest.HistoryMatches(t, fx.HandHistory("H100-SXM-80GB", []string{"vastai", "runpod"}, iv, fx.Start, fx.End), got.Points)
 		}
 	})
 	t.Run("changes", func(t *testing.T) {
 		var got changesResponse
 		get(t, "/api/v1/changes?since=60d&gpu=A100-SXM-80GB,RTX-4090-24GB&limit=1000", &got)
 		var want []schema.PriceChange
-		for _, m := range fx.moves {
+		for _, m := range fx.Moves {
 			if m.GPUModel != "H100-SXM-80GB" {
 				want = append(want, m)
 			}
 		}
-		sortNewestFirst(want)
+		storetest.SortNewestFirst(want)
 		if diff := cmp.Diff(want, got.Changes, decEq); diff != "" {
 			t.Errorf("changes (-generated +api):\n%s", diff)
 		}
@@ -191,7 +192,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 	t.Run("offers", func(t *testing.T) {
 		// The newest observation of each generated offer, cheapest first.
 		latest := map[schema.Key]schema.Offer{}
-		for _, o := range fx.offers {
+		for _, o := range fx.Offers {
 			if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
 				latest[o.Key()] = o
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // memStore answers the dashboard's queries from a generated history in memory, for tests that
@@ -31,7 +32,7 @@ type memStore struct {
 
 func (m memStore) LatestOffers(_ context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	latest := map[schema.Key]schema.Offer{}
-	for _, o := range append(append([]schema.Offer{}, m.fx.offers...), m.extra...) {
+	for _, o := range append(append([]schema.Offer{}, m.fx.Offers...), m.extra...) {
 		if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
 			latest[o.Key()] = o
 		}
@@ -53,7 +54,7 @@ func (m memStore) LatestOffers(_ context.Context, f schema.OfferFilter) ([]schem
 
 func (m memStore) History(_ context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
 	var out []schema.HistoryPoint
-	for _, h := range m.fx.handHistory(q.Model(), q.Providers, q.Interval, q.From, q.To) {
+	for _, h := range m.fx.HandHistory(q.Model(), q.Providers, q.Interval, q.From, q.To) {
 		out = append(out, h.HistoryPoint)
 	}
 	return out, nil
@@ -153,8 +154,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	// The table: one row per GPU model, with the cheapest on-demand price now.
 	models := map[string]decimal.Decimal{}
-	for _, o := range fx.offers {
-		if !o.ObservedAt.Equal(fx.end.Add(-anStep)) || o.PriceType != schema.OnDemand {
+	for _, o := range fx.Offers {
+		if !o.ObservedAt.Equal(fx.End.Add(-storetest.HistoryStep)) || o.PriceType != schema.OnDemand {
 			continue
 		}
 		if p, ok := models[o.GPUModel]; !ok || o.PriceUSDPerGPUHour.LessThan(p) {
@@ -226,7 +227,7 @@ func artifactsDir(t *testing.T) string {
 
 func TestDashboardEscapesStoredText(t *testing.T) {
 	fx := genAnFixture(time.Now())
-	evil := fx.offers[len(fx.offers)-1]
+	evil := fx.Offers[len(fx.Offers)-1]
 	evil.Provider, evil.OfferID, evil.Region = `<script>alert("p")</script>`, "x", `"><img src=x onerror=alert(1)>`
 	evil.PriceUSDPerGPUHour = decimal.RequireFromString("0.01")
 	h := testAnalytics(func(context.Context) (analyticsStore, error) {

@@ -39,10 +39,10 @@ func newServeFixture(t *testing.T, vars map[string]string) *serveFixture {
 		runs = append(runs, schema.ScrapeRun{RunID: "load-run", Provider: p, StartedAt: now.Add(-time.Minute), FinishedAt: now,
 			Status: schema.RunOK, OffersParsed: 10, OffersLoaded: 10})
 	}
-	if err := fx.store.RecordRun(context.Background(), runs...); err != nil {
+	if err := fx.Store.RecordRun(context.Background(), runs...); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(fx.dsn)
+	u, err := url.Parse(fx.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,8 +207,8 @@ func (d delayedStore) History(ctx context.Context, q schema.HistoryQuery) ([]sch
 // a 504 that asks to narrow the request, not a 503.
 func TestServeSlowQueryIs504(t *testing.T) {
 	fx := newAnFixture(t)
-	open := func(context.Context) (analyticsStore, error) { return delayedStore{fx.store, 3 * time.Second}, nil }
-	gate := newStoreGate(5, 1500*time.Millisecond, func(ctx context.Context) error { _, err := fx.store.SchemaVersion(ctx); return err })
+	open := func(context.Context) (analyticsStore, error) { return delayedStore{fx.Store, 3 * time.Second}, nil }
+	gate := newStoreGate(5, 1500*time.Millisecond, func(ctx context.Context) error { _, err := fx.Store.SchemaVersion(ctx); return err })
 	mux := http.NewServeMux()
 	newAnalytics(open, gate, time.Minute, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
 	ts := httptest.NewServer(mux)
@@ -250,8 +250,8 @@ func (c countingStore) History(ctx context.Context, q schema.HistoryQuery) ([]sc
 func TestDashboardLoadDoesNotMultiplyQueries(t *testing.T) {
 	fx := newAnFixture(t)
 	var offers, history atomic.Int64
-	open := func(context.Context) (analyticsStore, error) { return countingStore{fx.store, &offers, &history}, nil }
-	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := fx.store.SchemaVersion(ctx); return err })
+	open := func(context.Context) (analyticsStore, error) { return countingStore{fx.Store, &offers, &history}, nil }
+	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := fx.Store.SchemaVersion(ctx); return err })
 	mux := http.NewServeMux()
 	newAnalytics(open, gate, time.Minute, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
 	ts := httptest.NewServer(mux)
