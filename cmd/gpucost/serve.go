@@ -7,19 +7,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/robfig/cron/v3"
 
 	"github.com/gpucost/gpucost/config"
-	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/web"
 )
 
 const serveHelp = `Run gpucost as a service: a scheduler (UTC cron) that runs the scrape (serve.scrape_schedule),
@@ -73,8 +72,7 @@ type server struct {
 	registry *prometheus.Registry
 	metrics  *pipeline.Metrics
 	store    *lazyStore
-	gate     *storeGate         // every store read of the HTTP side
-	runLog   *refresher[runLog] // what /healthz reports of the runs
+	web      *web.Handler
 	cron     *cron.Cron
 	now      func() time.Time
 
@@ -83,16 +81,10 @@ type server struct {
 	ctx  context.Context // the service's root context, set by serve; jobs run under it
 }
 
-// jobState is what /healthz says of a scheduled job.
+// jobState is a scheduled job's state and its cron entry.
 type jobState struct {
-	Schedule   string     `json:"schedule"`
-	Running    bool       `json:"running"`
-	LastStart  *time.Time `json:"last_start,omitempty"`
-	LastFinish *time.Time `json:"last_finish,omitempty"`
-	LastStatus string     `json:"last_status,omitempty"`
-	LastError  string     `json:"last_error,omitempty"`
-	NextRun    *time.Time `json:"next_run,omitempty"`
-	entry      cron.EntryID
+	schema.JobState
+	entry cron.EntryID
 }
 
 func newServer(cfg config.Config, e env, logger *slog.Logger) (*server, error) {
@@ -114,24 +106,28 @@ func newServer(cfg config.Config, e env, logger *slog.Logger) (*server, error) {
 		jobs: map[string]*jobState{},
 		ctx:  context.Background(),
 	}
-	// Half the pool: the scheduled jobs (a scrape loads up to scrape.parallelism batches at
-	// once) and the gate's liveness checks keep connections of their own.
-	s.gate = newStoreGate(cfg.ClickHouse.MaxOpenConns()/2, cfg.Serve.QueryTimeout.Std(), s.probe)
-	s.runLog = newRefresher(healthzRefresh, cfg.Serve.QueryTimeout.Std(), false, s.lastRuns)
+	s.web = web.New(web.Config{
+		Open: func(ctx context.Context) (web.Store, error) {
+			st, err := s.store.get(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return st, nil
+		},
+		Errors:   web.StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable},
+		Jobs:     s.jobStates,
+		Registry: reg,
+		Logger:   logger,
+
+		Providers:    cfg.Scrape.Providers,
+		StaleAfter:   cfg.Serve.StaleAfter.Std(),
+		QueryTimeout: cfg.Serve.QueryTimeout.Std(),
+		// Half the pool: the scheduled jobs (a scrape loads up to scrape.parallelism batches at
+		// once) and the gate's liveness checks keep connections of their own.
+		MaxQueries:       cfg.ClickHouse.MaxOpenConns() / 2,
+		DashboardRefresh: cfg.Serve.DashboardRefresh.Std(),
+	})
 	return s, nil
-}
-
-// healthzRefresh is how often /healthz reads the run log at most.
-const healthzRefresh = 2 * time.Second
-
-// probe is the store gate's liveness check: the smallest query on gpucost's own tables.
-func (s *server) probe(ctx context.Context) error {
-	st, err := s.store.get(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = st.SchemaVersion(ctx)
-	return err
 }
 
 // scheduleScrape adds the hourly scrape.
@@ -174,7 +170,7 @@ func (s *server) scheduleReport() error {
 // schedule adds a job. The job runs under the service's context; its status and error are kept
 // for /healthz. A panic inside fn propagates to cron's Recover, which logs it and carries on.
 func (s *server) schedule(name, spec string, fn func(ctx context.Context) (status string, err error)) error {
-	st := &jobState{Schedule: spec}
+	st := &jobState{JobState: schema.JobState{Schedule: spec}}
 	id, err := s.cron.AddFunc(spec, func() {
 		s.mu.Lock()
 		start := s.now().UTC()
@@ -248,110 +244,22 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 
 func (s *server) close() { s.store.Close() }
 
-func (s *server) handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
-	mux.HandleFunc("GET /healthz", s.healthz)
-	s.mountAPI(mux) // /api/v1/offers, /api/v1/history, /api/v1/changes and the dashboard at /
-	return mux
-}
+func (s *server) handler() http.Handler { return s.web }
 
-// health is the /healthz document.
-type health struct {
-	Status     string              `json:"status"` // ok or degraded
-	Time       time.Time           `json:"time"`
-	StaleAfter string              `json:"stale_after"`
-	Providers  []providerHealth    `json:"providers"`
-	Jobs       map[string]jobState `json:"jobs"`
-	StoreError string              `json:"store_error,omitempty"`
-}
-
-type providerHealth struct {
-	Provider        string     `json:"provider"`
-	LastRun         string     `json:"last_run,omitempty"`
-	LastStatus      string     `json:"last_status,omitempty"`
-	LastFinished    *time.Time `json:"last_finished,omitempty"`
-	LastError       string     `json:"last_error,omitempty"`
-	LastGoodRun     string     `json:"last_good_run,omitempty"`
-	LastGoodAt      *time.Time `json:"last_good_at,omitempty"`
-	StalenessSecond float64    `json:"staleness_seconds"`
-	Stale           bool       `json:"stale"`
-}
-
-func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
-	now := s.now().UTC()
-	h := health{Status: "ok", Time: now, StaleAfter: s.cfg.Serve.StaleAfter.Std().String(), Jobs: map[string]jobState{}}
+// jobStates returns the state of every scheduled job, with its next run (/healthz).
+func (s *server) jobStates() map[string]schema.JobState {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]schema.JobState, len(s.jobs))
 	for name, j := range s.jobs {
-		js := *j
+		js := j.JobState
 		if e := s.cron.Entry(j.entry); e.Valid() && !e.Next.IsZero() {
 			next := e.Next.UTC()
 			js.NextRun = &next
 		}
-		h.Jobs[name] = js
+		out[name] = js
 	}
-	s.mu.Unlock()
-
-	runs, _, _, err := s.runLog.get(r.Context())
-	if err != nil {
-		h.Status, h.StoreError = "degraded", err.Error()
-	}
-	last, good := runs.last, runs.good
-	for _, p := range s.cfg.Scrape.Providers {
-		ph := providerHealth{Provider: p, Stale: true}
-		if r, ok := last[p]; ok {
-			fin := r.FinishedAt
-			ph.LastRun, ph.LastStatus, ph.LastFinished, ph.LastError = r.RunID, string(r.Status), &fin, r.Error
-		}
-		if r, ok := good[p]; ok {
-			fin := r.FinishedAt
-			ph.LastGoodRun, ph.LastGoodAt = r.RunID, &fin
-			ph.StalenessSecond = now.Sub(fin).Seconds()
-			ph.Stale = now.Sub(fin) > s.cfg.Serve.StaleAfter.Std()
-		}
-		if ph.Stale {
-			h.Status = "degraded"
-		}
-		h.Providers = append(h.Providers, ph)
-	}
-	sort.Slice(h.Providers, func(i, j int) bool { return h.Providers[i].Provider < h.Providers[j].Provider })
-	w.Header().Set("Content-Type", "application/json")
-	if h.Status != "ok" {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}
-	_ = export.WriteJSON(w, h)
-}
-
-// runLog is the last run and the last good run of each provider.
-type runLog struct {
-	last, good map[string]schema.ScrapeRun
-}
-
-// lastRuns reads the run log through the gate (runLog's load).
-func (s *server) lastRuns(ctx context.Context) (runLog, error) {
-	var runs, goods []schema.ScrapeRun
-	err := s.gate.do(ctx, func(ctx context.Context) error {
-		st, err := s.store.get(ctx)
-		if err != nil {
-			return err
-		}
-		if runs, err = st.LastRuns(ctx); err != nil {
-			return err
-		}
-		goods, err = st.LastGoodRuns(ctx)
-		return err
-	})
-	if err != nil {
-		return runLog{}, err
-	}
-	l := runLog{last: map[string]schema.ScrapeRun{}, good: map[string]schema.ScrapeRun{}}
-	for _, r := range runs {
-		l.last[r.Provider] = r
-	}
-	for _, r := range goods {
-		l.good[r.Provider] = r
-	}
-	return l, nil
+	return out
 }
 
 // cronLogger adapts slog to cron's logger interface.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/web"
 )
 
 func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
@@ -56,7 +57,7 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	go func() { done <- srv.serve(ctx, ln) }()
 
 	// Wait until every provider has a good run and the panicking job has run twice.
-	var h health
+	var h web.Health
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code := getJSON(t, base+"/healthz", &h)
@@ -123,7 +124,7 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 }
 
 // allRunsOK reports whether every provider's last run, as /healthz saw it, was ok.
-func allRunsOK(h health) bool {
+func allRunsOK(h web.Health) bool {
 	for _, p := range h.Providers {
 		if p.LastStatus != "ok" {
 			return false

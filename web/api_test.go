@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"context"
@@ -41,15 +41,15 @@ func (s refusingStore) Changes(context.Context, schema.ChangesQuery) ([]schema.P
 
 // testAnalytics is the API and the dashboard on the stores st returns, with serve's default
 // gate and a dashboard rebuilt on every request; the gate's liveness check opens the store.
-func testAnalytics(st func(context.Context) (analyticsStore, error)) http.Handler {
-	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := st(ctx); return err })
+func testAnalytics(st func(context.Context) (Prices, error)) http.Handler {
+	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := st(ctx); return err }, storeErrors)
 	mux := http.NewServeMux()
 	newAnalytics(st, gate, time.Nanosecond, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
 	return mux
 }
 
 func TestAPIBadInput(t *testing.T) {
-	h := testAnalytics(func(context.Context) (analyticsStore, error) { return refusingStore{t}, nil })
+	h := testAnalytics(func(context.Context) (Prices, error) { return refusingStore{t}, nil })
 	long := strings.Repeat("A", 300)
 	tests := []struct {
 		name      string
@@ -118,7 +118,7 @@ func TestAPIBadInput(t *testing.T) {
 }
 
 func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
-	h := testAnalytics(func(context.Context) (analyticsStore, error) {
+	h := testAnalytics(func(context.Context) (Prices, error) {
 		return nil, errors.New("connecting to ClickHouse at 10.1.2.3:9000: secret detail")
 	})
 	for _, target := range []string{"/api/v1/offers", "/api/v1/history?gpu=H100-SXM-80GB", "/api/v1/changes", "/"} {
@@ -136,8 +136,8 @@ func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
 // TestAPIMatchesHandComputation serves the API through gpucost serve's own handler, on the
 // generated history.
 func TestAPIMatchesHandComputation(t *testing.T) {
-	fx := newAnFixture(t)
-	ts := httptest.NewServer(fx.handler(t))
+	fx := storetest.NewHistory(t)
+	ts := httptest.NewServer(testHandler(t, fx))
 	defer ts.Close()
 	get := func(t *testing.T, path string, v any) {
 		t.Helper()

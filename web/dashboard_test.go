@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // memStore answers the dashboard's queries from a generated history in memory, for tests that
 // run without ClickHouse.
 type memStore struct {
-	fx    *anFixture
+	fx    *storetest.History
 	extra []schema.Offer
 }
 
@@ -119,14 +119,14 @@ func runChromium(t *testing.T, chromium, url string, extra ...string) (stdout st
 func TestDashboardInChromium(t *testing.T) {
 	chromium := chromiumPath(t)
 	var h http.Handler
-	var fx *anFixture
+	var fx *storetest.History
 	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
 		// The real thing: gpucost serve's handler on the generated history in ClickHouse.
-		fx = newAnFixture(t)
-		h = fx.handler(t)
+		fx = storetest.NewHistory(t)
+		h = testHandler(t, fx)
 	} else {
-		fx = genAnFixture(time.Now())
-		h = testAnalytics(func(context.Context) (analyticsStore, error) { return memStore{fx: fx}, nil })
+		fx = storetest.GenHistory(time.Now())
+		h = testAnalytics(func(context.Context) (Prices, error) { return memStore{fx: fx}, nil })
 	}
 	log := &requestLog{h: h}
 	ts := httptest.NewServer(log)
@@ -213,7 +213,7 @@ func artifactsDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("GPUCOST_ARTIFACTS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "out")
+		dir = filepath.Join("..", "out")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -226,11 +226,11 @@ func artifactsDir(t *testing.T) string {
 }
 
 func TestDashboardEscapesStoredText(t *testing.T) {
-	fx := genAnFixture(time.Now())
+	fx := storetest.GenHistory(time.Now())
 	evil := fx.Offers[len(fx.Offers)-1]
 	evil.Provider, evil.OfferID, evil.Region = `<script>alert("p")</script>`, "x", `"><img src=x onerror=alert(1)>`
 	evil.PriceUSDPerGPUHour = decimal.RequireFromString("0.01")
-	h := testAnalytics(func(context.Context) (analyticsStore, error) {
+	h := testAnalytics(func(context.Context) (Prices, error) {
 		return memStore{fx: fx, extra: []schema.Offer{evil}}, nil
 	})
 	rec := httptest.NewRecorder()
