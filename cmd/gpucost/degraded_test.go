@@ -27,7 +27,7 @@ import (
 type serveFixture struct {
 	fx    *anFixture
 	proxy *proxy
-	srv   *server
+	cfg   config.Config
 	url   string
 }
 
@@ -57,14 +57,14 @@ func newServeFixture(t *testing.T, vars map[string]string) *serveFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := newServer(cfg, varsEnv(env), slog.New(slog.DiscardHandler))
+	svc, st, err := newService(cfg, varsEnv(env), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.close)
-	ts := httptest.NewServer(srv.handler())
+	t.Cleanup(func() { st.Close() })
+	ts := httptest.NewServer(svc.Handler())
 	t.Cleanup(ts.Close)
-	return &serveFixture{fx: fx, proxy: px, srv: srv, url: ts.URL}
+	return &serveFixture{fx: fx, proxy: px, cfg: cfg, url: ts.URL}
 }
 
 // varsEnv is a command environment with these variables and discarded output.
@@ -104,7 +104,7 @@ func TestServePausedStoreIs503Quickly(t *testing.T) {
 		t.Errorf("first request on a paused store: %d %s, want 503 unavailable", code, body)
 	}
 	if took > 4*time.Second {
-		t.Errorf("the first request took %s: want the 503 within about two seconds, not the %s query deadline", took, f.srv.cfg.Serve.QueryTimeout.Std())
+		t.Errorf("the first request took %s: want the 503 within about two seconds, not the %s query deadline", took, f.cfg.Serve.QueryTimeout.Std())
 	}
 	code, _, took = f.get(t, "/api/v1/history?gpu=H100-SXM-80GB")
 	t.Logf("paused store: next API request %d in %s", code, took.Round(time.Millisecond))

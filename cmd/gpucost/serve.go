@@ -2,21 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"sync"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/robfig/cron/v3"
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
-	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/service"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/web"
 )
@@ -25,8 +16,9 @@ const serveHelp = `Run gpucost as a service: a scheduler (UTC cron) that runs th
 the nightly plan (optimize.schedule) and the weekly report email (report.schedule), and an HTTP
 server on serve.listen with
   /healthz     the last run of each provider and its staleness (503 when a provider's last good
-               run is older than serve.stale_after, or the store is unreachable); the run log
-               is read at most every 2 seconds, however often /healthz is asked
+               run is older than serve.stale_after, or the store is unreachable), and the state
+               of each job; the run log is read at most every 2 seconds, however often /healthz
+               is asked
   /metrics     Prometheus metrics: runs, offers, rejects, HTTP attempts, durations, last success
   /api/v1/...  offers, history and price changes as JSON (see docs/analysts.md)
   /            a dashboard: the cheapest offer per GPU model and price-history charts, rebuilt
@@ -49,224 +41,45 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := newServer(cfg, e, logger)
-	if err != nil {
-		return &usageError{err: err}
-	}
-	defer srv.close()
-	if err := errors.Join(srv.scheduleScrape(), srv.scheduleOptimize(), srv.scheduleReport()); err != nil {
-		return &usageError{err: err}
-	}
-	ln, err := net.Listen("tcp", cfg.Serve.Listen)
+	svc, st, err := newService(cfg, e, logger)
 	if err != nil {
 		return err
 	}
-	return srv.serve(ctx, ln)
+	defer st.Close()
+	return svc.Run(ctx)
 }
 
-// server is `gpucost serve`: the scheduler, its jobs' state and the HTTP endpoints.
-type server struct {
-	cfg      config.Config
-	e        env
-	logger   *slog.Logger
-	registry *prometheus.Registry
-	metrics  *pipeline.Metrics
-	store    *lazyStore
-	web      *web.Handler
-	cron     *cron.Cron
-	now      func() time.Time
-
-	mu   sync.Mutex
-	jobs map[string]*jobState
-	ctx  context.Context // the service's root context, set by serve; jobs run under it
-}
-
-// jobState is a scheduled job's state and its cron entry.
-type jobState struct {
-	schema.JobState
-	entry cron.EntryID
-}
-
-func newServer(cfg config.Config, e env, logger *slog.Logger) (*server, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cl := cronLogger{logger}
-	s := &server{
-		cfg:      cfg,
-		e:        e,
-		logger:   logger,
-		registry: reg,
-		metrics:  pipeline.NewMetrics(reg),
-		store:    newLazyStore(cfg.ClickHouse, logger),
-		// SkipIfStillRunning must wrap Recover, not the other way round: its token is put back
-		// without a defer, so a panic passing through it would skip the job forever after
-		// (cron v3.0.1 chain.go; TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM pins this).
-		cron: cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cl), cron.WithChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))),
-		now:  time.Now,
-		jobs: map[string]*jobState{},
-		ctx:  context.Background(),
+// newService assembles gpucost serve from cfg: the store, opened on first use, the enabled
+// providers' sources, the nightly plan and the weekly report. The caller closes the store.
+func newService(cfg config.Config, e env, logger *slog.Logger) (*service.Service, *lazyStore, error) {
+	st := newLazyStore(cfg.ClickHouse, logger)
+	sources, err := buildSources(cfg, e, logger, nil, sourceOptions{})
+	if err != nil {
+		return nil, nil, &usageError{err: err}
 	}
-	s.web = web.New(web.Config{
+	svc, err := service.New(cfg, service.Deps{
 		Open: func(ctx context.Context) (web.Store, error) {
-			st, err := s.store.get(ctx)
+			s, err := st.get(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return st, nil
+			return s, nil
 		},
-		Errors:   web.StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable},
-		Jobs:     s.jobStates,
-		Registry: reg,
-		Logger:   logger,
-
-		Providers:    cfg.Scrape.Providers,
-		StaleAfter:   cfg.Serve.StaleAfter.Std(),
-		QueryTimeout: cfg.Serve.QueryTimeout.Std(),
-		// Half the pool: the scheduled jobs (a scrape loads up to scrape.parallelism batches at
-		// once) and the gate's liveness checks keep connections of their own.
-		MaxQueries:       cfg.ClickHouse.MaxOpenConns() / 2,
-		DashboardRefresh: cfg.Serve.DashboardRefresh.Std(),
-	})
-	return s, nil
-}
-
-// scheduleScrape adds the hourly scrape.
-func (s *server) scheduleScrape() error {
-	sources, err := buildSources(s.cfg, s.e, s.logger, nil, sourceOptions{})
-	if err != nil {
-		return err
-	}
-	runner, err := pipeline.New(pipelineConfig(s.cfg), sources, s.store, s.store, pipeline.Options{Logger: s.logger, Metrics: s.metrics, Redactor: s.e.secrets})
-	if err != nil {
-		return err
-	}
-	return s.schedule("scrape", s.cfg.Serve.ScrapeSchedule, func(ctx context.Context) (string, error) {
-		rep, err := runner.Run(ctx)
-		if err != nil {
-			return string(schema.RunFailed), err
-		}
-		return string(rep.Status), nil
-	})
-}
-
-// scheduleOptimize adds the nightly plan.
-func (s *server) scheduleOptimize() error {
-	return s.schedule("optimize", s.cfg.Optimize.Schedule, func(ctx context.Context) (string, error) {
-		plan, err := optimizeOnce(ctx, s.cfg, s.logger, true)
-		if err != nil {
-			return "failed", err
-		}
-		return fmt.Sprintf("ok: %d workloads, saves $%s/month", plan.Totals.Workloads, plan.Totals.SavingsUSDPerMonth.StringFixed(2)), nil
-	})
-}
-
-// scheduleReport adds the weekly report email (report.schedule).
-func (s *server) scheduleReport() error {
-	return s.schedule("report", s.cfg.Report.Schedule, func(ctx context.Context) (string, error) {
-		return sendWeekly(ctx, s.cfg, s.e, s.logger)
-	})
-}
-
-// schedule adds a job. The job runs under the service's context; its status and error are kept
-// for /healthz. A panic inside fn propagates to cron's Recover, which logs it and carries on.
-func (s *server) schedule(name, spec string, fn func(ctx context.Context) (status string, err error)) error {
-	st := &jobState{JobState: schema.JobState{Schedule: spec}}
-	id, err := s.cron.AddFunc(spec, func() {
-		s.mu.Lock()
-		start := s.now().UTC()
-		st.Running, st.LastStart = true, &start
-		ctx := s.ctx
-		s.mu.Unlock()
-		status, err := "panicked", error(nil)
-		defer func() {
-			s.mu.Lock()
-			finish := s.now().UTC()
-			st.Running, st.LastFinish, st.LastStatus = false, &finish, status
-			st.LastError = ""
+		StoreErrors: web.StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable},
+		Scrape: service.Scrape{Config: pipelineConfig(cfg), Sources: sources, Sink: st, History: st,
+			Options: pipeline.Options{Logger: logger, Redactor: e.secrets}},
+		Optimize: func(ctx context.Context) (string, error) {
+			plan, err := optimizeOnce(ctx, cfg, logger, true)
 			if err != nil {
-				st.LastError = err.Error()
+				return "failed", err
 			}
-			s.mu.Unlock()
-		}()
-		s.logger.Info("Job started", "job", name)
-		status, err = fn(ctx)
-		if err != nil {
-			s.logger.Error("Job failed", "job", name, "status", status, "err", err)
-			return
-		}
-		s.logger.Info("Job finished", "job", name, "status", status, "duration", time.Since(start))
+			return fmt.Sprintf("ok: %d workloads, saves $%s/month", plan.Totals.Workloads, plan.Totals.SavingsUSDPerMonth.StringFixed(2)), nil
+		},
+		Report: func(ctx context.Context) (string, error) { return sendWeekly(ctx, cfg, e, logger) },
+		Logger: logger,
 	})
 	if err != nil {
-		return fmt.Errorf("job %s: schedule %q: %w", name, spec, err)
+		return nil, nil, &usageError{err: err}
 	}
-	st.entry = id
-	s.mu.Lock()
-	s.jobs[name] = st
-	s.mu.Unlock()
-	return nil
-}
-
-// serve runs the scheduler and the HTTP server until ctx is done, then shuts both down: the
-// scheduler stops starting jobs, a job in flight gets ShutdownGrace to finish (the pipeline
-// spools what it cannot load), and the HTTP server drains.
-func (s *server) serve(ctx context.Context, ln net.Listener) error {
-	s.mu.Lock()
-	s.ctx = ctx
-	s.mu.Unlock()
-	httpSrv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
-	httpErr := make(chan error, 1)
-	go func() { httpErr <- httpSrv.Serve(ln) }()
-	s.cron.Start()
-	s.logger.Info("Serving", "addr", ln.Addr().String(), "jobs", len(s.jobs))
-
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-httpErr:
-	}
-	s.logger.Info("Shutting down")
-	grace := s.cfg.Serve.ShutdownGrace.Std()
-	select {
-	case <-s.cron.Stop().Done():
-	case <-time.After(grace):
-		s.logger.Error("A job did not finish within the shutdown grace", "grace", grace)
-	}
-	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if e := httpSrv.Shutdown(shutCtx); e != nil && err == nil {
-		err = e
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
-}
-
-func (s *server) close() { s.store.Close() }
-
-func (s *server) handler() http.Handler { return s.web }
-
-// jobStates returns the state of every scheduled job, with its next run (/healthz).
-func (s *server) jobStates() map[string]schema.JobState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]schema.JobState, len(s.jobs))
-	for name, j := range s.jobs {
-		js := j.JobState
-		if e := s.cron.Entry(j.entry); e.Valid() && !e.Next.IsZero() {
-			next := e.Next.UTC()
-			js.NextRun = &next
-		}
-		out[name] = js
-	}
-	return out
-}
-
-// cronLogger adapts slog to cron's logger interface.
-type cronLogger struct{ l *slog.Logger }
-
-func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("Cron: "+msg, kv...) }
-
-func (c cronLogger) Error(err error, msg string, kv ...any) {
-	c.l.Error("Cron: "+msg, append(kv, "err", err)...)
+	return svc, st, nil
 }
