@@ -102,6 +102,7 @@ func New(cfg Config) *Handler {
 	return h
 }
 
+// ServeHTTP serves /metrics, /healthz, the JSON API and the dashboard.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // probe is the gate's liveness check: the smallest query on gpucost's own tables.

@@ -8,7 +8,7 @@ import (
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
-// anFixture is the generated history the analytics tests share (storetest.History), with the
+// anFixture is the generated history the CLI's read tests share (storetest.History), with the
 // command environment that points at its database.
 type anFixture struct{ *storetest.History }
 
