@@ -1,7 +1,7 @@
 // Package schema holds gpucost's domain types, the rows every other package passes around and
 // stores: the price observation (Offer), price types, interconnect classes, stock levels,
-// data-quality flags and the scrape-run record. It also embeds the ClickHouse migrations
-// (migrations/*.sql) that create the tables these types are stored in.
+// data-quality flags, the scrape-run record and the state of a scheduled job. It also embeds the
+// ClickHouse migrations (migrations/*.sql) that create the tables these types are stored in.
 //
 // Units are normalized once, at the edge (in the scrapers): prices in USD per hour as decimals,
 // VRAM in decimal gigabytes per GPU, GPU counts per offer. Unknown values are nil pointers or the

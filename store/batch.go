@@ -235,6 +235,17 @@ func Unreachable(err error) bool {
 		errors.As(err, &cert) || errors.As(err, &record) || errors.Is(err, context.DeadlineExceeded)
 }
 
+// Busy reports whether err is the driver's pool having had no connection free in time: the
+// server may be fine, gpucost asked too much of it at once.
+func Busy(err error) bool { return errors.Is(err, clickhouse.ErrAcquireConnTimeout) }
+
+// Refused reports whether err is the server's answer to a query (an exception it returned): the
+// server was reached and is up, but did not run the query.
+func Refused(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex)
+}
+
 // payloadKey is a raw payload's identity within one run and provider: where it came from and
 // what it said. Its fetch time is not part of it: an import stores its file again under a new
 // fetch time.

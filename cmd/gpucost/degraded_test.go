@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/web"
 )
 
 // serveFixture is gpucost serve's HTTP side on the generated history in ClickHouse, reached
@@ -26,7 +27,7 @@ import (
 type serveFixture struct {
 	fx    *anFixture
 	proxy *proxy
-	srv   *server
+	cfg   config.Config
 	url   string
 }
 
@@ -39,10 +40,10 @@ func newServeFixture(t *testing.T, vars map[string]string) *serveFixture {
 		runs = append(runs, schema.ScrapeRun{RunID: "load-run", Provider: p, StartedAt: now.Add(-time.Minute), FinishedAt: now,
 			Status: schema.RunOK, OffersParsed: 10, OffersLoaded: 10})
 	}
-	if err := fx.store.RecordRun(context.Background(), runs...); err != nil {
+	if err := fx.Store.RecordRun(context.Background(), runs...); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(fx.dsn)
+	u, err := url.Parse(fx.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +57,14 @@ func newServeFixture(t *testing.T, vars map[string]string) *serveFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := newServer(cfg, varsEnv(env), slog.New(slog.DiscardHandler))
+	svc, st, err := newService(cfg, varsEnv(env), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.close)
-	ts := httptest.NewServer(srv.handler())
+	t.Cleanup(func() { st.Close() })
+	ts := httptest.NewServer(svc.Handler())
 	t.Cleanup(ts.Close)
-	return &serveFixture{fx: fx, proxy: px, srv: srv, url: ts.URL}
+	return &serveFixture{fx: fx, proxy: px, cfg: cfg, url: ts.URL}
 }
 
 // varsEnv is a command environment with these variables and discarded output.
@@ -103,7 +104,7 @@ func TestServePausedStoreIs503Quickly(t *testing.T) {
 		t.Errorf("first request on a paused store: %d %s, want 503 unavailable", code, body)
 	}
 	if took > 4*time.Second {
-		t.Errorf("the first request took %s: want the 503 within about two seconds, not the %s query deadline", took, f.srv.cfg.Serve.QueryTimeout.Std())
+		t.Errorf("the first request took %s: want the 503 within about two seconds, not the %s query deadline", took, f.cfg.Serve.QueryTimeout.Std())
 	}
 	code, _, took = f.get(t, "/api/v1/history?gpu=H100-SXM-80GB")
 	t.Logf("paused store: next API request %d in %s", code, took.Round(time.Millisecond))
@@ -130,7 +131,7 @@ func TestServePausedStoreIs503Quickly(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 		code, body, took = f.get(t, "/healthz")
 	}
-	var h health
+	var h web.Health
 	if err := json.Unmarshal([]byte(body), &h); err != nil {
 		t.Fatalf("healthz: %v: %s", err, body)
 	}
@@ -183,107 +184,6 @@ func TestServeUnreachableStoreIs503(t *testing.T) {
 		if strings.Contains(body, "127.0.0.1") {
 			t.Errorf("%s: the answer shows the store's address: %.300s", p, body)
 		}
-	}
-}
-
-// delayedStore answers like the store it wraps, after a delay on History: a query that a real
-// store would run long on a wide request. The gate's liveness check still goes to the real
-// store, which answers.
-type delayedStore struct {
-	analyticsStore
-	delay time.Duration
-}
-
-func (d delayedStore) History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
-	select {
-	case <-time.After(d.delay):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return d.analyticsStore.History(ctx, q)
-}
-
-// TestServeSlowQueryIs504: a query that runs past serve.query_timeout on a store that answers is
-// a 504 that asks to narrow the request, not a 503.
-func TestServeSlowQueryIs504(t *testing.T) {
-	fx := newAnFixture(t)
-	open := func(context.Context) (analyticsStore, error) { return delayedStore{fx.store, 3 * time.Second}, nil }
-	gate := newStoreGate(5, 1500*time.Millisecond, func(ctx context.Context) error { _, err := fx.store.SchemaVersion(ctx); return err })
-	mux := http.NewServeMux()
-	newAnalytics(open, gate, time.Minute, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	start := time.Now()
-	resp, err := http.Get(ts.URL + "/api/v1/history?gpu=H100-SXM-80GB&interval=hour&since=40d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	t.Logf("slow query: %d in %s", resp.StatusCode, time.Since(start).Round(time.Millisecond))
-	if resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), "narrow the request") {
-		t.Errorf("a slow query on a live store: %d %s, want 504 narrow the request", resp.StatusCode, body)
-	}
-	if resp, err := http.Get(ts.URL + "/api/v1/offers"); err != nil || resp.StatusCode != http.StatusOK {
-		t.Errorf("a quick query after the slow one: %v %v", resp.StatusCode, err)
-	}
-}
-
-// countingStore counts the queries that reach the store it wraps.
-type countingStore struct {
-	analyticsStore
-	offers, history *atomic.Int64
-}
-
-func (c countingStore) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
-	c.offers.Add(1)
-	return c.analyticsStore.LatestOffers(ctx, f)
-}
-
-func (c countingStore) History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
-	c.history.Add(1)
-	return c.analyticsStore.History(ctx, q)
-}
-
-// TestDashboardLoadDoesNotMultiplyQueries: 400 requests for the dashboard at once, then 400
-// more, cost the store one rebuild (one offers query and one history query per chart).
-func TestDashboardLoadDoesNotMultiplyQueries(t *testing.T) {
-	fx := newAnFixture(t)
-	var offers, history atomic.Int64
-	open := func(context.Context) (analyticsStore, error) { return countingStore{fx.store, &offers, &history}, nil }
-	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := fx.store.SchemaVersion(ctx); return err })
-	mux := http.NewServeMux()
-	newAnalytics(open, gate, time.Minute, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 400}}
-	for round := 0; round < 2; round++ {
-		var wg sync.WaitGroup
-		var bad atomic.Int64
-		for i := 0; i < 400; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := client.Get(ts.URL + "/")
-				if err != nil {
-					bad.Add(1)
-					return
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "H100-SXM-80GB") {
-					bad.Add(1)
-				}
-			}()
-		}
-		wg.Wait()
-		if bad.Load() > 0 {
-			t.Errorf("round %d: %d of 400 dashboard requests failed", round, bad.Load())
-		}
-	}
-	// The generated history has three GPU models: one chart each.
-	if offers.Load() != 1 || history.Load() != 3 {
-		t.Errorf("800 dashboard requests made %d offers and %d history queries, want 1 and 3", offers.Load(), history.Load())
 	}
 }
 

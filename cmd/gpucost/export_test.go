@@ -18,17 +18,18 @@ import (
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 func TestExportOffersAndHistory(t *testing.T) {
 	fx := newAnFixture(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	from, to := fx.start.AddDate(0, 0, 7), fx.start.AddDate(0, 0, 14)
+	from, to := fx.Start.AddDate(0, 0, 7), fx.Start.AddDate(0, 0, 14)
 	rangeArgs := []string{"--since", from.Format(time.RFC3339), "--until", to.Format(time.RFC3339)}
 	// The observations export selects, in its order, computed from the generated history.
 	var want []schema.Offer
-	for _, o := range fx.offers {
+	for _, o := range fx.Offers {
 		if !o.ObservedAt.Before(from) && o.ObservedAt.Before(to) && (o.Provider == "lambda" || o.Provider == "runpod") {
 			want = append(want, o)
 		}
@@ -106,23 +107,23 @@ func TestExportOffersAndHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rows)-1 != len(anOffers()) {
-			t.Errorf("latest export has %d rows, want one per generated offer (%d)", len(rows)-1, len(anOffers()))
+		if len(rows)-1 != storetest.HistoryOffers() {
+			t.Errorf("latest export has %d rows, want one per generated offer (%d)", len(rows)-1, storetest.HistoryOffers())
 		}
 	})
 	t.Run("history as Parquet", func(t *testing.T) {
 		path := filepath.Join(dir, "history.parquet")
 		e, _, stderr := fx.env()
 		if code := runCommand("export", ctx, e, []string{"history", "--gpu", "A100-SXM-80GB", "--format", "parquet", "--out", path,
-			"--since", fx.start.Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)}); code != exitOK {
+			"--since", fx.Start.Format(time.RFC3339), "--until", fx.End.Format(time.RFC3339)}); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		q := schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"A100-SXM-80GB"}}, From: fx.start, To: fx.end, Interval: schema.Day}
-		points, err := fx.store.History(ctx, q)
+		q := schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"A100-SXM-80GB"}}, From: fx.Start, To: fx.End, Interval: schema.Day}
+		points, err := fx.Store.History(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		hand := fx.handHistory("A100-SXM-80GB", nil, schema.Day, fx.start, fx.end)
+		hand := fx.HandHistory("A100-SXM-80GB", nil, schema.Day, fx.Start, fx.End)
 		if len(points) != len(hand) {
 			t.Fatalf("%d rows, want %d", len(points), len(hand))
 		}

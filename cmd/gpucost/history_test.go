@@ -16,11 +16,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 	fx := newAnFixture(t)
-	mid := fx.start.Add(fx.end.Sub(fx.start) / 2).Truncate(time.Hour)
+	mid := fx.Start.Add(fx.End.Sub(fx.Start) / 2).Truncate(time.Hour)
 	tests := []struct {
 		name      string
 		model     string
@@ -28,11 +29,11 @@ func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 		interval  schema.Interval
 		from, to  time.Time
 	}{
-		{"H100 by day, all four weeks", "H100-SXM-80GB", nil, schema.Day, fx.start, fx.end},
-		{"H100 by week", "H100-SXM-80GB", nil, schema.Week, fx.start, fx.end},
+		{"H100 by day, all four weeks", "H100-SXM-80GB", nil, schema.Day, fx.Start, fx.End},
+		{"H100 by week", "H100-SXM-80GB", nil, schema.Week, fx.Start, fx.End},
 		{"A100 by day, a mid-day range", "A100-SXM-80GB", nil, schema.Day, mid.Add(-5*24*time.Hour - 7*time.Hour), mid},
 		{"H100 at two providers by hour, two days", "H100-SXM-80GB", []string{"lambda", "vastai"}, schema.Hour, mid.Add(-48 * time.Hour), mid},
-		{"RTX 4090 by day", "RTX-4090-24GB", nil, schema.Day, fx.start.AddDate(0, 0, 3), fx.end.AddDate(0, 0, -3)},
+		{"RTX 4090 by day", "RTX-4090-24GB", nil, schema.Day, fx.Start.AddDate(0, 0, 3), fx.End.AddDate(0, 0, -3)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("decoding the JSON output: %v\n%s", err, stdout)
 			}
-			historyMatches(t, fx.handHistory(tt.model, tt.providers, tt.interval, tt.from, tt.to), got)
+			storetest.HistoryMatches(t, fx.HandHistory(tt.model, tt.providers, tt.interval, tt.from, tt.to), got)
 		})
 	}
 }
@@ -57,8 +58,8 @@ func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 func TestHistoryCLIFormatsAndCharts(t *testing.T) {
 	fx := newAnFixture(t)
 	dir := t.TempDir()
-	since, until := fx.start.Format(time.RFC3339), fx.end.Format(time.RFC3339)
-	hand := fx.handHistory("H100-SXM-80GB", nil, schema.Day, fx.start, fx.end)
+	since, until := fx.Start.Format(time.RFC3339), fx.End.Format(time.RFC3339)
+	hand := fx.HandHistory("H100-SXM-80GB", nil, schema.Day, fx.Start, fx.End)
 
 	e, stdout, stderr := fx.env()
 	if code := runCommand("history", context.Background(), e, []string{"--gpu", "H100-SXM-80GB", "--since", since, "--until", until, "--output", "csv"}); code != exitOK {
@@ -164,23 +165,23 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 	fx := newAnFixture(t)
 	newestFirst := func(keep func(schema.PriceChange) bool) []schema.PriceChange {
 		var out []schema.PriceChange
-		for _, m := range fx.moves {
+		for _, m := range fx.Moves {
 			if keep(m) {
 				out = append(out, m)
 			}
 		}
-		sortNewestFirst(out)
+		storetest.SortNewestFirst(out)
 		return out
 	}
-	mid := fx.start.Add(fx.end.Sub(fx.start) / 2)
+	mid := fx.Start.Add(fx.End.Sub(fx.Start) / 2)
 	tests := []struct {
 		name string
 		args []string
 		want []schema.PriceChange
 	}{
-		{"all four weeks", []string{"--since", fx.start.AddDate(0, 0, -1).Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)},
+		{"all four weeks", []string{"--since", fx.Start.AddDate(0, 0, -1).Format(time.RFC3339), "--until", fx.End.Format(time.RFC3339)},
 			newestFirst(func(schema.PriceChange) bool { return true })},
-		{"the second half only, which needs the price before it", []string{"--since", mid.Format(time.RFC3339), "--until", fx.end.Format(time.RFC3339)},
+		{"the second half only, which needs the price before it", []string{"--since", mid.Format(time.RFC3339), "--until", fx.End.Format(time.RFC3339)},
 			newestFirst(func(c schema.PriceChange) bool { return !c.ChangedAt.Before(mid) })},
 		{"big moves of A100 and H100", []string{"--since", "60d", "--gpu", "A100-SXM-80GB,h100-sxm-80gb", "--min-pct", "15"},
 			newestFirst(func(c schema.PriceChange) bool {

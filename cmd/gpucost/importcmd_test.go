@@ -49,10 +49,10 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 	countImports := func() (offers, payloads int) {
 		t.Helper()
 		var err error
-		if offers, err = countRows(fx.dsn, "offers", "startsWith(run_id, 'import-')"); err != nil {
+		if offers, err = countRows(fx.DSN, "offers", "startsWith(run_id, 'import-')"); err != nil {
 			t.Fatal(err)
 		}
-		if payloads, err = countRows(fx.dsn, "raw_payloads", "startsWith(run_id, 'import-')"); err != nil {
+		if payloads, err = countRows(fx.DSN, "raw_payloads", "startsWith(run_id, 'import-')"); err != nil {
 			t.Fatal(err)
 		}
 		return offers, payloads
@@ -93,11 +93,11 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 	if o, p := countImports(); o != 6 || p != 1 {
 		t.Fatalf("after importing twice the store holds %d imported offers and %d payloads, want 6 and 1", o, p)
 	}
-	if n, _ := countRows(fx.dsn, "scrape_runs", ""); n != 0 {
+	if n, _ := countRows(fx.DSN, "scrape_runs", ""); n != 0 {
 		t.Errorf("imports wrote %d run-log rows, want none", n)
 	}
 	// The three rows without vram_gb are stored flagged as a scraped offer without VRAM is.
-	if n, err := countRows(fx.dsn, "offers", "startsWith(run_id, 'import-') AND has(dq_flags, 'vram_missing')"); err != nil || n != 3 {
+	if n, err := countRows(fx.DSN, "offers", "startsWith(run_id, 'import-') AND has(dq_flags, 'vram_missing')"); err != nil || n != 3 {
 		t.Errorf("%d imported offers flagged vram_missing (%v), want 3", n, err)
 	}
 
@@ -159,7 +159,7 @@ func writeConfigFile(t *testing.T, content string) string {
 // the one that has expired are not.
 func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 	st := storetest.Open(t)
-	fx := &anFixture{dsn: storetest.DatabaseDSN(t, st.Database()), store: st}
+	fx := &anFixture{&storetest.History{DSN: storetest.DatabaseDSN(t, st.Database()), Store: st}}
 	now := time.Now().UTC()
 	published := now.AddDate(0, 0, -40).Format("2006-01-02")
 	table := "provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,region,valid_until,intra_node,inter_node,available_count,stock,source_url\n" +
@@ -190,7 +190,7 @@ func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 		t.Errorf("the imported offer read back as %+v", o)
 	}
 	// All three are history.
-	if n, err := countRows(fx.dsn, "offers", "startsWith(run_id, 'import-')"); err != nil || n != 3 {
+	if n, err := countRows(fx.DSN, "offers", "startsWith(run_id, 'import-')"); err != nil || n != 3 {
 		t.Errorf("%d imported observations (%v), want 3", n, err)
 	}
 }

@@ -20,7 +20,7 @@ func TestOffersCLI(t *testing.T) {
 	fx := newAnFixture(t)
 	ctx := context.Background()
 	latest := map[schema.Key]schema.Offer{}
-	for _, o := range fx.offers {
+	for _, o := range fx.Offers {
 		if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
 			latest[o.Key()] = o
 		}

@@ -1,4 +1,6 @@
-// Package storetest gives integration tests a real ClickHouse database of their own.
+// Package storetest gives integration tests a real ClickHouse database of their own, and a
+// generated price history (GenHistory, NewHistory) with the hand computations to check reads of
+// it against.
 //
 // Tests that need ClickHouse call Open (or DSN). The switch GPUCOST_INTEGRATION decides what
 // happens when they run: unset skips them with a message, "0" skips them, "1" makes them run and

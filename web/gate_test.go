@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // checks the store first, and a store that fails the check is unavailable at once.
 func TestStoreGateTellsAFailedQueryFromADownStore(t *testing.T) {
 	probes := 0
-	gate := newStoreGate(2, 5*time.Second, func(context.Context) error { probes++; return syscall.ECONNREFUSED })
+	gate := newStoreGate(2, 5*time.Second, func(context.Context) error { probes++; return syscall.ECONNREFUSED }, storeErrors)
 	ctx := context.Background()
 
 	scan := errors.New("converting NULL to string is unsupported")

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // refusingStore fails the test on any query: bad requests must be answered before the store.
@@ -40,15 +41,15 @@ func (s refusingStore) Changes(context.Context, schema.ChangesQuery) ([]schema.P
 
 // testAnalytics is the API and the dashboard on the stores st returns, with serve's default
 // gate and a dashboard rebuilt on every request; the gate's liveness check opens the store.
-func testAnalytics(st func(context.Context) (analyticsStore, error)) http.Handler {
-	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := st(ctx); return err })
+func testAnalytics(st func(context.Context) (Prices, error)) http.Handler {
+	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := st(ctx); return err }, storeErrors)
 	mux := http.NewServeMux()
 	newAnalytics(st, gate, time.Nanosecond, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
 	return mux
 }
 
 func TestAPIBadInput(t *testing.T) {
-	h := testAnalytics(func(context.Context) (analyticsStore, error) { return refusingStore{t}, nil })
+	h := testAnalytics(func(context.Context) (Prices, error) { return refusingStore{t}, nil })
 	long := strings.Repeat("A", 300)
 	tests := []struct {
 		name      string
@@ -117,7 +118,7 @@ func TestAPIBadInput(t *testing.T) {
 }
 
 func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
-	h := testAnalytics(func(context.Context) (analyticsStore, error) {
+	h := testAnalytics(func(context.Context) (Prices, error) {
 		return nil, errors.New("connecting to ClickHouse at 10.1.2.3:9000: secret detail")
 	})
 	for _, target := range []string{"/api/v1/offers", "/api/v1/history?gpu=H100-SXM-80GB", "/api/v1/changes", "/"} {
@@ -135,8 +136,8 @@ func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
 // TestAPIMatchesHandComputation serves the API through gpucost serve's own handler, on the
 // generated history.
 func TestAPIMatchesHandComputation(t *testing.T) {
-	fx := newAnFixture(t)
-	ts := httptest.NewServer(fx.handler(t))
+	fx := storetest.NewHistory(t)
+	ts := httptest.NewServer(testHandler(t, fx))
 	defer ts.Close()
 	get := func(t *testing.T, path string, v any) {
 		t.Helper()
@@ -158,24 +159,24 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 	t.Run("history", func(t *testing.T) {
 		for _, iv := range []schema.Interval{schema.Day, schema.Week} {
 			var got historyResponse
-			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.start.Format(time.RFC3339)}, "until": {fx.end.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
+			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.Start.Format(time.RFC3339)}, "until": {fx.End.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
 			get(t, "/api/v1/history?"+q.Encode(), &got)
 			if got.GPUModel != "H100-SXM-80GB" || got.Interval != iv || got.Truncated {
 				t.Errorf("%s: response header %+v", iv, got)
 			}
-			historyMatches(t, fx.handHistory("H100-SXM-80GB", []string{"vastai", "runpod"}, iv, fx.start, fx.end), got.Points)
+			storetest.HistoryMatches(t, fx.HandHistory("H100-SXM-80GB", []string{"vastai", "runpod"}, iv, fx.Start, fx.End), got.Points)
 		}
 	})
 	t.Run("changes", func(t *testing.T) {
 		var got changesResponse
 		get(t, "/api/v1/changes?since=60d&gpu=A100-SXM-80GB,RTX-4090-24GB&limit=1000", &got)
 		var want []schema.PriceChange
-		for _, m := range fx.moves {
+		for _, m := range fx.Moves {
 			if m.GPUModel != "H100-SXM-80GB" {
 				want = append(want, m)
 			}
 		}
-		sortNewestFirst(want)
+		storetest.SortNewestFirst(want)
 		if diff := cmp.Diff(want, got.Changes, decEq); diff != "" {
 			t.Errorf("changes (-generated +api):\n%s", diff)
 		}
@@ -191,7 +192,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 	t.Run("offers", func(t *testing.T) {
 		// The newest observation of each generated offer, cheapest first.
 		latest := map[schema.Key]schema.Offer{}
-		for _, o := range fx.offers {
+		for _, o := range fx.Offers {
 			if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
 				latest[o.Key()] = o
 			}

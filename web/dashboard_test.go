@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"bytes"
@@ -20,18 +20,19 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // memStore answers the dashboard's queries from a generated history in memory, for tests that
 // run without ClickHouse.
 type memStore struct {
-	fx    *anFixture
+	fx    *storetest.History
 	extra []schema.Offer
 }
 
 func (m memStore) LatestOffers(_ context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	latest := map[schema.Key]schema.Offer{}
-	for _, o := range append(append([]schema.Offer{}, m.fx.offers...), m.extra...) {
+	for _, o := range append(append([]schema.Offer{}, m.fx.Offers...), m.extra...) {
 		if l, ok := latest[o.Key()]; !ok || o.ObservedAt.After(l.ObservedAt) {
 			latest[o.Key()] = o
 		}
@@ -53,7 +54,7 @@ func (m memStore) LatestOffers(_ context.Context, f schema.OfferFilter) ([]schem
 
 func (m memStore) History(_ context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
 	var out []schema.HistoryPoint
-	for _, h := range m.fx.handHistory(q.Model(), q.Providers, q.Interval, q.From, q.To) {
+	for _, h := range m.fx.HandHistory(q.Model(), q.Providers, q.Interval, q.From, q.To) {
 		out = append(out, h.HistoryPoint)
 	}
 	return out, nil
@@ -118,14 +119,14 @@ func runChromium(t *testing.T, chromium, url string, extra ...string) (stdout st
 func TestDashboardInChromium(t *testing.T) {
 	chromium := chromiumPath(t)
 	var h http.Handler
-	var fx *anFixture
+	var fx *storetest.History
 	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
 		// The real thing: gpucost serve's handler on the generated history in ClickHouse.
-		fx = newAnFixture(t)
-		h = fx.handler(t)
+		fx = storetest.NewHistory(t)
+		h = testHandler(t, fx)
 	} else {
-		fx = genAnFixture(time.Now())
-		h = testAnalytics(func(context.Context) (analyticsStore, error) { return memStore{fx: fx}, nil })
+		fx = storetest.GenHistory(time.Now())
+		h = testAnalytics(func(context.Context) (Prices, error) { return memStore{fx: fx}, nil })
 	}
 	log := &requestLog{h: h}
 	ts := httptest.NewServer(log)
@@ -153,8 +154,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	// The table: one row per GPU model, with the cheapest on-demand price now.
 	models := map[string]decimal.Decimal{}
-	for _, o := range fx.offers {
-		if !o.ObservedAt.Equal(fx.end.Add(-anStep)) || o.PriceType != schema.OnDemand {
+	for _, o := range fx.Offers {
+		if !o.ObservedAt.Equal(fx.End.Add(-storetest.HistoryStep)) || o.PriceType != schema.OnDemand {
 			continue
 		}
 		if p, ok := models[o.GPUModel]; !ok || o.PriceUSDPerGPUHour.LessThan(p) {
@@ -212,7 +213,7 @@ func artifactsDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("GPUCOST_ARTIFACTS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "out")
+		dir = filepath.Join("..", "out")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -225,11 +226,11 @@ func artifactsDir(t *testing.T) string {
 }
 
 func TestDashboardEscapesStoredText(t *testing.T) {
-	fx := genAnFixture(time.Now())
-	evil := fx.offers[len(fx.offers)-1]
+	fx := storetest.GenHistory(time.Now())
+	evil := fx.Offers[len(fx.Offers)-1]
 	evil.Provider, evil.OfferID, evil.Region = `<script>alert("p")</script>`, "x", `"><img src=x onerror=alert(1)>`
 	evil.PriceUSDPerGPUHour = decimal.RequireFromString("0.01")
-	h := testAnalytics(func(context.Context) (analyticsStore, error) {
+	h := testAnalytics(func(context.Context) (Prices, error) {
 		return memStore{fx: fx, extra: []schema.Offer{evil}}, nil
 	})
 	rec := httptest.NewRecorder()

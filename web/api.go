@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"context"
@@ -32,22 +32,14 @@ const (
 	apiMaxValueBytes = 256  // of one parameter value
 )
 
-// analyticsStore is what the API and the dashboard read. *store.Store implements it; tests
-// substitute fakes.
-type analyticsStore interface {
-	LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error)
-	History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error)
-	Changes(ctx context.Context, q schema.ChangesQuery) ([]schema.PriceChange, error)
-}
-
 // analytics serves the JSON API (/api/v1/offers, /api/v1/history, /api/v1/changes) and the
 // dashboard (/). Every parameter is validated before the store is touched: a bad one is a 400
 // that names it, and values reach ClickHouse only as bound query arguments. Every query runs
-// through the server's storeGate: bounded concurrency, a deadline, and an honest 503 when the
+// through the gate (storeGate): bounded concurrency, a deadline, and an honest 503 when the
 // store is down or paused (504 only for a slow query on a store that answers). The dashboard
-// is served from a refresher, rebuilt at most once per serve.dashboard_refresh.
+// is served from a refresher, rebuilt at most once per Config.DashboardRefresh.
 type analytics struct {
-	store  func(ctx context.Context) (analyticsStore, error)
+	store  func(ctx context.Context) (Prices, error)
 	gate   *storeGate
 	flight singleflight.Group // identical API reads in flight
 	page   *refresher[dashboardView]
@@ -57,23 +49,11 @@ type analytics struct {
 
 // newAnalytics returns the API and dashboard on the store that store opens, its queries through
 // gate, the dashboard rebuilt at most once per refresh.
-func newAnalytics(store func(ctx context.Context) (analyticsStore, error), gate *storeGate, refresh time.Duration, now func() time.Time, logger *slog.Logger) *analytics {
+func newAnalytics(store func(ctx context.Context) (Prices, error), gate *storeGate, refresh time.Duration, now func() time.Time, logger *slog.Logger) *analytics {
 	a := &analytics{store: store, gate: gate, now: now, logger: logger}
 	// One rebuild makes one offers query and then the charts' history queries, four at a time.
 	a.page = newRefresher(refresh, time.Duration(1+dashboardCharts/4)*gate.timeout, true, a.buildDashboard)
 	return a
-}
-
-// mountAPI adds the JSON API and the dashboard to the server's mux.
-func (s *server) mountAPI(mux *http.ServeMux) {
-	st := func(ctx context.Context) (analyticsStore, error) {
-		st, err := s.store.get(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
-	}
-	newAnalytics(st, s.gate, s.cfg.Serve.DashboardRefresh.Std(), s.now, s.logger).mount(mux)
 }
 
 func (a *analytics) mount(mux *http.ServeMux) {
@@ -170,7 +150,7 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := f.Limit
 	f.Limit = limit + 1
-	offers, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.Offer, error) { return st.LatestOffers(ctx, f) })
+	offers, err := read(a, r, func(ctx context.Context, st Prices) ([]schema.Offer, error) { return st.LatestOffers(ctx, f) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
@@ -208,7 +188,7 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	points, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.HistoryPoint, error) { return st.History(ctx, q) })
+	points, err := read(a, r, func(ctx context.Context, st Prices) ([]schema.HistoryPoint, error) { return st.History(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
@@ -247,7 +227,7 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := q.Limit
 	q.Limit = limit + 1
-	changes, err := read(a, r, func(ctx context.Context, st analyticsStore) ([]schema.PriceChange, error) { return st.Changes(ctx, q) })
+	changes, err := read(a, r, func(ctx context.Context, st Prices) ([]schema.PriceChange, error) { return st.Changes(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
@@ -267,10 +247,10 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 // (the same path and query string) share one read and get the same rows, so a crowd asking the
 // same question costs one query. The read is detached from the first client's cancellation:
 // the others still wait for it. The rows are shared: callers must not change them.
-func read[T any](a *analytics, r *http.Request, fn func(ctx context.Context, st analyticsStore) (T, error)) (T, error) {
+func read[T any](a *analytics, r *http.Request, fn func(ctx context.Context, st Prices) (T, error)) (T, error) {
 	v, err, _ := a.flight.Do(r.URL.Path+"?"+r.URL.RawQuery, func() (any, error) {
 		var rows T
-		err := a.query(context.WithoutCancel(r.Context()), func(ctx context.Context, st analyticsStore) (err error) {
+		err := a.query(context.WithoutCancel(r.Context()), func(ctx context.Context, st Prices) (err error) {
 			rows, err = fn(ctx, st)
 			return err
 		})
@@ -286,7 +266,7 @@ func read[T any](a *analytics, r *http.Request, fn func(ctx context.Context, st 
 // query runs fn on the store through the gate: opening the store is part of the query, so a
 // store that cannot be reached or hangs while connecting is unavailable like one that hangs on
 // a query.
-func (a *analytics) query(ctx context.Context, fn func(ctx context.Context, st analyticsStore) error) error {
+func (a *analytics) query(ctx context.Context, fn func(ctx context.Context, st Prices) error) error {
 	return a.gate.do(ctx, func(ctx context.Context) error {
 		st, err := a.store(ctx)
 		if err != nil {
@@ -324,7 +304,7 @@ func (a *analytics) unavailable(w http.ResponseWriter, r *http.Request, err erro
 }
 
 // storeErrorStatus maps a store error to the HTTP status, the message a client sees and a
-// Retry-After in seconds (or ""). Only a query that ran past serve.query_timeout on a store that
+// Retry-After in seconds (or ""). Only a query that ran past Config.QueryTimeout on a store that
 // answers is a 504 asking to narrow the request; a store that is down, paused or saturated is a
 // 503.
 func storeErrorStatus(err error) (status int, msg, retryAfter string) {

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"context"
@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/ClickHouse/clickhouse-go/v2"
-
-	"github.com/gpucost/gpucost/store"
 )
 
 // The store gate's liveness check: a query still running after storeProbeAfter makes the gate
@@ -42,6 +38,7 @@ type storeGate struct {
 	slots   chan struct{}
 	timeout time.Duration               // deadline of one request: the wait for a slot and the query
 	probe   func(context.Context) error // the liveness check: a trivial query
+	errs    StoreErrors                 // what the store's errors mean
 	now     func() time.Time
 
 	mu       sync.Mutex
@@ -52,12 +49,13 @@ type storeGate struct {
 	down     chan struct{} // closed when a check finds the store down; replaced when it answers
 }
 
-// newStoreGate returns a gate letting slots queries run at once, each request within timeout.
-func newStoreGate(slots int, timeout time.Duration, probe func(context.Context) error) *storeGate {
+// newStoreGate returns a gate letting slots queries run at once, each request within timeout,
+// that sorts the store's errors by errs.
+func newStoreGate(slots int, timeout time.Duration, probe func(context.Context) error, errs StoreErrors) *storeGate {
 	if slots < 1 {
 		slots = 1
 	}
-	return &storeGate{slots: make(chan struct{}, slots), timeout: timeout, probe: probe, now: time.Now, down: make(chan struct{})}
+	return &storeGate{slots: make(chan struct{}, slots), timeout: timeout, probe: probe, errs: errs, now: time.Now, down: make(chan struct{})}
 }
 
 // do runs fn once a slot is free, with a context that ends at the request's deadline. Its error
@@ -136,20 +134,20 @@ func (g *storeGate) classify(ctx, qctx context.Context, ran time.Duration, err e
 			return fmt.Errorf("%w: the wait for a query slot left the query %s of its %s", errStoreBusy, ran.Round(time.Millisecond), g.timeout)
 		}
 		return fmt.Errorf("%w (%s): %v", errQueryTooSlow, g.timeout, err)
-	case errors.Is(err, clickhouse.ErrAcquireConnTimeout):
+	case is(g.errs.Busy, err):
 		return fmt.Errorf("%w: %v", errStoreBusy, err)
-	}
-	var ex *clickhouse.Exception
-	switch {
-	case errors.As(err, &ex):
+	case is(g.errs.Refused, err):
 		return fmt.Errorf("%w: %v", errStoreUnavailable, err) // the server refused the query
-	case store.Unreachable(err):
+	case is(g.errs.Unreachable, err):
 		// The connection failed. The next requests check first.
 		g.record(err)
 		return fmt.Errorf("%w: %v", errStoreUnavailable, err)
 	}
 	return err // not the store's fault (a value gpucost cannot read): the store stays up
 }
+
+// is reports whether kind, when set, says err is of its kind.
+func is(kind func(error) bool, err error) bool { return kind != nil && kind(err) }
 
 // knownDown returns errStoreUnavailable when the last check found the store down: at once while
 // that check is fresh, else after a new check fails.
