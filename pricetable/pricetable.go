@@ -394,3 +394,21 @@ func lineOf(err error, fallback int) int {
 	}
 	return fallback
 }
+
+// Summary says how many observations each provider got, e.g. "aws 12, lambda 3".
+func Summary(offers []schema.Offer) string {
+	n := map[string]int{}
+	for _, o := range offers {
+		n[o.Provider]++
+	}
+	names := make([]string, 0, len(n))
+	for p := range n {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, p := range names {
+		parts[i] = fmt.Sprintf("%s %d", p, n[p])
+	}
+	return strings.Join(parts, ", ")
+}

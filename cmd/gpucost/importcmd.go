@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 
 	"github.com/gpucost/gpucost/pricetable"
-	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -17,25 +14,7 @@ import (
 const importHelp = `Load a published price table (CSV) as price observations. The first line names the columns,
 in any order:
 
-  provider          required  who sells it, e.g. aws, lambda (lower case)
-  gpu               required  a catalog name (H100-SXM-80GB) or a provider's spelling (H100 80GB SXM5)
-  price_type        required  on_demand, spot, reserved, term_1y or term_3y
-  usd_per_gpu_hour  required  USD per GPU-hour, at most 6 decimals, e.g. 2.49
-  observed_at       required  when the price was published: 2026-01-31 or 2026-01-31T12:00:00Z (UTC)
-  vram_gb           optional  VRAM per GPU; must match the catalog model within 7%, as GB or GiB
-  gpu_count         optional  GPUs per instance (default 1)
-  region            optional  the provider's region
-  tier              optional  secure, community, datacenter (default), verified or unverified
-  valid_until       optional  when the price stops holding, written like observed_at and after it
-                              (a date alone is 00:00 UTC of that day). Until then the price is
-                              current however old observed_at is (offers, optimize, the API); from
-                              then on it is not. Empty: the price ages like a scraped one.
-  intra_node        optional  how the GPUs of one instance are linked: nvswitch, nvlink,
-                              infinity_fabric, pcie or unknown
-  inter_node        optional  how instances are linked: infiniband, roce, ethernet, none or unknown
-  available_count   optional  instances or GPUs available, as the publisher counts them (0 or more)
-  stock             optional  high, medium, low, none or unknown
-  source_url        optional  the publisher's page: https://, without user, password or key
+` + pricetable.Columns + `
 
 Empty cells take the default. An interconnect the table does not give is unknown: it is never
 taken from the GPU's name or count. Lines starting with # are comments. A row is checked and
@@ -75,7 +54,7 @@ func runImport(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	summary := importSummary(imp.Offers)
+	summary := pricetable.Summary(imp.Offers)
 	if *dryRun {
 		fmt.Fprintf(e.stdout, "dry run: %s is valid: %d observations (%s) as run %s; nothing loaded\n", path, len(imp.Offers), summary, imp.RunID)
 		return nil
@@ -108,22 +87,4 @@ func printBadLines(w io.Writer, bad pricetable.Errors) {
 		}
 		fmt.Fprintln(w, textcell.Clean(le.Error(), maxImportErrorWidth))
 	}
-}
-
-// importSummary says how many observations each provider got, e.g. "aws 12, lambda 3".
-func importSummary(offers []schema.Offer) string {
-	n := map[string]int{}
-	for _, o := range offers {
-		n[o.Provider]++
-	}
-	names := make([]string, 0, len(n))
-	for p := range n {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, p := range names {
-		parts[i] = fmt.Sprintf("%s %d", p, n[p])
-	}
-	return strings.Join(parts, ", ")
 }
