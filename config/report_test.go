@@ -34,6 +34,3 @@ func TestReportConfigCheck(t *testing.T) {
 		})
 	}
 }
-
-// loadReportStore fills a fresh ClickHouse database with the fixed offers (observed an hour
-// ago) and a good run per provider, and returns its DSN.

@@ -6,15 +6,9 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,6 +21,7 @@ import (
 	"github.com/gpucost/gpucost/delivery"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/report/smtptest"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/smtpmail"
 )
@@ -161,63 +156,6 @@ func (j *mailJob) mail(ctx context.Context, rep *report.Report, log delivery.Sen
 	return delivery.Mail(ctx, rep, log, send, req, j.opts)
 }
 
-// parsedMail is a received message read back with the standard library.
-type parsedMail struct {
-	header mail.Header
-	text   string
-	html   string
-	images map[string][]byte // by Content-ID
-}
-
-func parseMail(t *testing.T, raw []byte) parsedMail {
-	t.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("not an RFC 5322 message: %v", err)
-	}
-	p := parsedMail{header: msg.Header, images: map[string][]byte{}}
-	var walk func(ct, cte, cid string, body io.Reader)
-	walk = func(ct, cte, cid string, body io.Reader) {
-		mt, params, err := mime.ParseMediaType(ct)
-		if err != nil {
-			t.Fatalf("Content-Type %q: %v", ct, err)
-		}
-		if strings.HasPrefix(mt, "multipart/") {
-			mr := multipart.NewReader(body, params["boundary"])
-			for {
-				part, err := mr.NextRawPart()
-				if errors.Is(err, io.EOF) {
-					return
-				}
-				if err != nil {
-					t.Fatalf("reading %s: %v", mt, err)
-				}
-				walk(part.Header.Get("Content-Type"), part.Header.Get("Content-Transfer-Encoding"), part.Header.Get("Content-ID"), part)
-			}
-		}
-		switch strings.ToLower(cte) {
-		case "base64":
-			body = base64.NewDecoder(base64.StdEncoding, body)
-		case "quoted-printable":
-			body = quotedprintable.NewReader(body)
-		}
-		b, err := io.ReadAll(body)
-		if err != nil {
-			t.Fatalf("decoding a %s part: %v", mt, err)
-		}
-		switch {
-		case mt == "text/plain":
-			p.text = string(b)
-		case mt == "text/html":
-			p.html = string(b)
-		case strings.HasPrefix(mt, "image/"):
-			p.images[strings.Trim(cid, "<>")] = b
-		}
-	}
-	walk(msg.Header.Get("Content-Type"), msg.Header.Get("Content-Transfer-Encoding"), "", msg.Body)
-	return p
-}
-
 var cidSrc = regexp.MustCompile(`src="cid:([^"]+)"`)
 
 // checkReportMail asserts a received message is a complete report email for team.
@@ -226,24 +164,24 @@ func checkReportMail(t *testing.T, m sinkMsg, team string) {
 	if !slices.Equal(m.to, []string{teamAddress[team]}) {
 		t.Errorf("%s: RCPT %v, want only %s", team, m.to, teamAddress[team])
 	}
-	p := parseMail(t, m.data)
-	if to, err := p.header.AddressList("To"); err != nil || len(to) != 1 || to[0].Address != teamAddress[team] {
+	p := smtptest.ParseMail(t, m.data)
+	if to, err := p.Header.AddressList("To"); err != nil || len(to) != 1 || to[0].Address != teamAddress[team] {
 		t.Errorf("%s: To %v (%v)", team, to, err)
 	}
 	for _, h := range []string{"From", "Subject", "Date", "Message-Id", "Mime-Version"} {
-		if p.header.Get(h) == "" {
+		if p.Header.Get(h) == "" {
 			t.Errorf("%s: no %s header", team, h)
 		}
 	}
-	if !strings.Contains(p.text, "TEAM "+team) || !strings.Contains(p.html, "Team "+team) {
+	if !strings.Contains(p.Text, "TEAM "+team) || !strings.Contains(p.HTML, "Team "+team) {
 		t.Errorf("%s: the text or HTML part is not the team's report", team)
 	}
-	refs := cidSrc.FindAllStringSubmatch(p.html, -1)
+	refs := cidSrc.FindAllStringSubmatch(p.HTML, -1)
 	if len(refs) == 0 {
 		t.Errorf("%s: the HTML shows no chart", team)
 	}
 	for _, ref := range refs {
-		img, ok := p.images[ref[1]]
+		img, ok := p.Images[ref[1]]
 		if !ok || !bytes.HasPrefix(img, []byte("\x89PNG\r\n\x1a\n")) {
 			t.Errorf("%s: cid:%s has no PNG part", team, ref[1])
 		}
@@ -251,7 +189,7 @@ func checkReportMail(t *testing.T, m sinkMsg, team string) {
 }
 
 func TestReportEmailOverSTARTTLSWithAuth(t *testing.T) {
-	cert, clientTLS := selfSigned(t)
+	cert, clientTLS := smtptest.SelfSigned(t)
 	const password = "s3cret-Pa55-word-9731"
 	sink := startSMTPSink(t, cert, "gpucost", password)
 	var logs bytes.Buffer
@@ -293,7 +231,7 @@ func TestReportEmailOverSTARTTLSWithAuth(t *testing.T) {
 		t.Fatalf("%d send rows, want 4", len(sends.rows))
 	}
 	for i, row := range sends.rows {
-		got := parseMail(t, msgs[i].data).header.Get("Message-Id")
+		got := smtptest.ParseMail(t, msgs[i].data).Header.Get("Message-Id")
 		if row.Status != schema.SendSent || row.WeekID != "2025-W48" || "<"+row.MessageID+">" != got || row.Recipients != teamAddress[row.Team] {
 			t.Errorf("send row %+v, message id %s", row, got)
 		}
@@ -306,7 +244,7 @@ func TestReportEmailOverSTARTTLSWithAuth(t *testing.T) {
 }
 
 func TestReportEmailFailures(t *testing.T) {
-	cert, clientTLS := selfSigned(t)
+	cert, clientTLS := smtptest.SelfSigned(t)
 	const password = "right-password-4411"
 	tests := []struct {
 		name     string

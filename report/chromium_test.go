@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/report/smtptest"
 	"github.com/gpucost/gpucost/tooltest"
 )
 
@@ -161,7 +162,7 @@ func TestEmailInChromium(t *testing.T) {
 	if _, err := m.WriteTo(&raw); err != nil {
 		t.Fatal(err)
 	}
-	e := MustParseEmail(t, raw.Bytes())
+	e := smtptest.ParseMail(t, raw.Bytes())
 	dir := t.TempDir()
 	html := e.HTML
 	for cid, data := range e.Images {

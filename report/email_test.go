@@ -2,92 +2,16 @@ package report_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"image/png"
-	"io"
 	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	"net/mail"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/report/smtptest"
 )
-
-// parsedEmail is a report email read back with the standard library's MIME parsers.
-type parsedEmail struct {
-	Header mail.Header
-	Text   string
-	HTML   string
-	// Images maps Content-ID (without brackets) to the decoded image part.
-	Images map[string][]byte
-	// Types lists every leaf part's media type, in order.
-	Types []string
-}
-
-// MustParseEmail parses raw as an RFC 5322 message with a MIME body, or fails the test.
-func MustParseEmail(tb testing.TB, raw []byte) parsedEmail {
-	tb.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		tb.Fatalf("reading the message: %v", err)
-	}
-	p := parsedEmail{Header: msg.Header, Images: map[string][]byte{}}
-	walkPart(tb, &p, msg.Header.Get("Content-Type"), msg.Header.Get("Content-Transfer-Encoding"), "", msg.Body)
-	return p
-}
-
-func walkPart(tb testing.TB, p *parsedEmail, contentType, encoding, contentID string, body io.Reader) {
-	tb.Helper()
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		tb.Fatalf("part Content-Type %q: %v", contentType, err)
-	}
-	if strings.HasPrefix(mt, "multipart/") {
-		mr := multipart.NewReader(body, params["boundary"])
-		for {
-			part, err := mr.NextRawPart()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				tb.Fatalf("reading a %s part: %v", mt, err)
-			}
-			walkPart(tb, p, part.Header.Get("Content-Type"), part.Header.Get("Content-Transfer-Encoding"), part.Header.Get("Content-ID"), part)
-		}
-	}
-	data := decodeTransfer(tb, encoding, body)
-	p.Types = append(p.Types, mt)
-	switch {
-	case mt == "text/plain":
-		p.Text = string(data)
-	case mt == "text/html":
-		p.HTML = string(data)
-	case strings.HasPrefix(mt, "image/"):
-		p.Images[strings.Trim(contentID, "<>")] = data
-	}
-}
-
-func decodeTransfer(tb testing.TB, encoding string, r io.Reader) []byte {
-	tb.Helper()
-	var dec io.Reader
-	switch strings.ToLower(encoding) {
-	case "base64":
-		dec = base64.NewDecoder(base64.StdEncoding, r)
-	case "quoted-printable":
-		dec = quotedprintable.NewReader(r)
-	default:
-		dec = r
-	}
-	b, err := io.ReadAll(dec)
-	if err != nil {
-		tb.Fatalf("decoding a %s part: %v", encoding, err)
-	}
-	return b
-}
 
 var cidRef = regexp.MustCompile(`src="cid:([^"]+)"`)
 
@@ -101,7 +25,7 @@ func TestEmailStructure(t *testing.T) {
 	if _, err := m.WriteTo(&raw); err != nil {
 		t.Fatal(err)
 	}
-	e := MustParseEmail(t, raw.Bytes())
+	e := smtptest.ParseMail(t, raw.Bytes())
 
 	for _, h := range []string{"From", "To", "Subject", "Date", "Message-Id", "Mime-Version", "Auto-Submitted"} {
 		if e.Header.Get(h) == "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/report/smtptest"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -190,7 +191,7 @@ func TestUntrustedTextInEmailHeaders(t *testing.T) {
 			t.Errorf("an injected header reached the message: %q", line)
 		}
 	}
-	e := MustParseEmail(t, raw.Bytes())
+	e := smtptest.ParseMail(t, raw.Bytes())
 	if _, ok := e.Header["Bcc"]; ok {
 		t.Error("message has a Bcc header")
 	}

@@ -169,14 +169,14 @@ func (s *leakScan) tree(what, dir string) map[string][]byte {
 			s.json(place, b)
 		}
 		if strings.HasSuffix(path, ".eml") {
-			m := parseMail(s.t, b)
+			m := smtptest.ParseMail(s.t, b)
 			var parts bytes.Buffer
-			for k, vs := range m.header {
+			for k, vs := range m.Header {
 				fmt.Fprintf(&parts, "%s: %s\n", k, strings.Join(vs, ", "))
 			}
-			parts.WriteString(m.text)
-			parts.WriteString(m.html)
-			for _, img := range m.images {
+			parts.WriteString(m.Text)
+			parts.WriteString(m.HTML)
+			for _, img := range m.Images {
 				parts.Write(img)
 			}
 			s.bytes(place+" (MIME-decoded)", parts.Bytes())

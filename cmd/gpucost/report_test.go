@@ -3,16 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,8 +17,6 @@ import (
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/report/smtptest"
-	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
@@ -44,107 +36,11 @@ func (s *smtpSink) messages() [][]byte {
 	return msgs
 }
 
-// parsedMail is a received message read back with the standard library (canary_test.go reads
-// the .eml files with it).
-type parsedMail struct {
-	header mail.Header
-	text   string
-	html   string
-	images map[string][]byte // by Content-ID
-}
-
-func parseMail(t *testing.T, raw []byte) parsedMail {
-	t.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("not an RFC 5322 message: %v", err)
-	}
-	p := parsedMail{header: msg.Header, images: map[string][]byte{}}
-	var walk func(ct, cte, cid string, body io.Reader)
-	walk = func(ct, cte, cid string, body io.Reader) {
-		mt, params, err := mime.ParseMediaType(ct)
-		if err != nil {
-			t.Fatalf("Content-Type %q: %v", ct, err)
-		}
-		if strings.HasPrefix(mt, "multipart/") {
-			mr := multipart.NewReader(body, params["boundary"])
-			for {
-				part, err := mr.NextRawPart()
-				if errors.Is(err, io.EOF) {
-					return
-				}
-				if err != nil {
-					t.Fatalf("reading %s: %v", mt, err)
-				}
-				walk(part.Header.Get("Content-Type"), part.Header.Get("Content-Transfer-Encoding"), part.Header.Get("Content-ID"), part)
-			}
-		}
-		switch strings.ToLower(cte) {
-		case "base64":
-			body = base64.NewDecoder(base64.StdEncoding, body)
-		case "quoted-printable":
-			body = quotedprintable.NewReader(body)
-		}
-		b, err := io.ReadAll(body)
-		if err != nil {
-			t.Fatalf("decoding a %s part: %v", mt, err)
-		}
-		switch {
-		case mt == "text/plain":
-			p.text = string(b)
-		case mt == "text/html":
-			p.html = string(b)
-		case strings.HasPrefix(mt, "image/"):
-			p.images[strings.Trim(cid, "<>")] = b
-		}
-	}
-	walk(msg.Header.Get("Content-Type"), msg.Header.Get("Content-Transfer-Encoding"), "", msg.Body)
-	return p
-}
-
-func loadReportStore(t *testing.T) string {
-	t.Helper()
-	dsn := storetest.DSN(t)
-	ctx := context.Background()
-	s, err := store.Open(ctx, dsn, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "optimizer", "testdata", "offers.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var offers []schema.Offer
-	if err := json.Unmarshal(data, &offers); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC().Truncate(time.Second)
-	byProvider := map[string][]schema.Offer{}
-	for _, o := range offers {
-		o.ObservedAt, o.RunID = now.Add(-time.Hour), "run-report-test"
-		byProvider[o.Provider] = append(byProvider[o.Provider], o)
-	}
-	for p, list := range byProvider {
-		if err := s.InsertOffers(ctx, "run-report-test", list); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.RecordRun(ctx, schema.ScrapeRun{RunID: "run-report-test", Provider: p, StartedAt: now.Add(-61 * time.Minute),
-			FinishedAt: now.Add(-time.Hour), Status: schema.RunOK, OffersParsed: uint32(len(list)), OffersLoaded: uint32(len(list))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dsn
-}
-
 // TestReportCommandSendsOnce: once the weekly job of serve has mailed every team (sendWeekly,
 // on a real ClickHouse and a real SMTP server; delivery/weekly_test.go runs it twice), the
 // command sends again only with --force, and --dry-run writes .eml files and sends nothing.
 func TestReportCommandSendsOnce(t *testing.T) {
-	dsn := loadReportStore(t)
+	dsn := storetest.MarketDSN(t)
 	sink := startSMTPSink(t)
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "gpucost.yaml")
@@ -205,7 +101,7 @@ func TestReportCommandSendsOnce(t *testing.T) {
 
 // TestReportCommandWritesFormats renders the report from ClickHouse to stdout and to a folder.
 func TestReportCommandWritesFormats(t *testing.T) {
-	dsn := loadReportStore(t)
+	dsn := storetest.MarketDSN(t)
 	out := t.TempDir()
 	getenv := func(k string) string {
 		switch k {

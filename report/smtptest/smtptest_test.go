@@ -1,50 +1,14 @@
 package smtptest_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
-	"net"
 	"net/smtp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpucost/gpucost/report/smtptest"
 )
-
-// selfSigned returns a certificate for 127.0.0.1 and a client TLS config that trusts only it.
-func selfSigned(t *testing.T) (*tls.Certificate, *tls.Config) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "smtptest"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
-		&tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
-}
 
 func dial(t *testing.T, s *smtptest.Server) *smtp.Client {
 	t.Helper()
@@ -84,7 +48,7 @@ func wantCode(t *testing.T, what string, err error, code int) {
 }
 
 func TestSTARTTLSAndPlainLogin(t *testing.T) {
-	cert, clientTLS := selfSigned(t)
+	cert, clientTLS := smtptest.SelfSigned(t)
 	var seen []smtptest.Auth
 	s := smtptest.Start(t, smtptest.Options{Cert: cert, User: "gpucost", Password: "pass word", OnAuth: func(a smtptest.Auth) { seen = append(seen, a) }})
 	if s.Port() == 0 || s.Addr() != fmt.Sprintf("127.0.0.1:%d", s.Port()) {
