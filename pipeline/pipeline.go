@@ -19,31 +19,17 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Run identifies one scrape run. Every offer of the run carries its ID and ObservedAt.
-type Run struct {
-	ID         string
-	ObservedAt time.Time
-}
-
-// Extract is what one source produced in one run.
-type Extract struct {
-	Offers   []schema.Offer
-	Payloads []schema.RawPayload
-	Attempts int     // HTTP attempts, retries included
-	Problems []error // partial failures: the offers are still good
-}
-
 // Source is one provider's price feed.
 //
 // Fetch returns the provider's offers for one run; it must honour ctx's deadline, which allows
 // Config.SourceTimeout of work. A source that must pause between requests (a provider's rate
-// limit) announces each pause with Pace(ctx, d) before it waits, and the deadline moves out by d,
-// up to Config.SourceTimeoutMax. An error means the source failed: whatever Extract holds
-// (payloads, attempts) is still recorded, its offers are not loaded. Name is the provider name
-// stored with every row.
+// limit) announces each pause with run.Pace(d) before it waits (or, holding only ctx, Pace(ctx,
+// d)), and the deadline moves out by d, up to Config.SourceTimeoutMax. An error means the source
+// failed: whatever the Extract holds (payloads, attempts) is still recorded, its offers are not
+// loaded. Name is the provider name stored with every row.
 type Source interface {
 	Name() string
-	Fetch(ctx context.Context, run Run) (Extract, error)
+	Fetch(ctx context.Context, run schema.Run) (schema.Extract, error)
 }
 
 // Sink stores batches.
@@ -253,7 +239,7 @@ type ReplayReport struct {
 // at all (another run holds the lock, the spool folder is unusable); provider failures are in the
 // Report.
 func (r *Runner) Run(ctx context.Context) (Report, error) {
-	run := Run{ID: r.newRunID(), ObservedAt: r.now().UTC().Truncate(time.Second)}
+	run := schema.Run{ID: r.newRunID(), ObservedAt: r.now().UTC().Truncate(time.Second)}
 	rep := Report{RunID: run.ID, ObservedAt: run.ObservedAt}
 	var sp *spool
 	if !r.opts.DryRun {
@@ -341,13 +327,13 @@ type extracted struct {
 	name     string
 	started  time.Time
 	finished time.Time
-	Extract
+	schema.Extract
 	err error
 }
 
 // extract fetches every source in parallel, at most Parallelism at once, each under its own
 // deadline (deadline.go). A failing source does not cancel the others.
-func (r *Runner) extract(ctx context.Context, run Run) []extracted {
+func (r *Runner) extract(ctx context.Context, run schema.Run) []extracted {
 	out := make([]extracted, len(r.sources))
 	var g errgroup.Group
 	g.SetLimit(r.cfg.Parallelism)
@@ -362,7 +348,7 @@ func (r *Runner) extract(ctx context.Context, run Run) []extracted {
 	return out
 }
 
-func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
+func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run) (ex extracted) {
 	ex.name = s.Name()
 	ex.started = r.now().UTC()
 	defer func() {
@@ -373,6 +359,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
 	}()
 	fd := newFetchDeadline(ctx, r.cfg.SourceTimeout, r.cfg.SourceTimeoutMax)
 	defer fd.stop()
+	run.Pacer = fd.pace // this source's own deadline
 	ex.Extract, ex.err = s.Fetch(fd, run)
 	if ex.err == nil && len(ex.Offers) == 0 {
 		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
@@ -384,7 +371,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
 }
 
 // prepare normalizes and validates one source's offers and builds its batch and report.
-func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev map[schema.Key]decimal.Decimal) (schema.Batch, ProviderReport) {
+func (r *Runner) prepare(run schema.Run, ex extracted, lastGood schema.ScrapeRun, prev map[schema.Key]decimal.Decimal) (schema.Batch, ProviderReport) {
 	pr := ProviderReport{Provider: ex.name, Parsed: len(ex.Offers), Attempts: ex.Attempts, Duration: ex.finished.Sub(ex.started),
 		Rejected: map[string]int{}, Flagged: map[string]int{}}
 	b := schema.Batch{Payloads: ex.Payloads}

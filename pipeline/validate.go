@@ -29,7 +29,7 @@ type validator struct {
 }
 
 // apply returns the offers to load, counting rejects and flags by reason.
-func (v validator) apply(run Run, provider string, in []schema.Offer, rejected, flagged map[string]int) []schema.Offer {
+func (v validator) apply(run schema.Run, provider string, in []schema.Offer, rejected, flagged map[string]int) []schema.Offer {
 	out := make([]schema.Offer, 0, len(in))
 	seen := make(map[schema.Key]bool, len(in))
 	for _, o := range in {
@@ -56,7 +56,7 @@ func (v validator) apply(run Run, provider string, in []schema.Offer, rejected, 
 
 // normalize stamps the run on the offer and settles what a source may leave implicit: unknown
 // classes, the per-GPU price, the stored precision, the canonical GPU model.
-func normalize(o *schema.Offer, run Run, provider string) {
+func normalize(o *schema.Offer, run schema.Run, provider string) {
 	o.RunID, o.ObservedAt, o.Provider = run.ID, run.ObservedAt, provider
 	o.Region = strings.TrimSpace(o.Region)
 	o.OfferID = strings.TrimSpace(o.OfferID)

@@ -221,7 +221,7 @@ type Response struct {
 }
 
 // Payload returns the response as a raw payload of run for provider.
-func (r *Response) Payload(run Run, provider string) schema.RawPayload {
+func (r *Response) Payload(run schema.Run, provider string) schema.RawPayload {
 	return schema.RawPayload{
 		RunID:     run.ID,
 		Provider:  provider,
@@ -564,7 +564,7 @@ type attemptKey struct{}
 
 // WithAttemptCounter returns a context under which every HTTP attempt through a Client (retries
 // included, replayed requests counting one) increments the returned counter, and any counter of
-// an enclosing context. Sources use it to fill Result.Attempts, colly ones too: colly passes
+// an enclosing context. Sources use it to fill Extract.Attempts, colly ones too: colly passes
 // its StdlibContext to each request.
 func WithAttemptCounter(ctx context.Context) (context.Context, *AttemptCounter) {
 	parent, _ := ctx.Value(attemptKey{}).(*AttemptCounter)

@@ -57,7 +57,7 @@ const (
 // set only when the body as a whole is unusable (cut short: ErrIncomplete; not JSON, trailing
 // data, an API error object or no data: ErrLayoutChanged; no GPU offer at all: ErrNoOffers;
 // more than MaxOffers).
-func ParseLambda(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseLambda(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	types := &lambdaTypes{run: run, sourceURL: sourceURL, seen: map[string]bool{}}
 	resp := lambdaResponse{Data: types}
@@ -96,7 +96,7 @@ type lambdaResponse struct {
 
 // lambdaTypes decodes the data object one instance type at a time.
 type lambdaTypes struct {
-	run       Run
+	run       schema.Run
 	sourceURL string
 	found     bool
 	n         int // members
@@ -163,7 +163,7 @@ var (
 )
 
 // lambdaOffer turns one instance type into an offer. ok is false for CPU-only types.
-func lambdaOffer(key string, it lambdaItem, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	t := it.InstanceType
 	if t == nil {
 		return o, false, fmt.Errorf("instance type %q: no instance_type object", clip(key, 60))
@@ -343,7 +343,7 @@ func lambdaSpec(raw json.RawMessage, f float64) *float64 {
 // rows. A page without the heading, the tabs, a tab panel without rows, or no priced row at
 // all is a layout change and returns an error wrapping ErrLayoutChanged, never an empty
 // success.
-func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseLambdaPage(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	if err := checkPage(body); err != nil {
 		return nil, nil, fmt.Errorf("pricing page: %w", err)
@@ -435,7 +435,7 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 var lambdaTabRe = regexp.MustCompile(`^(\d+)\s*[xX×]$`)
 
 // lambdaPageOffer turns one pricing-page row into an offer; ok is false for an unpriced row.
-func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+func lambdaPageOffer(tr *goquery.Selection, count int, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	plan, _ := tr.Attr("data-plan")
 	plan = normalizeSpace(plan)
 	cells := map[string]string{}
@@ -523,8 +523,6 @@ type Lambda struct {
 	logger *slog.Logger
 }
 
-var _ Source = (*Lambda)(nil)
-
 // NewLambda returns the Lambda source fetching through client. A nil logger discards. An invalid
 // URL makes every Fetch fail with a clear error.
 func NewLambda(client *Client, cfg LambdaConfig, logger *slog.Logger) *Lambda {
@@ -548,9 +546,9 @@ func (l *Lambda) Name() string { return LambdaName }
 
 // Fetch fetches Lambda's prices: the instance-types API when a key is configured, else the
 // public pricing page.
-func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
+func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	if l.cfgErr != nil {
-		return Result{}, sourceError(LambdaName, l.cfgErr)
+		return schema.Extract{}, sourceError(LambdaName, l.cfgErr)
 	}
 	if l.key == "" {
 		l.logger.Debug("Lambda API key not set: scraping the pricing page")
@@ -569,7 +567,7 @@ func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
 
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = l.client.withBudget(ctx)
-	var res Result
+	var res schema.Extract
 	resp, err := l.client.Do(ctx, Request{
 		Source:  LambdaName,
 		URL:     l.apiURL,

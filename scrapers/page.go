@@ -73,8 +73,8 @@ func pageDomains(host string) []string {
 // fetch gets the page under ctx and returns its body and the run's bookkeeping (payloads of every
 // response, attempts). A non-2xx answer is a *StatusError, a forbidden redirect wraps
 // colly.ErrForbiddenDomain, an oversized body ErrBodyTooLarge; ctx's deadline bounds it all.
-func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, Result, error) {
-	var res Result
+func (p pageFetch) fetch(ctx context.Context, client *Client, run schema.Run) ([]byte, schema.Extract, error) {
+	var res schema.Extract
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	ctx, attempts := WithAttemptCounter(ctx)

@@ -41,8 +41,6 @@ type RunPod struct {
 	logger *slog.Logger
 }
 
-var _ Source = (*RunPod)(nil)
-
 // NewRunPod returns the RunPod source fetching through client. A nil logger discards.
 func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
 	if cfg.URL == "" {
@@ -55,10 +53,10 @@ func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
 func (r *RunPod) Name() string { return RunPodName }
 
 // Fetch posts the gpuTypes query once and parses the answer.
-func (r *RunPod) Fetch(ctx context.Context, run Run) (Result, error) {
+func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = r.client.withBudget(ctx)
-	var res Result
+	var res schema.Extract
 	body, err := json.Marshal(map[string]string{"query": runPodQuery})
 	if err != nil {
 		return res, sourceError(RunPodName, err)
@@ -140,7 +138,7 @@ const runPodPlaceholder = 0.5
 // the error is set when the body is not a whole gpuTypes response (ErrIncomplete when it is cut
 // short, ErrLayoutChanged when it is something else), yields no offer (ErrNoOffers) or more
 // than MaxOffers.
-func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseRunPod(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	types := &runPodTypes{run: run, sourceURL: sourceURL}
 	var resp struct {
 		Data struct {
@@ -173,7 +171,7 @@ func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer,
 
 // runPodTypes decodes data.gpuTypes one type at a time.
 type runPodTypes struct {
-	run       Run
+	run       schema.Run
 	sourceURL string
 	found     bool
 	offers    []schema.Offer
@@ -229,7 +227,7 @@ func (e *runPodErrors) UnmarshalJSON(data []byte) error {
 	})
 }
 
-func runPodOffers(g runPodGPUType, run Run, sourceURL string) []schema.Offer {
+func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Offer {
 	base := schema.Offer{
 		ObservedAt: run.ObservedAt.UTC(),
 		RunID:      run.ID,

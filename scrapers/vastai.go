@@ -82,8 +82,6 @@ type Vast struct {
 	logger *slog.Logger
 }
 
-var _ Source = (*Vast)(nil)
-
 // NewVast returns the Vast.ai source fetching through client. A nil logger discards.
 func NewVast(client *Client, cfg VastConfig, logger *slog.Logger) *Vast {
 	return &Vast{cfg: cfg.withDefaults(), client: client, logger: orDiscard(logger)}
@@ -117,8 +115,8 @@ var numGPUBuckets = []struct {
 // run fails when every slice failed or nothing was parsed, and at once when the source's byte
 // budget is spent, a page holds more rows than asked for, or ctx is done: those would leave a
 // smaller market, not a missing slice. Each pause between two requests is announced with
-// WithPacer's pacer before it is kept, so a deadline can follow the plan (docs/providers.md §1.3).
-func (v *Vast) Fetch(ctx context.Context, run Run) (res Result, err error) {
+// run.Pace before it is kept, so a deadline can follow the plan (docs/providers.md §1.3).
+func (v *Vast) Fetch(ctx context.Context, run schema.Run) (res schema.Extract, err error) {
 	defer func() { res.Problems = sourceErrors(VastName, capProblems(res.Problems)) }()
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = v.client.withBudget(ctx)
@@ -167,8 +165,8 @@ func vastFatal(ctx context.Context, err error) bool {
 // vastFetch is the state of one Fetch.
 type vastFetch struct {
 	v        *Vast
-	run      Run
-	res      Result
+	run      schema.Run
+	res      schema.Extract
 	seen     map[string]bool // ask ids already turned into offers
 	requests int
 	ascAsks  []string // the ask ids of the last ascending page
@@ -214,7 +212,7 @@ func (f *vastFetch) slice(ctx context.Context, s vastSlice, split bool) error {
 // its slice, which is the one fetched just before it.
 func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, error) {
 	if f.requests > 0 && f.v.cfg.RequestInterval > 0 {
-		pace(ctx, f.v.cfg.RequestInterval)
+		f.run.Pace(f.v.cfg.RequestInterval)
 		t := time.NewTimer(f.v.cfg.RequestInterval)
 		select {
 		case <-ctx.Done():
@@ -344,7 +342,7 @@ type vastOffer struct {
 // A row without an id, GPU count or price is skipped and reported in problems. The error is set
 // when the body is not a whole Vast search response (ErrIncomplete when it is cut short,
 // ErrLayoutChanged when it is something else) or holds more than MaxOffers offers.
-func ParseVast(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseVast(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	p, err := parseVast(body, run, sourceURL, MaxOffers)
 	return p.offers, sourceErrors(VastName, capProblems(p.problems)), err
 }
@@ -358,7 +356,7 @@ type vastPage struct {
 }
 
 // parseVast parses one search answer row by row, failing when it has more than maxRows rows.
-func parseVast(body []byte, run Run, sourceURL string, maxRows int) (vastPage, error) {
+func parseVast(body []byte, run schema.Run, sourceURL string, maxRows int) (vastPage, error) {
 	rows := &vastRows{run: run, sourceURL: sourceURL, maxRows: maxRows}
 	doc := struct {
 		Offers *vastRows `json:"offers"`
@@ -374,7 +372,7 @@ func parseVast(body []byte, run Run, sourceURL string, maxRows int) (vastPage, e
 
 // vastRows decodes the "offers" array of a search answer one row at a time.
 type vastRows struct {
-	run       Run
+	run       schema.Run
 	sourceURL string
 	maxRows   int
 	found     bool
@@ -419,7 +417,7 @@ func vastRowID(vo vastOffer, i int) string {
 	return "#" + strconv.Itoa(i)
 }
 
-func vastOffers(vo vastOffer, run Run, sourceURL string) ([]schema.Offer, error) {
+func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer, error) {
 	if _, err := vo.ID.Int64(); err != nil {
 		return nil, fmt.Errorf("no usable id %q", vo.ID)
 	}
