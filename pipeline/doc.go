@@ -21,11 +21,11 @@
 //     timestamps it may be partly stored under, is the one the sink completes.
 //   - One batch never blocks the others: a spooled batch that fails to load is retried by the
 //     next runs while the ones behind it load; after Config.MaxLoadAttempts failures, or at once
-//     when the sink rejects it as such (ErrRejected) or its file cannot be read, it moves to the
-//     spool's quarantine folder with a .failures file of the reasons. A sink that is
-//     unavailable (ErrUnavailable) counts no failures: every batch waits. The Report says how
-//     many batches wait and how many are in quarantine (cmd/gpucost turns both into exit codes),
-//     and Metrics exports both.
+//     when the sink rejects it as such (schema.ErrRejected) or its file cannot be read, it moves
+//     to the spool's quarantine folder with a .failures file of the reasons. A sink that is
+//     unavailable (schema.ErrUnavailable) counts no failures: every batch waits. The Report says
+//     how many batches wait and how many are in quarantine (cmd/gpucost turns both into exit
+//     codes), and Metrics exports both.
 //   - No secret is written: each batch (payload URLs and bodies, the run-log error, the offers'
 //     text) passes Options.Redactor before it is spooled or loaded, and so do the errors the
 //     run reports and records in the spool.
@@ -38,5 +38,7 @@
 //     without its write-ahead copy (a kill during that load is then not recovered).
 //
 // The package knows nothing of provider formats or of ClickHouse: it declares the Source, Sink
-// and History interfaces it consumes, and cmd/gpucost wires the scrapers and the store in.
+// and History interfaces it consumes, over schema's types (schema.Run, schema.Extract,
+// schema.Batch and the load failure kinds), and cmd/gpucost hands it the scrapers and the store
+// as they are.
 package pipeline

@@ -38,18 +38,13 @@ type Source interface {
 // stored, and reports whether the whole batch was already there. It must be safe to call again
 // with the same batch after a failure or after a call cut off at any point (the process
 // killed): the pipeline loads every batch again, from its spool, until one call returns nil.
-// Its error wraps ErrUnavailable when the sink could not be reached (the batch is not at fault,
-// and no other batch would load either), ErrRejected when the sink will never store this batch;
-// any other error is a failed attempt of this batch.
+// Its error wraps schema.ErrUnavailable when the sink could not be reached (the batch is not at
+// fault, and no other batch would load either), schema.ErrRejected when the sink will never
+// store this batch; any other error is a failed attempt of this batch. The ClickHouse store
+// (store.Store, store.Lazy) is one as it is.
 type Sink interface {
 	LoadBatch(ctx context.Context, b schema.Batch) (skipped bool, err error)
 }
-
-// Kinds of Sink errors (see Sink).
-var (
-	ErrUnavailable = errors.New("the store is unavailable")
-	ErrRejected    = errors.New("the store rejects the batch")
-)
 
 // Stages of a batch's load, passed to Options.OnStage as each is reached, in this order. A batch
 // the spool held from an earlier run starts at StageSpooled.
@@ -456,7 +451,7 @@ func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch, pr *Provid
 		pr.Spooled = true // the run is being stopped: the next one loads it
 		return
 	}
-	err := fmt.Errorf("%w: the run is stopping", ErrUnavailable)
+	err := fmt.Errorf("%w: the run is stopping", schema.ErrUnavailable)
 	if ctx.Err() == nil {
 		// A fresh deadline, not cancelled by a shutdown signal: a load in flight finishes.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.LoadTimeout)
@@ -493,14 +488,14 @@ func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch, pr *Provid
 // is counted in the batch's .failures file, and the batch goes to quarantine once it has failed
 // MaxLoadAttempts times. It returns the batch's path in quarantine when it went there.
 func (r *Runner) failed(sp *spool, name, provider string, err error) (quarantined string, stop bool) {
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, schema.ErrUnavailable) {
 		return "", true
 	}
 	attempts, ferr := sp.fail(name, r.now(), r.opts.Redactor.Error(err))
 	if ferr != nil {
 		r.logger.Error("Recording a failed load failed", "file", name, "err", ferr)
 	}
-	if !errors.Is(err, ErrRejected) && attempts < r.cfg.MaxLoadAttempts {
+	if !errors.Is(err, schema.ErrRejected) && attempts < r.cfg.MaxLoadAttempts {
 		r.logger.Warn("A spooled batch failed to load; it is tried again by the next run", "file", name, "failures", attempts, "max", r.cfg.MaxLoadAttempts)
 		return "", false
 	}
@@ -533,7 +528,7 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 		if err != nil {
 			rr.Error = r.opts.Redactor.String(err.Error())
 			if errors.Is(err, errNotABatch) {
-				err = fmt.Errorf("%w: %w", ErrRejected, err) // it will never read better
+				err = fmt.Errorf("%w: %w", schema.ErrRejected, err) // it will never read better
 			}
 			if q, _ := r.failed(sp, f, "", err); q != "" {
 				rr.Quarantined = true

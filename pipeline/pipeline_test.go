@@ -63,7 +63,7 @@ func (m *memStore) LoadBatch(_ context.Context, b schema.Batch) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
-		return false, fmt.Errorf("%w: dial tcp 127.0.0.1:19000: connection refused", pipeline.ErrUnavailable)
+		return false, fmt.Errorf("%w: dial tcp 127.0.0.1:19000: connection refused", schema.ErrUnavailable)
 	}
 	if m.during != nil {
 		m.during(b)

@@ -213,7 +213,7 @@ func TestRejectedBatchIsQuarantinedAtOnce(t *testing.T) {
 	spoolDir := t.TempDir()
 	st.fail = func(b schema.Batch) error {
 		if b.Run.Provider == "bad" {
-			return fmt.Errorf("%w: offer 1 belongs to another run", pipeline.ErrRejected)
+			return fmt.Errorf("%w: offer 1 belongs to another run", schema.ErrRejected)
 		}
 		return nil
 	}

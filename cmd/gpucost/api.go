@@ -65,7 +65,7 @@ func newAnalytics(store func(ctx context.Context) (analyticsStore, error), gate 
 // mountAPI adds the JSON API and the dashboard to the server's mux.
 func (s *server) mountAPI(mux *http.ServeMux) {
 	st := func(ctx context.Context) (analyticsStore, error) {
-		st, err := s.store.get(ctx)
+		st, err := s.store.Store(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
 )
 
 const serveHelp = `Run gpucost as a service: a scheduler (UTC cron) that runs the scrape (serve.scrape_schedule),
@@ -77,7 +78,7 @@ type server struct {
 	logger   *slog.Logger
 	registry *prometheus.Registry
 	metrics  *pipeline.Metrics
-	store    *lazyStore
+	store    *store.Lazy
 	gate     *storeGate         // every store read of the HTTP side
 	runLog   *refresher[runLog] // what /healthz reports of the runs
 	cron     *cron.Cron
@@ -110,7 +111,7 @@ func newServer(cfg Config, e env, logger *slog.Logger) (*server, error) {
 		logger:   logger,
 		registry: reg,
 		metrics:  pipeline.NewMetrics(reg),
-		store:    newLazyStore(cfg.ClickHouse, logger),
+		store:    newLazyStore(cfg.ClickHouse, logger, nil),
 		// SkipIfStillRunning must wrap Recover, not the other way round: its token is put back
 		// without a defer, so a panic passing through it would skip the job forever after
 		// (cron v3.0.1 chain.go; TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM pins this).
@@ -131,7 +132,7 @@ const healthzRefresh = 2 * time.Second
 
 // probe is the store gate's liveness check: the smallest query on gpucost's own tables.
 func (s *server) probe(ctx context.Context) error {
-	st, err := s.store.get(ctx)
+	st, err := s.store.Store(ctx)
 	if err != nil {
 		return err
 	}
@@ -336,7 +337,7 @@ type runLog struct {
 func (s *server) lastRuns(ctx context.Context) (runLog, error) {
 	var runs, goods []schema.ScrapeRun
 	err := s.gate.do(ctx, func(ctx context.Context) error {
-		st, err := s.store.get(ctx)
+		st, err := s.store.Store(ctx)
 		if err != nil {
 			return err
 		}
