@@ -3,6 +3,9 @@
 // rows with counted reasons, flag suspicious ones) → load (one batch per provider: raw payloads,
 // offers, run-log row) into a Sink.
 //
+// Normalizing stamps every row of a batch, offers and payloads, with the run (schema.Run.Stamp)
+// and the provider, whatever the source put there, so a batch holds its own run's rows only.
+//
 // Reliability rules it enforces:
 //   - One source failing never stops the others; its run-log row says why, and the run's status
 //     is partial.

@@ -26,7 +26,8 @@ import (
 // limit) announces each pause with run.Pace(d) before it waits (or, holding only ctx, Pace(ctx,
 // d)), and the deadline moves out by d, up to Config.SourceTimeoutMax. An error means the source
 // failed: whatever the Extract holds (payloads, attempts) is still recorded, its offers are not
-// loaded. Name is the provider name stored with every row.
+// loaded. Name is the provider name stored with every row. The run's stamp on offers and
+// payloads is the pipeline's to set.
 type Source interface {
 	Name() string
 	Fetch(ctx context.Context, run schema.Run) (schema.Extract, error)

@@ -54,10 +54,12 @@ func (v validator) apply(run schema.Run, provider string, in []schema.Offer, rej
 	return out
 }
 
-// normalize stamps the run on the offer and settles what a source may leave implicit: unknown
-// classes, the per-GPU price, the stored precision, the canonical GPU model.
+// normalize stamps the run and provider on the offer (whatever the source put there: a batch
+// holds its own run's rows only) and settles what a source may leave implicit: unknown classes,
+// the per-GPU price, the stored precision, the canonical GPU model.
 func normalize(o *schema.Offer, run schema.Run, provider string) {
-	o.RunID, o.ObservedAt, o.Provider = run.ID, run.ObservedAt, provider
+	run.Stamp(o)
+	o.Provider = provider
 	o.Region = strings.TrimSpace(o.Region)
 	o.OfferID = strings.TrimSpace(o.OfferID)
 	if o.IntraNode == "" {

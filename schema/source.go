@@ -20,6 +20,11 @@ func (r Run) Pace(d time.Duration) {
 	}
 }
 
+// Stamp marks o as an observation of the run: its run id and observation time (UTC).
+func (r Run) Stamp(o *Offer) {
+	o.RunID, o.ObservedAt = r.ID, r.ObservedAt.UTC()
+}
+
 // Extract is what one source produced in one run.
 type Extract struct {
 	Offers   []Offer

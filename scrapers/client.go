@@ -220,11 +220,10 @@ type Response struct {
 	FetchedAt   time.Time
 }
 
-// Payload returns the response as a raw payload of run for provider.
-func (r *Response) Payload(run schema.Run, provider string) schema.RawPayload {
+// Payload returns the response as a raw payload. Its run and provider are the pipeline's to
+// stamp, as it does on every row of a batch.
+func (r *Response) Payload() schema.RawPayload {
 	return schema.RawPayload{
-		RunID:     run.ID,
-		Provider:  provider,
 		URL:       r.URL,
 		Status:    uint16(r.StatusCode),
 		FetchedAt: r.FetchedAt.UTC(),

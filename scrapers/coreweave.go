@@ -276,8 +276,6 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run schema.Run, s
 	}
 
 	base := schema.Offer{
-		ObservedAt: run.ObservedAt.UTC(),
-		RunID:      run.ID,
 		SourceURL:  sourceURL,
 		Provider:   CoreWeaveName,
 		OfferID:    product + "/" + region,
@@ -291,6 +289,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run schema.Run, s
 		Stock:      schema.StockUnknown,
 		DQFlags:    []schema.DQFlag{},
 	}
+	run.Stamp(&base)
 	match := applyGPU(&base, CoreWeaveName, name, vram)
 	base.IntraNode, base.InterNode = coreweaveInterconnect(name, match, count)
 	var out []schema.Offer
@@ -371,7 +370,7 @@ func (c *CoreWeave) Fetch(ctx context.Context, run schema.Run) (schema.Extract, 
 	if c.cfgErr != nil {
 		return schema.Extract{}, sourceError(CoreWeaveName, c.cfgErr)
 	}
-	body, res, err := c.page.fetch(ctx, c.client, run)
+	body, res, err := c.page.fetch(ctx, c.client)
 	if err != nil {
 		return res, sourceError(CoreWeaveName, err)
 	}

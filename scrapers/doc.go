@@ -25,6 +25,12 @@
 // values naming the source, and wrap the sentinels of source.go where one applies. Fetch honours
 // ctx's deadline and cancellation. Sources are safe for concurrent use by different runs.
 //
+// # The run
+//
+// Each offer is stamped with the run the source is handed (schema.Run.Stamp), so a parse is a
+// whole observation on its own; the pipeline stamps the offers again with the same run, and is
+// the only one to stamp the raw payloads.
+//
 // # Whole bodies, bounded memory
 //
 // A parser proves the body it reads arrived whole before it trusts it (complete.go): JSON

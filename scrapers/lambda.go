@@ -236,8 +236,6 @@ func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o
 	}
 
 	o = schema.Offer{
-		ObservedAt:         run.ObservedAt.UTC(),
-		RunID:              run.ID,
 		SourceURL:          sourceURL,
 		Provider:           LambdaName,
 		OfferID:            id,
@@ -254,6 +252,7 @@ func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o
 		Stock:              schema.StockUnknown,
 		DQFlags:            flags,
 	}
+	run.Stamp(&o)
 	if len(it.Regions) == 0 {
 		o.Stock = schema.StockNone
 	}
@@ -473,8 +472,6 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run schema.Run, sourceURL
 	}
 	price := perGPU.Mul(decimal.NewFromInt(int64(count))).Round(schema.PriceDecimals)
 	o = schema.Offer{
-		ObservedAt:         run.ObservedAt.UTC(),
-		RunID:              run.ID,
 		SourceURL:          sourceURL,
 		Provider:           LambdaName,
 		OfferID:            id,
@@ -491,6 +488,7 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run schema.Run, sourceURL
 		Stock:              schema.StockUnknown,
 		DQFlags:            []schema.DQFlag{},
 	}
+	run.Stamp(&o)
 	match := applyGPU(&o, LambdaName, plan, vram)
 	o.IntraNode = lambdaIntraNode(form, match, count)
 	return o, true, nil
@@ -552,7 +550,7 @@ func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 	}
 	if l.key == "" {
 		l.logger.Debug("Lambda API key not set: scraping the pricing page")
-		body, res, err := l.page.fetch(ctx, l.client, run)
+		body, res, err := l.page.fetch(ctx, l.client)
 		if err != nil {
 			return res, sourceError(LambdaName, err)
 		}
@@ -577,7 +575,7 @@ func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 	res.Attempts = attempts.Count()
 	if resp != nil {
 		// Its body is scrubbed of the key already: the client learnt it from the request.
-		res.Payloads = append(res.Payloads, resp.Payload(run, LambdaName))
+		res.Payloads = append(res.Payloads, resp.Payload())
 	}
 	if err != nil {
 		return res, sourceError(LambdaName, fmt.Errorf("querying instance types: %w", err))

@@ -68,7 +68,7 @@ func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 	resp, err := r.client.Do(ctx, Request{Source: RunPodName, Method: http.MethodPost, URL: r.cfg.URL, Header: h, Body: body})
 	res.Attempts = attempts.Count()
 	if resp != nil {
-		res.Payloads = append(res.Payloads, resp.Payload(run, RunPodName))
+		res.Payloads = append(res.Payloads, resp.Payload())
 	}
 	if err != nil {
 		return res, sourceError(RunPodName, fmt.Errorf("querying gpuTypes: %w", err))
@@ -229,15 +229,14 @@ func (e *runPodErrors) UnmarshalJSON(data []byte) error {
 
 func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Offer {
 	base := schema.Offer{
-		ObservedAt: run.ObservedAt.UTC(),
-		RunID:      run.ID,
-		SourceURL:  sourceURL,
-		Provider:   RunPodName,
-		GPUCount:   1,
-		InterNode:  schema.InterNone,
-		Stock:      schema.StockUnknown,
-		DQFlags:    []schema.DQFlag{},
+		SourceURL: sourceURL,
+		Provider:  RunPodName,
+		GPUCount:  1,
+		InterNode: schema.InterNone,
+		Stock:     schema.StockUnknown,
+		DQFlags:   []schema.DQFlag{},
 	}
+	run.Stamp(&base)
 	vram := 0.0
 	if positive(g.MemoryInGb) {
 		vram = *g.MemoryInGb

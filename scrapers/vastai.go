@@ -229,7 +229,7 @@ func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, e
 	}
 	resp, err := f.v.client.Do(ctx, Request{Source: VastName, Method: http.MethodPost, URL: f.v.cfg.URL, Header: h, Body: body})
 	if resp != nil {
-		f.res.Payloads = append(f.res.Payloads, resp.Payload(f.run, VastName))
+		f.res.Payloads = append(f.res.Payloads, resp.Payload())
 	}
 	if err != nil {
 		return 0, err
@@ -442,18 +442,17 @@ func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer,
 	}
 
 	o := schema.Offer{
-		ObservedAt: run.ObservedAt.UTC(),
-		RunID:      run.ID,
-		SourceURL:  sourceURL,
-		Provider:   VastName,
-		OfferID:    vo.ID.String(),
-		Tier:       schema.TierUnverified,
-		GPUCount:   count,
-		IntraNode:  schema.IntraUnknown,
-		InterNode:  schema.InterNone,
-		Stock:      schema.StockUnknown,
-		DQFlags:    []schema.DQFlag{},
+		SourceURL: sourceURL,
+		Provider:  VastName,
+		OfferID:   vo.ID.String(),
+		Tier:      schema.TierUnverified,
+		GPUCount:  count,
+		IntraNode: schema.IntraUnknown,
+		InterNode: schema.InterNone,
+		Stock:     schema.StockUnknown,
+		DQFlags:   []schema.DQFlag{},
 	}
+	run.Stamp(&o)
 	if vo.Verification != nil && *vo.Verification == "verified" {
 		o.Tier = schema.TierVerified
 	}
