@@ -4,7 +4,12 @@
 // offers, run-log row) into a Sink.
 //
 // Normalizing stamps every row of a batch, offers and payloads, with the run (schema.Run.Stamp)
-// and the provider, whatever the source put there, so a batch holds its own run's rows only.
+// and the provider, whatever the source put there, so a batch holds its own run's rows only. It
+// rounds no price a source set: a price is rounded once, where it is priced, and the scrapers
+// price every offer they parse (scrapers/doc.go). The pipeline prices only an offer whose
+// source gave its whole-offer price alone, from that price as given (schema.Offer.SetPrice), and
+// rejects a price with more decimals than are stored (RejectUnroundedPrice) rather than rounding
+// it a second time.
 //
 // Reliability rules it enforces:
 //   - One source failing never stops the others; its run-log row says why, and the run's status

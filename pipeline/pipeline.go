@@ -26,8 +26,11 @@ import (
 // limit) announces each pause with run.Pace(d) before it waits (or, holding only ctx, Pace(ctx,
 // d)), and the deadline moves out by d, up to Config.SourceTimeoutMax. An error means the source
 // failed: whatever the Extract holds (payloads, attempts) is still recorded, its offers are not
-// loaded. Name is the provider name stored with every row. The run's stamp on offers and
-// payloads is the pipeline's to set.
+// loaded. Name is the provider name stored with every row. An offer comes priced, its prices
+// rounded once to schema.PriceDecimals from the exact amount quoted (schema.Offer.SetPrice or
+// SetPricePerGPU), or with only its whole-offer price, exact, and a zero per-GPU price: the
+// pipeline then prices it (validate.go). The run's stamp on offers and payloads is the
+// pipeline's to set. The scrapers' sources are Sources as they are.
 type Source interface {
 	Name() string
 	Fetch(ctx context.Context, run schema.Run) (schema.Extract, error)

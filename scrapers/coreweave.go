@@ -265,7 +265,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run schema.Run, s
 			return nil, fmt.Errorf("%s: %s: %w", where, p.class, err)
 		}
 		if offered {
-			prices[p.kind] = d.Round(schema.PriceDecimals)
+			prices[p.kind] = d // exact: priced rounds it once
 		}
 	}
 	if found == 0 {

@@ -25,11 +25,17 @@
 // values naming the source, and wrap the sentinels of source.go where one applies. Fetch honours
 // ctx's deadline and cancellation. Sources are safe for concurrent use by different runs.
 //
-// # The run
+// # Prices and the run
 //
-// Each offer is stamped with the run the source is handed (schema.Run.Stamp), so a parse is a
-// whole observation on its own; the pipeline stamps the offers again with the same run, and is
-// the only one to stamp the raw payloads.
+// A price is read as the decimal its text says, never through float64: JSON numbers through
+// exactNumber (Vast, RunPod), Lambda's cents through lambdaNumber, page cells through parseUSD;
+// sums (Vast's dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced
+// once from that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or
+// directly for Lambda's API) or SetPricePerGPU (Lambda's page, which quotes per GPU): its
+// whole-offer and per-GPU prices are each rounded once, the only rounding a price gets on its way
+// to the store (the pipeline rounds none again). Each offer is stamped with the run the source is handed (schema.Run.Stamp), so a parse
+// is a whole observation on its own; the pipeline stamps the offers again with the same run, and
+// is the only one to stamp the raw payloads.
 //
 // # Whole bodies, bounded memory
 //

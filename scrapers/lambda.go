@@ -216,7 +216,6 @@ func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o
 	case !cents.IsPositive():
 		return o, false, fmt.Errorf("instance type %q: price_cents_per_hour %s is not positive", where, cents)
 	}
-	price := cents.Shift(-2).Round(schema.PriceDecimals)
 
 	raw := gpuDesc
 	if raw == "" {
@@ -236,23 +235,22 @@ func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o
 	}
 
 	o = schema.Offer{
-		SourceURL:          sourceURL,
-		Provider:           LambdaName,
-		OfferID:            id,
-		Tier:               schema.TierDatacenter,
-		GPUNameRaw:         raw,
-		GPUCount:           uint16(count),
-		VCPUs:              lambdaSpec(t.Specs.VCPUs, 1),
-		RAMGB:              lambdaSpec(t.Specs.MemoryGiB, gpus.GiB),
-		DiskGB:             lambdaSpec(t.Specs.StorageGiB, gpus.GiB),
-		PriceType:          schema.OnDemand,
-		PriceUSDPerHour:    price,
-		PriceUSDPerGPUHour: schema.PerGPU(price, uint16(count)),
-		InterNode:          schema.InterUnknown,
-		Stock:              schema.StockUnknown,
-		DQFlags:            flags,
+		SourceURL:  sourceURL,
+		Provider:   LambdaName,
+		OfferID:    id,
+		Tier:       schema.TierDatacenter,
+		GPUNameRaw: raw,
+		GPUCount:   uint16(count),
+		VCPUs:      lambdaSpec(t.Specs.VCPUs, 1),
+		RAMGB:      lambdaSpec(t.Specs.MemoryGiB, gpus.GiB),
+		DiskGB:     lambdaSpec(t.Specs.StorageGiB, gpus.GiB),
+		PriceType:  schema.OnDemand,
+		InterNode:  schema.InterUnknown,
+		Stock:      schema.StockUnknown,
+		DQFlags:    flags,
 	}
 	run.Stamp(&o)
+	o.SetPrice(cents.Shift(-2)) // cents per instance, exact
 	if len(it.Regions) == 0 {
 		o.Stock = schema.StockNone
 	}
@@ -470,25 +468,23 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run schema.Run, sourceURL
 	if vramText != "" {
 		id += " (" + vramText + ")"
 	}
-	price := perGPU.Mul(decimal.NewFromInt(int64(count))).Round(schema.PriceDecimals)
 	o = schema.Offer{
-		SourceURL:          sourceURL,
-		Provider:           LambdaName,
-		OfferID:            id,
-		Tier:               schema.TierDatacenter,
-		GPUNameRaw:         plan,
-		GPUCount:           uint16(count),
-		VCPUs:              optNumber(cells["VCPUS"], 1),
-		RAMGB:              optSize(cells["RAM"]),
-		DiskGB:             optSize(cells["STORAGE"]),
-		PriceType:          schema.OnDemand,
-		PriceUSDPerHour:    price,
-		PriceUSDPerGPUHour: perGPU.Round(schema.PriceDecimals),
-		InterNode:          schema.InterUnknown,
-		Stock:              schema.StockUnknown,
-		DQFlags:            []schema.DQFlag{},
+		SourceURL:  sourceURL,
+		Provider:   LambdaName,
+		OfferID:    id,
+		Tier:       schema.TierDatacenter,
+		GPUNameRaw: plan,
+		GPUCount:   uint16(count),
+		VCPUs:      optNumber(cells["VCPUS"], 1),
+		RAMGB:      optSize(cells["RAM"]),
+		DiskGB:     optSize(cells["STORAGE"]),
+		PriceType:  schema.OnDemand,
+		InterNode:  schema.InterUnknown,
+		Stock:      schema.StockUnknown,
+		DQFlags:    []schema.DQFlag{},
 	}
 	run.Stamp(&o)
+	o.SetPricePerGPU(perGPU) // the page prices per GPU
 	match := applyGPU(&o, LambdaName, plan, vram)
 	o.IntraNode = lambdaIntraNode(form, match, count)
 	return o, true, nil

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -87,27 +89,27 @@ func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 
 // runPodGPUType is one entry of data.gpuTypes. Every price may be null.
 type runPodGPUType struct {
-	ID                 string   `json:"id"`
-	DisplayName        string   `json:"displayName"`
-	MemoryInGb         *float64 `json:"memoryInGb"`
-	SecureCloud        *bool    `json:"secureCloud"`
-	CommunityCloud     *bool    `json:"communityCloud"`
-	SecurePrice        *float64 `json:"securePrice"`
-	CommunityPrice     *float64 `json:"communityPrice"`
-	SecureSpotPrice    *float64 `json:"secureSpotPrice"`
-	CommunitySpotPrice *float64 `json:"communitySpotPrice"`
+	ID                 string       `json:"id"`
+	DisplayName        string       `json:"displayName"`
+	MemoryInGb         *float64     `json:"memoryInGb"`
+	SecureCloud        *bool        `json:"secureCloud"`
+	CommunityCloud     *bool        `json:"communityCloud"`
+	SecurePrice        *exactNumber `json:"securePrice"` // prices are read exactly
+	CommunityPrice     *exactNumber `json:"communityPrice"`
+	SecureSpotPrice    *exactNumber `json:"secureSpotPrice"`
+	CommunitySpotPrice *exactNumber `json:"communitySpotPrice"`
 	LowestPrice        *struct {
-		MinimumBidPrice      *float64 `json:"minimumBidPrice"`
-		UninterruptablePrice *float64 `json:"uninterruptablePrice"` // RunPod's spelling
-		MinVcpu              *float64 `json:"minVcpu"`
-		MinMemory            *float64 `json:"minMemory"`
-		StockStatus          *string  `json:"stockStatus"`
+		MinimumBidPrice      *exactNumber `json:"minimumBidPrice"`
+		UninterruptablePrice *exactNumber `json:"uninterruptablePrice"` // RunPod's spelling
+		MinVcpu              *float64     `json:"minVcpu"`
+		MinMemory            *float64     `json:"minMemory"`
+		StockStatus          *string      `json:"stockStatus"`
 	} `json:"lowestPrice"`
 }
 
 // runPodPlaceholder is the price RunPod shows for many types in a cloud that does not offer
 // them (MI300X community 0.5, RTX 2000 Ada community 0.5 > secure 0.24).
-const runPodPlaceholder = 0.5
+var runPodPlaceholder = decimal.RequireFromString("0.5")
 
 // ParseRunPod parses a RunPod GraphQL gpuTypes response into offers, sorted by GPU type id and
 // cloud: one on-demand offer per GPU type and cloud (secure, community) that offers it, plus a
@@ -243,10 +245,10 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 	}
 	m := applyGPU(&base, RunPodName, g.ID, vram, g.DisplayName)
 	base.IntraNode = intraFromForm(m)
-	var lowest *float64 // the cheapest 1-GPU pod across clouds, when published
+	var lowest *exactNumber // the cheapest 1-GPU pod across clouds, when published
 	if lp := g.LowestPrice; lp != nil {
 		base.Stock = runPodStock(lp.StockStatus)
-		if positive(lp.UninterruptablePrice) {
+		if lp.UninterruptablePrice.positive() {
 			lowest = lp.UninterruptablePrice
 		}
 		if positive(lp.MinVcpu) {
@@ -262,8 +264,8 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 		tier  schema.Tier
 		name  string
 		flag  *bool
-		price *float64
-		spot  *float64
+		price *exactNumber
+		spot  *exactNumber
 	}{
 		{schema.TierSecure, "secure", g.SecureCloud, g.SecurePrice, g.SecureSpotPrice},
 		{schema.TierCommunity, "community", g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice},
@@ -271,22 +273,27 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 		if c.flag != nil && !*c.flag {
 			continue // the cloud says it does not offer this type
 		}
-		real := func(p *float64) bool {
-			if !positive(p) {
+		real := func(p *exactNumber) bool {
+			if !p.positive() {
 				return false
 			}
 			// The placeholder is real only if the cheapest pod costs exactly that.
-			return *p != runPodPlaceholder || (lowest != nil && *lowest == runPodPlaceholder)
+			return !p.Equal(runPodPlaceholder) || (lowest != nil && lowest.Equal(runPodPlaceholder))
 		}
 		o := base
 		o.Tier = c.tier
 		o.OfferID = g.ID + ":" + c.name
+		var onDemand schema.Offer
 		od := real(c.price)
 		if od {
-			out = append(out, priced(o, schema.OnDemand, usd(*c.price)))
+			onDemand = priced(o, schema.OnDemand, c.price.Decimal)
+			out = append(out, onDemand)
 		}
-		if real(c.spot) && (!od || usd(*c.spot).Cmp(usd(*c.price)) != 0) {
-			out = append(out, priced(o, schema.Spot, usd(*c.spot)))
+		if real(c.spot) {
+			// A spot price that is the on-demand price as stored is an echo, not an offer.
+			if spot := priced(o, schema.Spot, c.spot.Decimal); !od || !spot.PriceUSDPerHour.Equal(onDemand.PriceUSDPerHour) {
+				out = append(out, spot)
+			}
 		}
 	}
 	return out

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
 )
@@ -297,26 +299,26 @@ func overlaps(a, b []string) bool {
 // vastOffer holds the fields of a Vast offer the parser uses (docs/providers.md §1.4). Every field
 // but id is nullable in practice.
 type vastOffer struct {
-	ID                json.Number `json:"id"`
-	NumGPUs           *float64    `json:"num_gpus"`
-	GPUName           *string     `json:"gpu_name"`
-	GPURAM            *float64    `json:"gpu_ram"` // MiB per GPU, labelled MB
-	DPHTotal          *float64    `json:"dph_total"`
-	DPHBase           *float64    `json:"dph_base"`
-	StorageTotalCost  *float64    `json:"storage_total_cost"`
-	MinBid            *float64    `json:"min_bid"`
-	BWNVLink          *float64    `json:"bw_nvlink"` // GB/s, 0 = none
-	Reliability       *float64    `json:"reliability"`
-	Reliability2      *float64    `json:"reliability2"`
-	Verification      *string     `json:"verification"`
-	Geolocation       *string     `json:"geolocation"`
-	CPUCores          *float64    `json:"cpu_cores"`
-	CPUCoresEffective *float64    `json:"cpu_cores_effective"`
-	CPURAM            *float64    `json:"cpu_ram"` // MB, whole machine
-	DiskSpace         *float64    `json:"disk_space"`
-	ClusterID         *float64    `json:"cluster_id"`
+	ID                json.Number  `json:"id"`
+	NumGPUs           *float64     `json:"num_gpus"`
+	GPUName           *string      `json:"gpu_name"`
+	GPURAM            *float64     `json:"gpu_ram"`   // MiB per GPU, labelled MB
+	DPHTotal          *exactNumber `json:"dph_total"` // prices are read exactly
+	DPHBase           *exactNumber `json:"dph_base"`
+	StorageTotalCost  *exactNumber `json:"storage_total_cost"`
+	MinBid            *exactNumber `json:"min_bid"`
+	BWNVLink          *float64     `json:"bw_nvlink"` // GB/s, 0 = none
+	Reliability       *float64     `json:"reliability"`
+	Reliability2      *float64     `json:"reliability2"`
+	Verification      *string      `json:"verification"`
+	Geolocation       *string      `json:"geolocation"`
+	CPUCores          *float64     `json:"cpu_cores"`
+	CPUCoresEffective *float64     `json:"cpu_cores_effective"`
+	CPURAM            *float64     `json:"cpu_ram"` // MB, whole machine
+	DiskSpace         *float64     `json:"disk_space"`
+	ClusterID         *float64     `json:"cluster_id"`
 	Search            *struct {
-		TotalHour *float64 `json:"totalHour"`
+		TotalHour *exactNumber `json:"totalHour"`
 	} `json:"search"`
 }
 
@@ -425,18 +427,18 @@ func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer,
 		return nil, fmt.Errorf("num_gpus %v is not a GPU count", deref(vo.NumGPUs))
 	}
 	count := uint16(*vo.NumGPUs)
-	storage := 0.0
-	if vo.StorageTotalCost != nil && *vo.StorageTotalCost > 0 {
-		storage = *vo.StorageTotalCost
+	storage := decimal.Zero
+	if vo.StorageTotalCost.positive() {
+		storage = vo.StorageTotalCost.Decimal
 	}
-	var onDemand *float64
+	var onDemand decimal.Decimal // exact: sums of the wire's decimals, rounded once by priced
 	switch {
-	case positive(vo.DPHTotal):
-		onDemand = vo.DPHTotal
-	case vo.Search != nil && positive(vo.Search.TotalHour):
-		onDemand = vo.Search.TotalHour
-	case positive(vo.DPHBase):
-		onDemand = ptr(*vo.DPHBase + storage)
+	case vo.DPHTotal.positive():
+		onDemand = vo.DPHTotal.Decimal
+	case vo.Search != nil && vo.Search.TotalHour.positive():
+		onDemand = vo.Search.TotalHour.Decimal
+	case vo.DPHBase.positive():
+		onDemand = vo.DPHBase.Add(storage)
 	default:
 		return nil, errors.New("no price (dph_total, search.totalHour and dph_base all missing or zero)")
 	}
@@ -501,9 +503,9 @@ func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer,
 		o.Reliability = ptr(round(*r, 6))
 	}
 
-	out := []schema.Offer{priced(o, schema.OnDemand, usd(*onDemand))}
-	if positive(vo.MinBid) {
-		out = append(out, priced(o, schema.Spot, usd(*vo.MinBid+storage)))
+	out := []schema.Offer{priced(o, schema.OnDemand, onDemand)}
+	if vo.MinBid.positive() {
+		out = append(out, priced(o, schema.Spot, vo.MinBid.Add(storage)))
 	}
 	return out, nil
 }
