@@ -148,3 +148,29 @@ func TestPaceOutsideAFetchDoesNothing(t *testing.T) {
 		t.Error("deadline passed early")
 	}
 }
+
+// TestRunPaceMovesTheDeadline: a source that announces its pauses through the run it is handed
+// (schema.Run.Pace, as the scrapers do) gets the same deadline as one calling Pace: ten pauses
+// of 60ms fit a 300ms work allowance.
+func TestRunPaceMovesTheDeadline(t *testing.T) {
+	const pause = 60 * time.Millisecond
+	src := fakeSource{"paced", func(ctx context.Context, run schema.Run) (schema.Extract, error) {
+		for range 10 {
+			run.Pace(pause)
+			select {
+			case <-ctx.Done():
+				return schema.Extract{}, fmt.Errorf("paced: pausing: %w", ctx.Err())
+			case <-time.After(pause):
+			}
+		}
+		return schema.Extract{Offers: []schema.Offer{offer("paced-1", "H100-SXM-80GB", 1, "2")}}, nil
+	}}
+	r := newRunner(t, pipeline.Config{SourceTimeout: 300 * time.Millisecond, SourceTimeoutMax: 10 * time.Second}, nil, pipeline.Options{DryRun: true}, src)
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Providers[0]; p.Status != schema.RunOK {
+		t.Errorf("status %s (%s), want ok: the pauses announced through the run did not move the deadline", p.Status, p.Error)
+	}
+}
