@@ -19,10 +19,11 @@ type paceKey struct{}
 // Pace tells the pipeline that the source fetching under ctx is about to pause for d between two
 // requests, as its provider's rate limit asks: the fetch's deadline moves out by d, up to
 // Config.SourceTimeoutMax after the fetch started. Outside a fetch, or once its deadline has
-// passed, it does nothing.
+// passed, it does nothing. The run a source is handed carries the same call as its Pacer
+// (schema.Run.Pace), for a source that cannot import this package (the scrapers).
 func Pace(ctx context.Context, d time.Duration) {
-	if fd, ok := ctx.Value(paceKey{}).(*fetchDeadline); ok && d > 0 {
-		fd.extend(d)
+	if fd, ok := ctx.Value(paceKey{}).(*fetchDeadline); ok {
+		fd.pace(d)
 	}
 }
 
@@ -74,7 +75,11 @@ func (fd *fetchDeadline) due() time.Time {
 	return d
 }
 
-func (fd *fetchDeadline) extend(pause time.Duration) {
+// pace is Pace for this fetch: the run's Pacer.
+func (fd *fetchDeadline) pace(pause time.Duration) {
+	if pause <= 0 {
+		return
+	}
 	fd.mu.Lock()
 	defer fd.mu.Unlock()
 	if fd.err != nil {

@@ -16,14 +16,14 @@ import (
 // pipeline.Pace when announce is set, then hangs when hang is set (a server that stalls), else
 // returns one offer. It reports what its context said at the end.
 func pacing(name string, pauses int, pause time.Duration, announce, hang bool) fakeSource {
-	return fakeSource{name, func(ctx context.Context, _ pipeline.Run) (pipeline.Extract, error) {
+	return fakeSource{name, func(ctx context.Context, _ schema.Run) (schema.Extract, error) {
 		for range pauses {
 			if announce {
 				pipeline.Pace(ctx, pause)
 			}
 			select {
 			case <-ctx.Done():
-				return pipeline.Extract{}, fmt.Errorf("%s: pausing: %w", name, ctx.Err())
+				return schema.Extract{}, fmt.Errorf("%s: pausing: %w", name, ctx.Err())
 			case <-time.After(pause):
 			}
 		}
@@ -33,9 +33,9 @@ func pacing(name string, pauses int, pause time.Duration, announce, hang bool) f
 			req, cancel := context.WithTimeout(ctx, time.Hour)
 			defer cancel()
 			<-req.Done()
-			return pipeline.Extract{}, fmt.Errorf("%s: request: %w", name, req.Err())
+			return schema.Extract{}, fmt.Errorf("%s: request: %w", name, req.Err())
 		}
-		return pipeline.Extract{Offers: []schema.Offer{offer(name+"-1", "H100-SXM-80GB", 1, "2")}}, nil
+		return schema.Extract{Offers: []schema.Offer{offer(name+"-1", "H100-SXM-80GB", 1, "2")}}, nil
 	}}
 }
 
@@ -120,11 +120,11 @@ func TestSourceDeadlineFollowsTheWork(t *testing.T) {
 // once, whatever pauses were announced, and is not reported as a deadline.
 func TestSourceDeadlineKeepsTheRunsCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	src := fakeSource{"cancelled", func(fctx context.Context, _ pipeline.Run) (pipeline.Extract, error) {
+	src := fakeSource{"cancelled", func(fctx context.Context, _ schema.Run) (schema.Extract, error) {
 		pipeline.Pace(fctx, time.Hour)
 		cancel()
 		<-fctx.Done()
-		return pipeline.Extract{}, fmt.Errorf("cancelled: %w", fctx.Err())
+		return schema.Extract{}, fmt.Errorf("cancelled: %w", fctx.Err())
 	}}
 	rep, err := newRunner(t, pipeline.Config{SourceTimeout: time.Minute}, newMemStore(), pipeline.Options{}, src).Run(ctx)
 	if err != nil {
@@ -146,5 +146,31 @@ func TestPaceOutsideAFetchDoesNothing(t *testing.T) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Error("deadline passed early")
+	}
+}
+
+// TestRunPaceMovesTheDeadline: a source that announces its pauses through the run it is handed
+// (schema.Run.Pace, as the scrapers do) gets the same deadline as one calling Pace: ten pauses
+// of 60ms fit a 300ms work allowance.
+func TestRunPaceMovesTheDeadline(t *testing.T) {
+	const pause = 60 * time.Millisecond
+	src := fakeSource{"paced", func(ctx context.Context, run schema.Run) (schema.Extract, error) {
+		for range 10 {
+			run.Pace(pause)
+			select {
+			case <-ctx.Done():
+				return schema.Extract{}, fmt.Errorf("paced: pausing: %w", ctx.Err())
+			case <-time.After(pause):
+			}
+		}
+		return schema.Extract{Offers: []schema.Offer{offer("paced-1", "H100-SXM-80GB", 1, "2")}}, nil
+	}}
+	r := newRunner(t, pipeline.Config{SourceTimeout: 300 * time.Millisecond, SourceTimeoutMax: 10 * time.Second}, nil, pipeline.Options{DryRun: true}, src)
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Providers[0]; p.Status != schema.RunOK {
+		t.Errorf("status %s (%s), want ok: the pauses announced through the run did not move the deadline", p.Status, p.Error)
 	}
 }

@@ -3,6 +3,14 @@
 // rows with counted reasons, flag suspicious ones) → load (one batch per provider: raw payloads,
 // offers, run-log row) into a Sink.
 //
+// Normalizing stamps every row of a batch, offers and payloads, with the run (schema.Run.Stamp)
+// and the provider, whatever the source put there, so a batch holds its own run's rows only. It
+// rounds no price a source set: a price is rounded once, where it is priced, and the scrapers
+// price every offer they parse (scrapers/doc.go). The pipeline prices only an offer whose
+// source gave its whole-offer price alone, from that price as given (schema.Offer.SetPrice), and
+// rejects a price with more decimals than are stored (RejectUnroundedPrice) rather than rounding
+// it a second time.
+//
 // Reliability rules it enforces:
 //   - One source failing never stops the others; its run-log row says why, and the run's status
 //     is partial.
@@ -21,11 +29,11 @@
 //     timestamps it may be partly stored under, is the one the sink completes.
 //   - One batch never blocks the others: a spooled batch that fails to load is retried by the
 //     next runs while the ones behind it load; after Config.MaxLoadAttempts failures, or at once
-//     when the sink rejects it as such (ErrRejected) or its file cannot be read, it moves to the
-//     spool's quarantine folder with a .failures file of the reasons. A sink that is
-//     unavailable (ErrUnavailable) counts no failures: every batch waits. The Report says how
-//     many batches wait and how many are in quarantine (cmd/gpucost turns both into exit codes),
-//     and Metrics exports both.
+//     when the sink rejects it as such (schema.ErrRejected) or its file cannot be read, it moves
+//     to the spool's quarantine folder with a .failures file of the reasons. A sink that is
+//     unavailable (schema.ErrUnavailable) counts no failures: every batch waits. The Report says
+//     how many batches wait and how many are in quarantine (cmd/gpucost turns both into exit
+//     codes), and Metrics exports both.
 //   - No secret is written: each batch (payload URLs and bodies, the run-log error, the offers'
 //     text) passes Options.Redactor before it is spooled or loaded, and so do the errors the
 //     run reports and records in the spool.
@@ -38,5 +46,7 @@
 //     without its write-ahead copy (a kill during that load is then not recovered).
 //
 // The package knows nothing of provider formats or of ClickHouse: it declares the Source, Sink
-// and History interfaces it consumes, and cmd/gpucost wires the scrapers and the store in.
+// and History interfaces it consumes, over schema's types (schema.Run, schema.Extract,
+// schema.Batch and the load failure kinds), and cmd/gpucost hands it the scrapers and the store
+// as they are.
 package pipeline

@@ -19,31 +19,21 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Run identifies one scrape run. Every offer of the run carries its ID and ObservedAt.
-type Run struct {
-	ID         string
-	ObservedAt time.Time
-}
-
-// Extract is what one source produced in one run.
-type Extract struct {
-	Offers   []schema.Offer
-	Payloads []schema.RawPayload
-	Attempts int     // HTTP attempts, retries included
-	Problems []error // partial failures: the offers are still good
-}
-
 // Source is one provider's price feed.
 //
 // Fetch returns the provider's offers for one run; it must honour ctx's deadline, which allows
 // Config.SourceTimeout of work. A source that must pause between requests (a provider's rate
-// limit) announces each pause with Pace(ctx, d) before it waits, and the deadline moves out by d,
-// up to Config.SourceTimeoutMax. An error means the source failed: whatever Extract holds
-// (payloads, attempts) is still recorded, its offers are not loaded. Name is the provider name
-// stored with every row.
+// limit) announces each pause with run.Pace(d) before it waits (or, holding only ctx, Pace(ctx,
+// d)), and the deadline moves out by d, up to Config.SourceTimeoutMax. An error means the source
+// failed: whatever the Extract holds (payloads, attempts) is still recorded, its offers are not
+// loaded. Name is the provider name stored with every row. An offer comes priced, its prices
+// rounded once to schema.PriceDecimals from the exact amount quoted (schema.Offer.SetPrice or
+// SetPricePerGPU), or with only its whole-offer price, exact, and a zero per-GPU price: the
+// pipeline then prices it (validate.go). The run's stamp on offers and payloads is the
+// pipeline's to set. The scrapers' sources are Sources as they are.
 type Source interface {
 	Name() string
-	Fetch(ctx context.Context, run Run) (Extract, error)
+	Fetch(ctx context.Context, run schema.Run) (schema.Extract, error)
 }
 
 // Sink stores batches.
@@ -52,18 +42,13 @@ type Source interface {
 // stored, and reports whether the whole batch was already there. It must be safe to call again
 // with the same batch after a failure or after a call cut off at any point (the process
 // killed): the pipeline loads every batch again, from its spool, until one call returns nil.
-// Its error wraps ErrUnavailable when the sink could not be reached (the batch is not at fault,
-// and no other batch would load either), ErrRejected when the sink will never store this batch;
-// any other error is a failed attempt of this batch.
+// Its error wraps schema.ErrUnavailable when the sink could not be reached (the batch is not at
+// fault, and no other batch would load either), schema.ErrRejected when the sink will never
+// store this batch; any other error is a failed attempt of this batch. The ClickHouse store
+// (store.Store, store.Lazy) is one as it is.
 type Sink interface {
 	LoadBatch(ctx context.Context, b schema.Batch) (skipped bool, err error)
 }
-
-// Kinds of Sink errors (see Sink).
-var (
-	ErrUnavailable = errors.New("the store is unavailable")
-	ErrRejected    = errors.New("the store rejects the batch")
-)
 
 // Stages of a batch's load, passed to Options.OnStage as each is reached, in this order. A batch
 // the spool held from an earlier run starts at StageSpooled.
@@ -253,7 +238,7 @@ type ReplayReport struct {
 // at all (another run holds the lock, the spool folder is unusable); provider failures are in the
 // Report.
 func (r *Runner) Run(ctx context.Context) (Report, error) {
-	run := Run{ID: r.newRunID(), ObservedAt: r.now().UTC().Truncate(time.Second)}
+	run := schema.Run{ID: r.newRunID(), ObservedAt: r.now().UTC().Truncate(time.Second)}
 	rep := Report{RunID: run.ID, ObservedAt: run.ObservedAt}
 	var sp *spool
 	if !r.opts.DryRun {
@@ -341,13 +326,13 @@ type extracted struct {
 	name     string
 	started  time.Time
 	finished time.Time
-	Extract
+	schema.Extract
 	err error
 }
 
 // extract fetches every source in parallel, at most Parallelism at once, each under its own
 // deadline (deadline.go). A failing source does not cancel the others.
-func (r *Runner) extract(ctx context.Context, run Run) []extracted {
+func (r *Runner) extract(ctx context.Context, run schema.Run) []extracted {
 	out := make([]extracted, len(r.sources))
 	var g errgroup.Group
 	g.SetLimit(r.cfg.Parallelism)
@@ -362,7 +347,7 @@ func (r *Runner) extract(ctx context.Context, run Run) []extracted {
 	return out
 }
 
-func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
+func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run) (ex extracted) {
 	ex.name = s.Name()
 	ex.started = r.now().UTC()
 	defer func() {
@@ -373,6 +358,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
 	}()
 	fd := newFetchDeadline(ctx, r.cfg.SourceTimeout, r.cfg.SourceTimeoutMax)
 	defer fd.stop()
+	run.Pacer = fd.pace // this source's own deadline
 	ex.Extract, ex.err = s.Fetch(fd, run)
 	if ex.err == nil && len(ex.Offers) == 0 {
 		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
@@ -384,7 +370,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run Run) (ex extracted) {
 }
 
 // prepare normalizes and validates one source's offers and builds its batch and report.
-func (r *Runner) prepare(run Run, ex extracted, lastGood schema.ScrapeRun, prev map[schema.Key]decimal.Decimal) (schema.Batch, ProviderReport) {
+func (r *Runner) prepare(run schema.Run, ex extracted, lastGood schema.ScrapeRun, prev map[schema.Key]decimal.Decimal) (schema.Batch, ProviderReport) {
 	pr := ProviderReport{Provider: ex.name, Parsed: len(ex.Offers), Attempts: ex.Attempts, Duration: ex.finished.Sub(ex.started),
 		Rejected: map[string]int{}, Flagged: map[string]int{}}
 	b := schema.Batch{Payloads: ex.Payloads}
@@ -469,7 +455,7 @@ func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch, pr *Provid
 		pr.Spooled = true // the run is being stopped: the next one loads it
 		return
 	}
-	err := fmt.Errorf("%w: the run is stopping", ErrUnavailable)
+	err := fmt.Errorf("%w: the run is stopping", schema.ErrUnavailable)
 	if ctx.Err() == nil {
 		// A fresh deadline, not cancelled by a shutdown signal: a load in flight finishes.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.LoadTimeout)
@@ -506,14 +492,14 @@ func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch, pr *Provid
 // is counted in the batch's .failures file, and the batch goes to quarantine once it has failed
 // MaxLoadAttempts times. It returns the batch's path in quarantine when it went there.
 func (r *Runner) failed(sp *spool, name, provider string, err error) (quarantined string, stop bool) {
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, schema.ErrUnavailable) {
 		return "", true
 	}
 	attempts, ferr := sp.fail(name, r.now(), r.opts.Redactor.Error(err))
 	if ferr != nil {
 		r.logger.Error("Recording a failed load failed", "file", name, "err", ferr)
 	}
-	if !errors.Is(err, ErrRejected) && attempts < r.cfg.MaxLoadAttempts {
+	if !errors.Is(err, schema.ErrRejected) && attempts < r.cfg.MaxLoadAttempts {
 		r.logger.Warn("A spooled batch failed to load; it is tried again by the next run", "file", name, "failures", attempts, "max", r.cfg.MaxLoadAttempts)
 		return "", false
 	}
@@ -546,7 +532,7 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 		if err != nil {
 			rr.Error = r.opts.Redactor.String(err.Error())
 			if errors.Is(err, errNotABatch) {
-				err = fmt.Errorf("%w: %w", ErrRejected, err) // it will never read better
+				err = fmt.Errorf("%w: %w", schema.ErrRejected, err) // it will never read better
 			}
 			if q, _ := r.failed(sp, f, "", err); q != "" {
 				rr.Quarantined = true

@@ -22,20 +22,20 @@ import (
 // fakeSource is a Source whose Fetch is a function.
 type fakeSource struct {
 	name  string
-	fetch func(ctx context.Context, run pipeline.Run) (pipeline.Extract, error)
+	fetch func(ctx context.Context, run schema.Run) (schema.Extract, error)
 }
 
 var _ pipeline.Source = fakeSource{}
 
 func (f fakeSource) Name() string { return f.name }
-func (f fakeSource) Fetch(ctx context.Context, run pipeline.Run) (pipeline.Extract, error) {
+func (f fakeSource) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	return f.fetch(ctx, run)
 }
 
 // returning is a source that always returns offers.
 func returning(name string, offers ...schema.Offer) fakeSource {
-	return fakeSource{name, func(context.Context, pipeline.Run) (pipeline.Extract, error) {
-		return pipeline.Extract{Offers: offers, Attempts: 1, Payloads: []schema.RawPayload{{URL: "https://" + name + ".test/", Status: 200, Body: []byte("{}")}}}, nil
+	return fakeSource{name, func(context.Context, schema.Run) (schema.Extract, error) {
+		return schema.Extract{Offers: offers, Attempts: 1, Payloads: []schema.RawPayload{{URL: "https://" + name + ".test/", Status: 200, Body: []byte("{}")}}}, nil
 	}}
 }
 
@@ -63,7 +63,7 @@ func (m *memStore) LoadBatch(_ context.Context, b schema.Batch) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
-		return false, fmt.Errorf("%w: dial tcp 127.0.0.1:19000: connection refused", pipeline.ErrUnavailable)
+		return false, fmt.Errorf("%w: dial tcp 127.0.0.1:19000: connection refused", schema.ErrUnavailable)
 	}
 	if m.during != nil {
 		m.during(b)
@@ -205,13 +205,13 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, reason string) f
 
 func TestOneSourceFailingDoesNotStopTheOthers(t *testing.T) {
 	st := newMemStore()
-	down := fakeSource{"down", func(context.Context, pipeline.Run) (pipeline.Extract, error) {
-		return pipeline.Extract{Attempts: 5}, errors.New("down: HTTP 503 after 5 attempts")
+	down := fakeSource{"down", func(context.Context, schema.Run) (schema.Extract, error) {
+		return schema.Extract{Attempts: 5}, errors.New("down: HTTP 503 after 5 attempts")
 	}}
-	panicky := fakeSource{"panicky", func(context.Context, pipeline.Run) (pipeline.Extract, error) { panic("boom") }}
-	hanging := fakeSource{"hanging", func(ctx context.Context, _ pipeline.Run) (pipeline.Extract, error) {
+	panicky := fakeSource{"panicky", func(context.Context, schema.Run) (schema.Extract, error) { panic("boom") }}
+	hanging := fakeSource{"hanging", func(ctx context.Context, _ schema.Run) (schema.Extract, error) {
 		<-ctx.Done()
-		return pipeline.Extract{}, fmt.Errorf("hanging: %w", ctx.Err())
+		return schema.Extract{}, fmt.Errorf("hanging: %w", ctx.Err())
 	}}
 	empty := returning("empty")
 	r := newRunner(t, pipeline.Config{SourceTimeout: 200 * time.Millisecond}, st, pipeline.Options{},
@@ -335,9 +335,9 @@ func TestCancelledRunSpoolsInsteadOfLosing(t *testing.T) {
 	st := newMemStore()
 	spoolDir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	src := fakeSource{"p", func(context.Context, pipeline.Run) (pipeline.Extract, error) {
+	src := fakeSource{"p", func(context.Context, schema.Run) (schema.Extract, error) {
 		cancel() // SIGTERM arrives after the fetch finished
-		return pipeline.Extract{Offers: []schema.Offer{offer("a", "H100-SXM-80GB", 1, "2")}}, nil
+		return schema.Extract{Offers: []schema.Offer{offer("a", "H100-SXM-80GB", 1, "2")}}, nil
 	}}
 	r := newRunner(t, pipeline.Config{SpoolDir: spoolDir}, st, pipeline.Options{}, src)
 	rep, err := r.Run(ctx)
@@ -357,10 +357,10 @@ func TestOverlappingRunsDoNotBothRun(t *testing.T) {
 	spoolDir := t.TempDir()
 	release := make(chan struct{})
 	started := make(chan struct{})
-	slow := fakeSource{"slow", func(ctx context.Context, _ pipeline.Run) (pipeline.Extract, error) {
+	slow := fakeSource{"slow", func(ctx context.Context, _ schema.Run) (schema.Extract, error) {
 		close(started)
 		<-release
-		return pipeline.Extract{Offers: []schema.Offer{offer("a", "H100-SXM-80GB", 1, "2")}}, nil
+		return schema.Extract{Offers: []schema.Offer{offer("a", "H100-SXM-80GB", 1, "2")}}, nil
 	}}
 	first := newRunner(t, pipeline.Config{SpoolDir: spoolDir}, st, pipeline.Options{}, slow)
 	second := newRunner(t, pipeline.Config{SpoolDir: spoolDir, LockWait: 100 * time.Millisecond}, st, pipeline.Options{}, returning("fast", offer("b", "L4-24GB", 1, "0.4")))

@@ -17,6 +17,6 @@ import "github.com/gpucost/gpucost/schema"
 // one Key (RejectDuplicate), and flags an offer whose price moved by more than OutlierFactor
 // since its last observation (History).
 func Prepare(cfg Config, o *schema.Offer) (reason string) {
-	normalize(o, Run{ID: o.RunID, ObservedAt: o.ObservedAt}, o.Provider)
+	normalize(o, schema.Run{ID: o.RunID, ObservedAt: o.ObservedAt}, o.Provider)
 	return validator{maxPrice: cfg.withDefaults().MaxPricePerGPUHour}.reject(*o)
 }

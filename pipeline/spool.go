@@ -35,9 +35,9 @@ var ErrBusy = errors.New("another scrape run is in progress")
 //	scrape.lock                        the run lock
 //
 // A batch that failed to load MaxLoadAttempts times, or that the sink refuses as such
-// (ErrRejected), or whose file cannot be read, is moved to quarantine/ so that it never stands
-// in the way of the others; an operator reads its .failures and moves it back (to load it again)
-// or keeps it for the record (docs/operations.md).
+// (schema.ErrRejected), or whose file cannot be read, is moved to quarantine/ so that it never
+// stands in the way of the others; an operator reads its .failures and moves it back (to load it
+// again) or keeps it for the record (docs/operations.md).
 type spool struct {
 	dir string
 }

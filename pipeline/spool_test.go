@@ -33,11 +33,11 @@ func TestBatchNeitherLoadedNorSpooledFailsItsProvider(t *testing.T) {
 	st.down = true
 	spoolDir := filepath.Join(t.TempDir(), "spool")
 	// The spool disappears under the run (a disk pulled, a volume unmounted).
-	vanish := fakeSource{"p", func(context.Context, pipeline.Run) (pipeline.Extract, error) {
+	vanish := fakeSource{"p", func(context.Context, schema.Run) (schema.Extract, error) {
 		if err := os.RemoveAll(spoolDir); err != nil {
 			t.Error(err)
 		}
-		return pipeline.Extract{Offers: []schema.Offer{offer("a", "H100-SXM-80GB", 1, "2")}}, nil
+		return schema.Extract{Offers: []schema.Offer{offer("a", "H100-SXM-80GB", 1, "2")}}, nil
 	}}
 	r := newRunner(t, pipeline.Config{SpoolDir: spoolDir}, st, pipeline.Options{}, vanish)
 	rep, err := r.Run(context.Background())
@@ -213,7 +213,7 @@ func TestRejectedBatchIsQuarantinedAtOnce(t *testing.T) {
 	spoolDir := t.TempDir()
 	st.fail = func(b schema.Batch) error {
 		if b.Run.Provider == "bad" {
-			return fmt.Errorf("%w: offer 1 belongs to another run", pipeline.ErrRejected)
+			return fmt.Errorf("%w: offer 1 belongs to another run", schema.ErrRejected)
 		}
 		return nil
 	}

@@ -19,6 +19,11 @@ const (
 	RejectNoOfferID        = "no_offer_id"
 	RejectBadPriceType     = "bad_price_type"
 	RejectDuplicate        = "duplicate" // the same offer key twice in one run: the first is kept
+	// RejectUnroundedPrice: a price with more decimals than are stored (schema.PriceDecimals).
+	// A price is rounded once, where it is priced: by its source, or by normalize for an offer
+	// priced by the whole offer only. Rounding a source's price again here would hide a source
+	// that skipped it, and the store would cut the digits off.
+	RejectUnroundedPrice = "unrounded_price"
 )
 
 // validator normalizes and validates one provider's offers.
@@ -29,7 +34,7 @@ type validator struct {
 }
 
 // apply returns the offers to load, counting rejects and flags by reason.
-func (v validator) apply(run Run, provider string, in []schema.Offer, rejected, flagged map[string]int) []schema.Offer {
+func (v validator) apply(run schema.Run, provider string, in []schema.Offer, rejected, flagged map[string]int) []schema.Offer {
 	out := make([]schema.Offer, 0, len(in))
 	seen := make(map[schema.Key]bool, len(in))
 	for _, o := range in {
@@ -54,10 +59,12 @@ func (v validator) apply(run Run, provider string, in []schema.Offer, rejected, 
 	return out
 }
 
-// normalize stamps the run on the offer and settles what a source may leave implicit: unknown
-// classes, the per-GPU price, the stored precision, the canonical GPU model.
-func normalize(o *schema.Offer, run Run, provider string) {
-	o.RunID, o.ObservedAt, o.Provider = run.ID, run.ObservedAt, provider
+// normalize stamps the run and provider on the offer (whatever the source put there: a batch
+// holds its own run's rows only) and settles what a source may leave implicit: unknown classes,
+// the per-GPU price, the canonical GPU model. It rounds no price the source set.
+func normalize(o *schema.Offer, run schema.Run, provider string) {
+	run.Stamp(o)
+	o.Provider = provider
 	o.Region = strings.TrimSpace(o.Region)
 	o.OfferID = strings.TrimSpace(o.OfferID)
 	if o.IntraNode == "" {
@@ -69,11 +76,10 @@ func normalize(o *schema.Offer, run Run, provider string) {
 	if o.Stock == "" {
 		o.Stock = schema.StockUnknown
 	}
-	o.PriceUSDPerHour = o.PriceUSDPerHour.Round(schema.PriceDecimals)
 	if o.PriceUSDPerGPUHour.IsZero() && o.GPUCount > 0 {
-		o.PriceUSDPerGPUHour = schema.PerGPU(o.PriceUSDPerHour, o.GPUCount)
+		// Priced by the whole offer only: both prices from it, each rounded once.
+		o.SetPrice(o.PriceUSDPerHour)
 	}
-	o.PriceUSDPerGPUHour = o.PriceUSDPerGPUHour.Round(schema.PriceDecimals)
 	if o.GPUModel == "" && !o.HasFlag(schema.FlagUnknownGPU) {
 		m := gpus.Resolve(provider, o.GPUNameRaw, o.VRAMGB)
 		if !m.Known {
@@ -111,6 +117,8 @@ func (v validator) reject(o schema.Offer) string {
 		return RejectNonPositivePrice
 	case o.PriceUSDPerGPUHour.GreaterThan(v.maxPrice):
 		return RejectAbsurdPrice
+	case !stored(o.PriceUSDPerHour) || !stored(o.PriceUSDPerGPUHour):
+		return RejectUnroundedPrice
 	}
 	return ""
 }
@@ -127,4 +135,9 @@ func (v validator) outlier(o schema.Offer) bool {
 	}
 	ratio := o.PriceUSDPerGPUHour.Div(prev).InexactFloat64()
 	return ratio > v.outlierFactor || ratio < 1/v.outlierFactor
+}
+
+// stored reports whether a price has no more decimals than are stored (schema.PriceDecimals).
+func stored(price decimal.Decimal) bool {
+	return price.Equal(price.Round(schema.PriceDecimals))
 }

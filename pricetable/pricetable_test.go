@@ -251,15 +251,15 @@ type source struct {
 var _ pipeline.Source = source{}
 
 func (s source) Name() string { return s.name }
-func (s source) Fetch(context.Context, pipeline.Run) (pipeline.Extract, error) {
-	return pipeline.Extract{Offers: s.offers}, nil
+func (s source) Fetch(context.Context, schema.Run) (schema.Extract, error) {
+	return schema.Extract{Offers: s.offers}, nil
 }
 
 // TestImportedRowsAreFlaggedAsScraped scrapes a Vast ask (its VRAM in MiB, which the catalog
 // snaps) and two Lambda instance types (one whose text gives its VRAM, one without) through a
 // dry run of the pipeline, imports the same rows as a table, and wants the same dq_flags on both.
 func TestImportedRowsAreFlaggedAsScraped(t *testing.T) {
-	run := scrapers.Run{ID: "run-1", ObservedAt: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}
+	run := schema.Run{ID: "run-1", ObservedAt: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}
 	vast, _, err := scrapers.ParseVast([]byte(`{"offers": [{"id": 1, "num_gpus": 8, "dph_total": 20, "gpu_name": "H100 SXM", "gpu_ram": 81559,
 		"verification": "verified", "geolocation": "Texas, US"}]}`), run, "https://vast.example/")
 	if err != nil {

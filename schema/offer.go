@@ -97,8 +97,30 @@ func (o *Offer) AddFlag(f DQFlag) {
 	}
 }
 
-// PerGPU divides an offer price by its GPU count, rounded to the stored precision
-// (PriceDecimals). A zero count returns zero; validation rejects such offers.
+// Prices are rounded once, from the exact amount a source quotes, to PriceDecimals (half away
+// from zero), by SetPrice or SetPricePerGPU: never a rounded price rounded again, and never a
+// price derived from a rounded one (the per-GPU price of 35.159555555555556 for 8 GPUs is
+// 4.394944, its exact quotient rounded; from the rounded 35.159556 it would be 4.394945).
+
+// SetPrice sets the offer's prices from the exact whole-offer price its source quotes:
+// PriceUSDPerHour is that price rounded, PriceUSDPerGPUHour its exact quotient by GPUCount
+// rounded (PerGPU). Set GPUCount first.
+func (o *Offer) SetPrice(exact decimal.Decimal) {
+	o.PriceUSDPerHour = exact.Round(PriceDecimals)
+	o.PriceUSDPerGPUHour = PerGPU(exact, o.GPUCount)
+}
+
+// SetPricePerGPU sets the offer's prices from the exact per-GPU price its source quotes:
+// PriceUSDPerGPUHour is that price rounded, PriceUSDPerHour its exact product by GPUCount
+// rounded. Set GPUCount first.
+func (o *Offer) SetPricePerGPU(exact decimal.Decimal) {
+	o.PriceUSDPerGPUHour = exact.Round(PriceDecimals)
+	o.PriceUSDPerHour = exact.Mul(decimal.NewFromInt(int64(o.GPUCount))).Round(PriceDecimals)
+}
+
+// PerGPU divides an offer price by its GPU count, rounding the exact quotient to the stored
+// precision (PriceDecimals): give it the exact offer price, as SetPrice does, or the price is
+// rounded twice. A zero count returns zero; validation rejects such offers.
 func PerGPU(offerPrice decimal.Decimal, gpuCount uint16) decimal.Decimal {
 	if gpuCount == 0 {
 		return decimal.Zero

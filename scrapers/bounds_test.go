@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/scrapers"
 )
 
@@ -80,7 +81,7 @@ func TestSourceByteBudget(t *testing.T) {
 	market := newVastMarket(t, "vastai_market.json")
 	srv := httptest.NewServer(market)
 	defer srv.Close()
-	vast := func(budget int64) scrapers.Source {
+	vast := func(budget int64) pipeline.Source {
 		return scrapers.NewVast(newTestClient(t, scrapers.ClientConfig{MaxSourceBytes: budget}),
 			scrapers.VastConfig{URL: srv.URL, RequestInterval: -1}, nil)
 	}
@@ -137,7 +138,7 @@ func TestSourceByteBudget(t *testing.T) {
 	}))
 	defer one.Close()
 	c := newTestClient(t, scrapers.ClientConfig{MaxSourceBytes: 10_000})
-	for _, src := range []scrapers.Source{
+	for _, src := range []pipeline.Source{
 		scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: one.URL + "/graphql"}, nil),
 		scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: one.URL + "/pricing", Delay: -1}, nil),
 	} {

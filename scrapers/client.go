@@ -220,11 +220,10 @@ type Response struct {
 	FetchedAt   time.Time
 }
 
-// Payload returns the response as a raw payload of run for provider.
-func (r *Response) Payload(run Run, provider string) schema.RawPayload {
+// Payload returns the response as a raw payload. Its run and provider are the pipeline's to
+// stamp, as it does on every row of a batch.
+func (r *Response) Payload() schema.RawPayload {
 	return schema.RawPayload{
-		RunID:     run.ID,
-		Provider:  provider,
 		URL:       r.URL,
 		Status:    uint16(r.StatusCode),
 		FetchedAt: r.FetchedAt.UTC(),
@@ -564,7 +563,7 @@ type attemptKey struct{}
 
 // WithAttemptCounter returns a context under which every HTTP attempt through a Client (retries
 // included, replayed requests counting one) increments the returned counter, and any counter of
-// an enclosing context. Sources use it to fill Result.Attempts, colly ones too: colly passes
+// an enclosing context. Sources use it to fill Extract.Attempts, colly ones too: colly passes
 // its StdlibContext to each request.
 func WithAttemptCounter(ctx context.Context) (context.Context, *AttemptCounter) {
 	parent, _ := ctx.Value(attemptKey{}).(*AttemptCounter)

@@ -67,7 +67,7 @@ var coreweaveHeaders = []string{"GPU Model", "GPU Count", "VRAM", "On-Demand Pri
 // ErrIncomplete. A page whose structure changed (anchors, region headings, header labels or row
 // markup missing) or that yields no priced offer returns an error wrapping ErrLayoutChanged or
 // ErrNoOffers, never an empty success.
-func ParseCoreWeave(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseCoreWeave(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() {
 		problems, err = sourceErrors(CoreWeaveName, capProblems(problems)), sourceError(CoreWeaveName, err)
 	}()
@@ -204,7 +204,7 @@ var coreweaveCountRe = regexp.MustCompile(`^(\d+)`)
 
 // coreweaveRowOffers turns one GPU row into its on-demand and spot offers (none when neither is
 // priced).
-func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceURL string) ([]schema.Offer, error) {
+func coreweaveRowOffers(row *goquery.Selection, region string, run schema.Run, sourceURL string) ([]schema.Offer, error) {
 	h3 := row.Find("h3.table-model-name").First()
 	name := normalizeSpace(h3.Text())
 	product := normalizeSpace(h3.AttrOr("data-product", ""))
@@ -265,7 +265,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 			return nil, fmt.Errorf("%s: %s: %w", where, p.class, err)
 		}
 		if offered {
-			prices[p.kind] = d.Round(schema.PriceDecimals)
+			prices[p.kind] = d // exact: priced rounds it once
 		}
 	}
 	if found == 0 {
@@ -276,8 +276,6 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 	}
 
 	base := schema.Offer{
-		ObservedAt: run.ObservedAt.UTC(),
-		RunID:      run.ID,
 		SourceURL:  sourceURL,
 		Provider:   CoreWeaveName,
 		OfferID:    product + "/" + region,
@@ -291,6 +289,7 @@ func coreweaveRowOffers(row *goquery.Selection, region string, run Run, sourceUR
 		Stock:      schema.StockUnknown,
 		DQFlags:    []schema.DQFlag{},
 	}
+	run.Stamp(&base)
 	match := applyGPU(&base, CoreWeaveName, name, vram)
 	base.IntraNode, base.InterNode = coreweaveInterconnect(name, match, count)
 	var out []schema.Offer
@@ -352,8 +351,6 @@ type CoreWeave struct {
 	logger *slog.Logger
 }
 
-var _ Source = (*CoreWeave)(nil)
-
 // NewCoreWeave returns the CoreWeave source fetching through client. A nil logger discards. An
 // invalid URL makes every Fetch fail with a clear error.
 func NewCoreWeave(client *Client, cfg CoreWeaveConfig, logger *slog.Logger) *CoreWeave {
@@ -368,12 +365,12 @@ func NewCoreWeave(client *Client, cfg CoreWeaveConfig, logger *slog.Logger) *Cor
 func (c *CoreWeave) Name() string { return CoreWeaveName }
 
 // Fetch fetches the pricing page and parses it (see ParseCoreWeave). Rows that failed to parse
-// are in Result.Problems; a page whose layout changed is an error wrapping ErrLayoutChanged.
-func (c *CoreWeave) Fetch(ctx context.Context, run Run) (Result, error) {
+// are in Extract.Problems; a page whose layout changed is an error wrapping ErrLayoutChanged.
+func (c *CoreWeave) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	if c.cfgErr != nil {
-		return Result{}, sourceError(CoreWeaveName, c.cfgErr)
+		return schema.Extract{}, sourceError(CoreWeaveName, c.cfgErr)
 	}
-	body, res, err := c.page.fetch(ctx, c.client, run)
+	body, res, err := c.page.fetch(ctx, c.client)
 	if err != nil {
 		return res, sourceError(CoreWeaveName, err)
 	}

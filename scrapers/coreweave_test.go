@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
 )
@@ -241,15 +242,15 @@ func TestFetchHangingServer(t *testing.T) {
 	sources := []struct {
 		name      string
 		fixture   string
-		newSource func(c *scrapers.Client, base string) scrapers.Source
+		newSource func(c *scrapers.Client, base string) pipeline.Source
 	}{
-		{scrapers.CoreWeaveName, "coreweave_pricing.html", func(c *scrapers.Client, base string) scrapers.Source {
+		{scrapers.CoreWeaveName, "coreweave_pricing.html", func(c *scrapers.Client, base string) pipeline.Source {
 			return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
 		}},
-		{"lambda page", "lambda_pricing.html", func(c *scrapers.Client, base string) scrapers.Source {
+		{"lambda page", "lambda_pricing.html", func(c *scrapers.Client, base string) pipeline.Source {
 			return scrapers.NewLambda(c, scrapers.LambdaConfig{PageURL: base + "/pricing", Delay: -1}, nil)
 		}},
-		{"lambda api", "lambda_instance_types.json", func(c *scrapers.Client, base string) scrapers.Source {
+		{"lambda api", "lambda_instance_types.json", func(c *scrapers.Client, base string) pipeline.Source {
 			return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: "secret-key-123", APIURL: base + "/api/v1/instance-types"}, nil)
 		}},
 	}

@@ -2,16 +2,40 @@
 // and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per hour
 // per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
 //
-// Each provider is one Source in its own file; fetching and parsing are kept apart, and the
-// parsers are pure functions over the response bytes (ParseVast, ParseRunPod, ...), tested with
-// golden files on recorded responses in testdata/. Every source fetches through one shared
-// Client (client.go) built on go-retryablehttp: retries with jittered back-off honouring
-// Retry-After, a per-attempt timeout under the run's context, a body size limit, a real
-// User-Agent, secrets scrubbed from logs, errors and recorded URLs, and every response body
-// scrubbed of the credentials the client sends before a parser reads it. HTML sources fetch through
-// colly (page.go) with the client's Transport, so redirects stay under colly's AllowedDomains.
-// What the providers share in parsing (GPU resolution, prices, units, table cells) is in
-// normalize.go.
+// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave); fetching and
+// parsing are kept apart, and the parsers are pure functions over the response bytes (ParseVast,
+// ParseRunPod, ...), tested with golden files on recorded responses in testdata/. Every source
+// fetches through one shared Client (client.go) built on go-retryablehttp: retries with jittered
+// back-off honouring Retry-After, a per-attempt timeout under the run's context, a body size
+// limit, a real User-Agent, secrets scrubbed from logs, errors and recorded URLs, and every
+// response body scrubbed of the credentials the client sends before a parser reads it. HTML
+// sources fetch through colly (page.go) with the client's Transport, so redirects stay under
+// colly's AllowedDomains. What the providers share in parsing (GPU resolution, prices, units,
+// table cells) is in normalize.go.
+//
+// # Sources
+//
+// Every source is a pipeline source as it is (pipeline.Source: Name, and Fetch(ctx, schema.Run)
+// returning a schema.Extract); this package imports neither the pipeline nor anything but schema
+// and gpus of gpucost. Fetch fetches and parses the provider's current prices for one run. It
+// returns a nil error only with at least one offer; a response that parses to nothing is
+// ErrNoOffers, never an empty success. Partial failures (one slice of several failed) leave the
+// offers that were parsed in the Extract's Offers and the failures in its Problems. On error, the
+// Extract still carries the payloads and attempts made so far, for the run log. Errors are *Error
+// values naming the source, and wrap the sentinels of source.go where one applies. Fetch honours
+// ctx's deadline and cancellation. Sources are safe for concurrent use by different runs.
+//
+// # Prices and the run
+//
+// A price is read as the decimal its text says, never through float64: JSON numbers through
+// exactNumber (Vast, RunPod), Lambda's cents through lambdaNumber, page cells through parseUSD;
+// sums (Vast's dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced
+// once from that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or
+// directly for Lambda's API) or SetPricePerGPU (Lambda's page, which quotes per GPU): its
+// whole-offer and per-GPU prices are each rounded once, the only rounding a price gets on its way
+// to the store (the pipeline rounds none again). Each offer is stamped with the run the source is handed (schema.Run.Stamp), so a parse
+// is a whole observation on its own; the pipeline stamps the offers again with the same run, and
+// is the only one to stamp the raw payloads.
 //
 // # Whole bodies, bounded memory
 //
@@ -22,8 +46,8 @@
 // source and run over all its requests (ClientConfig.MaxSourceBytes, ErrOverBudget), one copy
 // of each body (the raw payload, parsed in place, JSON row by row), pages tokenized and bounded
 // before a tree is built, and at most MaxOffers offers per source (docs/providers.md §6.2). A
-// source that pauses between requests (Vast) announces each pause to the pacer of WithPacer, so
-// the deadline set by its caller can follow its plan.
+// source that pauses between requests (Vast) announces each pause with the run's Pace
+// (schema.Run) before it waits, so the deadline set by its caller can follow its plan.
 //
 // # Record and replay
 //

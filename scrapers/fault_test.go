@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
@@ -35,7 +36,7 @@ type faultSource struct {
 	// of a valid answer with nothing to sell.
 	good           func(r *http.Request) []byte
 	changed, empty []byte
-	newSource      func(c *scrapers.Client, base string) scrapers.Source
+	newSource      func(c *scrapers.Client, base string) pipeline.Source
 }
 
 func faultSources(t *testing.T) []faultSource {
@@ -57,7 +58,7 @@ func faultSources(t *testing.T) []faultSource {
 			good:    vastAnswer,
 			changed: []byte(`{"results": [], "total": 0}`),
 			empty:   []byte(`{"offers": []}`),
-			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewVast(c, scrapers.VastConfig{URL: base + "/api/v0/bundles/", RequestInterval: -1}, nil)
 			},
 		},
@@ -66,7 +67,7 @@ func faultSources(t *testing.T) []faultSource {
 			good:    fixture("runpod_gputypes.json"),
 			changed: []byte(mustReplace(string(readTestdata(t, "runpod_gputypes.json")), `"gpuTypes"`, `"gpuTypeList"`)),
 			empty:   []byte(`{"data": {"gpuTypes": []}}`),
-			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: base + "/graphql"}, nil)
 			},
 		},
@@ -75,7 +76,7 @@ func faultSources(t *testing.T) []faultSource {
 			good:    fixture("lambda_instance_types.json"),
 			changed: []byte(mustReplace(string(readTestdata(t, "lambda_instance_types.json")), `"data"`, `"instance_types"`)),
 			empty:   []byte(`{"data": {}}`),
-			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: lambdaTestKey, APIURL: base + "/api/v1/instance-types"}, nil)
 			},
 		},
@@ -84,7 +85,7 @@ func faultSources(t *testing.T) []faultSource {
 			good:    fixture("lambda_pricing.html"),
 			changed: readTestdata(t, "lambda_pricing_changed.html"),
 			empty:   []byte(mustReplaceRegexp(lambdaPage, `>\$[0-9.,]+</td>`, `>—</td>`)),
-			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewLambda(c, scrapers.LambdaConfig{PageURL: base + "/pricing", Delay: -1}, nil)
 			},
 		},
@@ -93,7 +94,7 @@ func faultSources(t *testing.T) []faultSource {
 			good:    fixture("coreweave_pricing.html"),
 			changed: readTestdata(t, "coreweave_pricing_changed.html"),
 			empty:   []byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`)),
-			newSource: func(c *scrapers.Client, base string) scrapers.Source {
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
 			},
 		},

@@ -75,10 +75,10 @@ var update = flag.Bool("update", false, "rewrite the golden files and the record
 var (
 	// runAug22 is the run of the Lambda and CoreWeave fixtures, modelled on the live pages of
 	// 2026-08-22 (lambda_*.golden.json, coreweave_*.golden.json, snapshot/{lambda,coreweave}).
-	runAug22 = scrapers.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
+	runAug22 = schema.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
 	// runNov29 is the run of the Vast.ai and RunPod fixtures (vastai_*.golden.json,
 	// runpod_*.golden.json, snapshot/{vastai,runpod}).
-	runNov29 = scrapers.Run{ID: "run-20261129T1400Z", ObservedAt: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)}
+	runNov29 = schema.Run{ID: "run-20261129T1400Z", ObservedAt: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)}
 )
 
 // readTestdata returns the contents of testdata/name.
@@ -210,10 +210,10 @@ func mustReplaceRegexp(s, pattern, repl string) string {
 }
 
 // parseFunc is the signature every provider's parser shares (ParseVast, ParseLambdaPage, ...).
-type parseFunc func(body []byte, run scrapers.Run, sourceURL string) ([]schema.Offer, []error, error)
+type parseFunc func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error)
 
 // benchmarkParse measures parse on testdata/file.
-func benchmarkParse(b *testing.B, parse parseFunc, file string, run scrapers.Run, sourceURL string) {
+func benchmarkParse(b *testing.B, parse parseFunc, file string, run schema.Run, sourceURL string) {
 	body := readTestdata(b, file)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -227,7 +227,7 @@ func benchmarkParse(b *testing.B, parse parseFunc, file string, run scrapers.Run
 // checkParsed asserts what every parse must satisfy, whatever the input: an error is an *Error
 // of the provider and comes without offers; otherwise there is at least one offer, each
 // stamped with run, priced and complete, and no nil problem.
-func checkParsed(t *testing.T, provider string, run scrapers.Run, offers []schema.Offer, problems []error, err error) {
+func checkParsed(t *testing.T, provider string, run schema.Run, offers []schema.Offer, problems []error, err error) {
 	t.Helper()
 	if err != nil {
 		var se *scrapers.Error
@@ -323,7 +323,7 @@ func misbehaviours(contentType string, layoutChanged []byte) []misbehaviour {
 
 // checkFetch asserts a Fetch outcome: the wanted error (an *Error of the source) or offers,
 // never an empty success.
-func checkFetch(t *testing.T, source string, res scrapers.Result, err error, wantErr error, wantAttempts int) {
+func checkFetch(t *testing.T, source string, res schema.Extract, err error, wantErr error, wantAttempts int) {
 	t.Helper()
 	if err != nil {
 		t.Logf("Fetch error: %v", err)

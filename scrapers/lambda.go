@@ -57,7 +57,7 @@ const (
 // set only when the body as a whole is unusable (cut short: ErrIncomplete; not JSON, trailing
 // data, an API error object or no data: ErrLayoutChanged; no GPU offer at all: ErrNoOffers;
 // more than MaxOffers).
-func ParseLambda(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseLambda(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	types := &lambdaTypes{run: run, sourceURL: sourceURL, seen: map[string]bool{}}
 	resp := lambdaResponse{Data: types}
@@ -96,7 +96,7 @@ type lambdaResponse struct {
 
 // lambdaTypes decodes the data object one instance type at a time.
 type lambdaTypes struct {
-	run       Run
+	run       schema.Run
 	sourceURL string
 	found     bool
 	n         int // members
@@ -163,7 +163,7 @@ var (
 )
 
 // lambdaOffer turns one instance type into an offer. ok is false for CPU-only types.
-func lambdaOffer(key string, it lambdaItem, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	t := it.InstanceType
 	if t == nil {
 		return o, false, fmt.Errorf("instance type %q: no instance_type object", clip(key, 60))
@@ -216,7 +216,6 @@ func lambdaOffer(key string, it lambdaItem, run Run, sourceURL string) (o schema
 	case !cents.IsPositive():
 		return o, false, fmt.Errorf("instance type %q: price_cents_per_hour %s is not positive", where, cents)
 	}
-	price := cents.Shift(-2).Round(schema.PriceDecimals)
 
 	raw := gpuDesc
 	if raw == "" {
@@ -236,24 +235,22 @@ func lambdaOffer(key string, it lambdaItem, run Run, sourceURL string) (o schema
 	}
 
 	o = schema.Offer{
-		ObservedAt:         run.ObservedAt.UTC(),
-		RunID:              run.ID,
-		SourceURL:          sourceURL,
-		Provider:           LambdaName,
-		OfferID:            id,
-		Tier:               schema.TierDatacenter,
-		GPUNameRaw:         raw,
-		GPUCount:           uint16(count),
-		VCPUs:              lambdaSpec(t.Specs.VCPUs, 1),
-		RAMGB:              lambdaSpec(t.Specs.MemoryGiB, gpus.GiB),
-		DiskGB:             lambdaSpec(t.Specs.StorageGiB, gpus.GiB),
-		PriceType:          schema.OnDemand,
-		PriceUSDPerHour:    price,
-		PriceUSDPerGPUHour: schema.PerGPU(price, uint16(count)),
-		InterNode:          schema.InterUnknown,
-		Stock:              schema.StockUnknown,
-		DQFlags:            flags,
+		SourceURL:  sourceURL,
+		Provider:   LambdaName,
+		OfferID:    id,
+		Tier:       schema.TierDatacenter,
+		GPUNameRaw: raw,
+		GPUCount:   uint16(count),
+		VCPUs:      lambdaSpec(t.Specs.VCPUs, 1),
+		RAMGB:      lambdaSpec(t.Specs.MemoryGiB, gpus.GiB),
+		DiskGB:     lambdaSpec(t.Specs.StorageGiB, gpus.GiB),
+		PriceType:  schema.OnDemand,
+		InterNode:  schema.InterUnknown,
+		Stock:      schema.StockUnknown,
+		DQFlags:    flags,
 	}
+	run.Stamp(&o)
+	o.SetPrice(cents.Shift(-2)) // cents per instance, exact
 	if len(it.Regions) == 0 {
 		o.Stock = schema.StockNone
 	}
@@ -343,7 +340,7 @@ func lambdaSpec(raw json.RawMessage, f float64) *float64 {
 // rows. A page without the heading, the tabs, a tab panel without rows, or no priced row at
 // all is a layout change and returns an error wrapping ErrLayoutChanged, never an empty
 // success.
-func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseLambdaPage(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	if err := checkPage(body); err != nil {
 		return nil, nil, fmt.Errorf("pricing page: %w", err)
@@ -435,7 +432,7 @@ func ParseLambdaPage(body []byte, run Run, sourceURL string) (offers []schema.Of
 var lambdaTabRe = regexp.MustCompile(`^(\d+)\s*[xX×]$`)
 
 // lambdaPageOffer turns one pricing-page row into an offer; ok is false for an unpriced row.
-func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+func lambdaPageOffer(tr *goquery.Selection, count int, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	plan, _ := tr.Attr("data-plan")
 	plan = normalizeSpace(plan)
 	cells := map[string]string{}
@@ -471,26 +468,23 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run Run, sourceURL string
 	if vramText != "" {
 		id += " (" + vramText + ")"
 	}
-	price := perGPU.Mul(decimal.NewFromInt(int64(count))).Round(schema.PriceDecimals)
 	o = schema.Offer{
-		ObservedAt:         run.ObservedAt.UTC(),
-		RunID:              run.ID,
-		SourceURL:          sourceURL,
-		Provider:           LambdaName,
-		OfferID:            id,
-		Tier:               schema.TierDatacenter,
-		GPUNameRaw:         plan,
-		GPUCount:           uint16(count),
-		VCPUs:              optNumber(cells["VCPUS"], 1),
-		RAMGB:              optSize(cells["RAM"]),
-		DiskGB:             optSize(cells["STORAGE"]),
-		PriceType:          schema.OnDemand,
-		PriceUSDPerHour:    price,
-		PriceUSDPerGPUHour: perGPU.Round(schema.PriceDecimals),
-		InterNode:          schema.InterUnknown,
-		Stock:              schema.StockUnknown,
-		DQFlags:            []schema.DQFlag{},
+		SourceURL:  sourceURL,
+		Provider:   LambdaName,
+		OfferID:    id,
+		Tier:       schema.TierDatacenter,
+		GPUNameRaw: plan,
+		GPUCount:   uint16(count),
+		VCPUs:      optNumber(cells["VCPUS"], 1),
+		RAMGB:      optSize(cells["RAM"]),
+		DiskGB:     optSize(cells["STORAGE"]),
+		PriceType:  schema.OnDemand,
+		InterNode:  schema.InterUnknown,
+		Stock:      schema.StockUnknown,
+		DQFlags:    []schema.DQFlag{},
 	}
+	run.Stamp(&o)
+	o.SetPricePerGPU(perGPU) // the page prices per GPU
 	match := applyGPU(&o, LambdaName, plan, vram)
 	o.IntraNode = lambdaIntraNode(form, match, count)
 	return o, true, nil
@@ -523,8 +517,6 @@ type Lambda struct {
 	logger *slog.Logger
 }
 
-var _ Source = (*Lambda)(nil)
-
 // NewLambda returns the Lambda source fetching through client. A nil logger discards. An invalid
 // URL makes every Fetch fail with a clear error.
 func NewLambda(client *Client, cfg LambdaConfig, logger *slog.Logger) *Lambda {
@@ -548,13 +540,13 @@ func (l *Lambda) Name() string { return LambdaName }
 
 // Fetch fetches Lambda's prices: the instance-types API when a key is configured, else the
 // public pricing page.
-func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
+func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	if l.cfgErr != nil {
-		return Result{}, sourceError(LambdaName, l.cfgErr)
+		return schema.Extract{}, sourceError(LambdaName, l.cfgErr)
 	}
 	if l.key == "" {
 		l.logger.Debug("Lambda API key not set: scraping the pricing page")
-		body, res, err := l.page.fetch(ctx, l.client, run)
+		body, res, err := l.page.fetch(ctx, l.client)
 		if err != nil {
 			return res, sourceError(LambdaName, err)
 		}
@@ -569,7 +561,7 @@ func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
 
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = l.client.withBudget(ctx)
-	var res Result
+	var res schema.Extract
 	resp, err := l.client.Do(ctx, Request{
 		Source:  LambdaName,
 		URL:     l.apiURL,
@@ -579,7 +571,7 @@ func (l *Lambda) Fetch(ctx context.Context, run Run) (Result, error) {
 	res.Attempts = attempts.Count()
 	if resp != nil {
 		// Its body is scrubbed of the key already: the client learnt it from the request.
-		res.Payloads = append(res.Payloads, resp.Payload(run, LambdaName))
+		res.Payloads = append(res.Payloads, resp.Payload())
 	}
 	if err != nil {
 		return res, sourceError(LambdaName, fmt.Errorf("querying instance types: %w", err))

@@ -14,8 +14,8 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Helpers shared by the provider files: GPU resolution, prices, rounding, and the text and
-// table cells of the HTML sources.
+// Helpers shared by the provider files: GPU resolution, prices read exactly and priced once,
+// units, and the text and table cells of the HTML sources.
 
 // applyGPU resolves raw (with the reported per-GPU VRAM, 0 = none) and fills the offer's GPU
 // fields and data-quality flags. It returns the match for interconnect decisions.
@@ -63,20 +63,44 @@ func intraFromForm(m gpus.Match) schema.IntraNode {
 	return schema.IntraUnknown
 }
 
-// usd turns a provider's float price into a decimal at the stored precision. Binary noise
-// (0.060000000000000005) disappears in the rounding.
-func usd(f float64) decimal.Decimal {
-	return decimal.NewFromFloat(f).Round(schema.PriceDecimals)
-}
-
-// priced sets an offer's prices from the whole-offer price.
-func priced(o schema.Offer, pt schema.PriceType, offerPrice decimal.Decimal) schema.Offer {
+// priced returns o as an offer of price type pt at the exact whole-offer price the provider
+// quotes: both prices rounded once from it (schema.Offer.SetPrice), the only rounding a price
+// gets on its way to the store.
+func priced(o schema.Offer, pt schema.PriceType, exact decimal.Decimal) schema.Offer {
 	o.PriceType = pt
-	o.PriceUSDPerHour = offerPrice
-	o.PriceUSDPerGPUHour = schema.PerGPU(offerPrice, o.GPUCount)
+	o.SetPrice(exact)
 	o.DQFlags = append(make([]schema.DQFlag, 0, len(o.DQFlags)), o.DQFlags...) // own copy, [] not null
 	return o
 }
+
+// jsonNumberRe is a JSON number of bounded size: at most 15 integer digits, 30 decimals and a
+// two-digit exponent (Vast writes small prices as 7.407407407407407e-05; 1e999999 would make
+// decimal arithmetic explode).
+var jsonNumberRe = regexp.MustCompile(`^-?(?:0|[1-9]\d{0,14})(?:\.\d{1,30})?(?:[eE][-+]?\d{1,2})?$`)
+
+// exactNumber is a price given as a JSON number, read as the decimal its text says: never
+// through float64, so neither binary noise nor float arithmetic comes before its one rounding.
+// Anything but a number (a string, a boolean, a number out of jsonNumberRe's bounds) is a
+// decoding error of its row; null leaves a *exactNumber nil.
+type exactNumber struct{ decimal.Decimal }
+
+func (n *exactNumber) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if !jsonNumberRe.Match(b) {
+		return fmt.Errorf("price %s is not a JSON number within bounds (15 integer digits, 30 decimals, a two-digit exponent)", clip(string(b), 40))
+	}
+	d, err := decimal.NewFromString(string(b))
+	if err != nil {
+		return fmt.Errorf("price %s: %w", clip(string(b), 40), err)
+	}
+	n.Decimal = d
+	return nil
+}
+
+// positive reports whether n is set and > 0.
+func (n *exactNumber) positive() bool { return n != nil && n.IsPositive() }
 
 // round rounds f to n decimals.
 func round(f float64, n int) float64 {

@@ -73,8 +73,8 @@ func pageDomains(host string) []string {
 // fetch gets the page under ctx and returns its body and the run's bookkeeping (payloads of every
 // response, attempts). A non-2xx answer is a *StatusError, a forbidden redirect wraps
 // colly.ErrForbiddenDomain, an oversized body ErrBodyTooLarge; ctx's deadline bounds it all.
-func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, Result, error) {
-	var res Result
+func (p pageFetch) fetch(ctx context.Context, client *Client) ([]byte, schema.Extract, error) {
+	var res schema.Extract
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	ctx, attempts := WithAttemptCounter(ctx)
@@ -112,8 +112,7 @@ func (p pageFetch) fetch(ctx context.Context, client *Client, run Run) ([]byte, 
 			u = r.Request.URL.String()
 		}
 		res.Payloads = append(res.Payloads, schema.RawPayload{
-			RunID: run.ID, Provider: p.source, URL: client.RedactURL(u),
-			Status: uint16(r.StatusCode), FetchedAt: time.Now().UTC(), Body: r.Body,
+			URL: client.RedactURL(u), Status: uint16(r.StatusCode), FetchedAt: time.Now().UTC(), Body: r.Body,
 		})
 	}
 	// Every body is scrubbed of secrets before anything reads it, as Client.Do does.

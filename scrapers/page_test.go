@@ -14,6 +14,8 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
 )
 
@@ -45,11 +47,11 @@ func TestPageFetchRedirects(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	sources := map[string]func(url string) scrapers.Source{
-		"coreweave": func(url string) scrapers.Source {
+	sources := map[string]func(url string) pipeline.Source{
+		"coreweave": func(url string) pipeline.Source {
 			return scrapers.NewCoreWeave(newTestClient(t, scrapers.ClientConfig{}), scrapers.CoreWeaveConfig{URL: url, Delay: -1}, nil)
 		},
-		"lambda": func(url string) scrapers.Source {
+		"lambda": func(url string) pipeline.Source {
 			return scrapers.NewLambda(newTestClient(t, scrapers.ClientConfig{}), scrapers.LambdaConfig{PageURL: url, Delay: -1}, nil)
 		},
 	}
@@ -112,7 +114,7 @@ func TestPageFetchIgnoresCollyEnv(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	fetch := func(p string) (scrapers.Result, error) {
+	fetch := func(p string) (schema.Extract, error) {
 		cw := scrapers.NewCoreWeave(newTestClient(t, scrapers.ClientConfig{RetryMax: -1}), scrapers.CoreWeaveConfig{URL: srv.URL + p, Delay: -1}, nil)
 		return cw.Fetch(context.Background(), runAug22)
 	}

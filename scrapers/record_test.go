@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
 )
@@ -36,9 +37,9 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	now := func() time.Time { return runNov29.ObservedAt }
 
-	fetchAll := func(c *scrapers.Client) map[string]scrapers.Result {
-		out := map[string]scrapers.Result{}
-		for _, s := range []scrapers.Source{
+	fetchAll := func(c *scrapers.Client) map[string]schema.Extract {
+		out := map[string]schema.Extract{}
+		for _, s := range []pipeline.Source{
 			scrapers.NewVast(c, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/?api_key=vast-sekrit", RequestInterval: -1}, nil),
 			scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil),
 		} {
@@ -166,8 +167,8 @@ func TestSnapshotVastRunPod(t *testing.T) {
 	compareGolden(t, filepath.Join("testdata", "snapshot_vastai_runpod.golden.txt"), []byte(strings.Join(lines, "\n")+"\n"))
 }
 
-func vastRunPodSnapshotSources(c *scrapers.Client) []scrapers.Source {
-	return []scrapers.Source{
+func vastRunPodSnapshotSources(c *scrapers.Client) []pipeline.Source {
+	return []pipeline.Source{
 		scrapers.NewVast(c, scrapers.VastConfig{RequestInterval: -1}, nil),
 		scrapers.NewRunPod(c, scrapers.RunPodConfig{}, nil),
 	}
@@ -191,19 +192,19 @@ func snapshotLine(o schema.Offer) string {
 // must replay to what its parser gives on that fixture.
 var lambdaCoreWeaveSnapshot = []struct {
 	name        string
-	newSource   func(*scrapers.Client) scrapers.Source
+	newSource   func(*scrapers.Client) pipeline.Source
 	url         string
 	file        string
 	contentType string
 	parse       parseFunc
 }{
-	{"lambda api", func(c *scrapers.Client) scrapers.Source {
+	{"lambda api", func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: "snapshot-key", Delay: -1}, nil)
 	}, scrapers.DefaultLambdaAPIURL, "lambda_instance_types.json", "application/json", scrapers.ParseLambda},
-	{"lambda page", func(c *scrapers.Client) scrapers.Source {
+	{"lambda page", func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewLambda(c, scrapers.LambdaConfig{Delay: -1}, nil)
 	}, scrapers.DefaultLambdaPageURL, "lambda_pricing.html", "text/html; charset=utf-8", scrapers.ParseLambdaPage},
-	{"coreweave", func(c *scrapers.Client) scrapers.Source {
+	{"coreweave", func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{Delay: -1}, nil)
 	}, scrapers.DefaultCoreWeaveURL, "coreweave_pricing.html", "text/html; charset=utf-8", scrapers.ParseCoreWeave},
 }

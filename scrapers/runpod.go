@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -41,8 +43,6 @@ type RunPod struct {
 	logger *slog.Logger
 }
 
-var _ Source = (*RunPod)(nil)
-
 // NewRunPod returns the RunPod source fetching through client. A nil logger discards.
 func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
 	if cfg.URL == "" {
@@ -55,10 +55,10 @@ func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
 func (r *RunPod) Name() string { return RunPodName }
 
 // Fetch posts the gpuTypes query once and parses the answer.
-func (r *RunPod) Fetch(ctx context.Context, run Run) (Result, error) {
+func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = r.client.withBudget(ctx)
-	var res Result
+	var res schema.Extract
 	body, err := json.Marshal(map[string]string{"query": runPodQuery})
 	if err != nil {
 		return res, sourceError(RunPodName, err)
@@ -70,7 +70,7 @@ func (r *RunPod) Fetch(ctx context.Context, run Run) (Result, error) {
 	resp, err := r.client.Do(ctx, Request{Source: RunPodName, Method: http.MethodPost, URL: r.cfg.URL, Header: h, Body: body})
 	res.Attempts = attempts.Count()
 	if resp != nil {
-		res.Payloads = append(res.Payloads, resp.Payload(run, RunPodName))
+		res.Payloads = append(res.Payloads, resp.Payload())
 	}
 	if err != nil {
 		return res, sourceError(RunPodName, fmt.Errorf("querying gpuTypes: %w", err))
@@ -89,27 +89,27 @@ func (r *RunPod) Fetch(ctx context.Context, run Run) (Result, error) {
 
 // runPodGPUType is one entry of data.gpuTypes. Every price may be null.
 type runPodGPUType struct {
-	ID                 string   `json:"id"`
-	DisplayName        string   `json:"displayName"`
-	MemoryInGb         *float64 `json:"memoryInGb"`
-	SecureCloud        *bool    `json:"secureCloud"`
-	CommunityCloud     *bool    `json:"communityCloud"`
-	SecurePrice        *float64 `json:"securePrice"`
-	CommunityPrice     *float64 `json:"communityPrice"`
-	SecureSpotPrice    *float64 `json:"secureSpotPrice"`
-	CommunitySpotPrice *float64 `json:"communitySpotPrice"`
+	ID                 string       `json:"id"`
+	DisplayName        string       `json:"displayName"`
+	MemoryInGb         *float64     `json:"memoryInGb"`
+	SecureCloud        *bool        `json:"secureCloud"`
+	CommunityCloud     *bool        `json:"communityCloud"`
+	SecurePrice        *exactNumber `json:"securePrice"` // prices are read exactly
+	CommunityPrice     *exactNumber `json:"communityPrice"`
+	SecureSpotPrice    *exactNumber `json:"secureSpotPrice"`
+	CommunitySpotPrice *exactNumber `json:"communitySpotPrice"`
 	LowestPrice        *struct {
-		MinimumBidPrice      *float64 `json:"minimumBidPrice"`
-		UninterruptablePrice *float64 `json:"uninterruptablePrice"` // RunPod's spelling
-		MinVcpu              *float64 `json:"minVcpu"`
-		MinMemory            *float64 `json:"minMemory"`
-		StockStatus          *string  `json:"stockStatus"`
+		MinimumBidPrice      *exactNumber `json:"minimumBidPrice"`
+		UninterruptablePrice *exactNumber `json:"uninterruptablePrice"` // RunPod's spelling
+		MinVcpu              *float64     `json:"minVcpu"`
+		MinMemory            *float64     `json:"minMemory"`
+		StockStatus          *string      `json:"stockStatus"`
 	} `json:"lowestPrice"`
 }
 
 // runPodPlaceholder is the price RunPod shows for many types in a cloud that does not offer
 // them (MI300X community 0.5, RTX 2000 Ada community 0.5 > secure 0.24).
-const runPodPlaceholder = 0.5
+var runPodPlaceholder = decimal.RequireFromString("0.5")
 
 // ParseRunPod parses a RunPod GraphQL gpuTypes response into offers, sorted by GPU type id and
 // cloud: one on-demand offer per GPU type and cloud (secure, community) that offers it, plus a
@@ -140,7 +140,7 @@ const runPodPlaceholder = 0.5
 // the error is set when the body is not a whole gpuTypes response (ErrIncomplete when it is cut
 // short, ErrLayoutChanged when it is something else), yields no offer (ErrNoOffers) or more
 // than MaxOffers.
-func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseRunPod(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	types := &runPodTypes{run: run, sourceURL: sourceURL}
 	var resp struct {
 		Data struct {
@@ -173,7 +173,7 @@ func ParseRunPod(body []byte, run Run, sourceURL string) (offers []schema.Offer,
 
 // runPodTypes decodes data.gpuTypes one type at a time.
 type runPodTypes struct {
-	run       Run
+	run       schema.Run
 	sourceURL string
 	found     bool
 	offers    []schema.Offer
@@ -229,27 +229,26 @@ func (e *runPodErrors) UnmarshalJSON(data []byte) error {
 	})
 }
 
-func runPodOffers(g runPodGPUType, run Run, sourceURL string) []schema.Offer {
+func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Offer {
 	base := schema.Offer{
-		ObservedAt: run.ObservedAt.UTC(),
-		RunID:      run.ID,
-		SourceURL:  sourceURL,
-		Provider:   RunPodName,
-		GPUCount:   1,
-		InterNode:  schema.InterNone,
-		Stock:      schema.StockUnknown,
-		DQFlags:    []schema.DQFlag{},
+		SourceURL: sourceURL,
+		Provider:  RunPodName,
+		GPUCount:  1,
+		InterNode: schema.InterNone,
+		Stock:     schema.StockUnknown,
+		DQFlags:   []schema.DQFlag{},
 	}
+	run.Stamp(&base)
 	vram := 0.0
 	if positive(g.MemoryInGb) {
 		vram = *g.MemoryInGb
 	}
 	m := applyGPU(&base, RunPodName, g.ID, vram, g.DisplayName)
 	base.IntraNode = intraFromForm(m)
-	var lowest *float64 // the cheapest 1-GPU pod across clouds, when published
+	var lowest *exactNumber // the cheapest 1-GPU pod across clouds, when published
 	if lp := g.LowestPrice; lp != nil {
 		base.Stock = runPodStock(lp.StockStatus)
-		if positive(lp.UninterruptablePrice) {
+		if lp.UninterruptablePrice.positive() {
 			lowest = lp.UninterruptablePrice
 		}
 		if positive(lp.MinVcpu) {
@@ -265,8 +264,8 @@ func runPodOffers(g runPodGPUType, run Run, sourceURL string) []schema.Offer {
 		tier  schema.Tier
 		name  string
 		flag  *bool
-		price *float64
-		spot  *float64
+		price *exactNumber
+		spot  *exactNumber
 	}{
 		{schema.TierSecure, "secure", g.SecureCloud, g.SecurePrice, g.SecureSpotPrice},
 		{schema.TierCommunity, "community", g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice},
@@ -274,22 +273,27 @@ func runPodOffers(g runPodGPUType, run Run, sourceURL string) []schema.Offer {
 		if c.flag != nil && !*c.flag {
 			continue // the cloud says it does not offer this type
 		}
-		real := func(p *float64) bool {
-			if !positive(p) {
+		real := func(p *exactNumber) bool {
+			if !p.positive() {
 				return false
 			}
 			// The placeholder is real only if the cheapest pod costs exactly that.
-			return *p != runPodPlaceholder || (lowest != nil && *lowest == runPodPlaceholder)
+			return !p.Equal(runPodPlaceholder) || (lowest != nil && lowest.Equal(runPodPlaceholder))
 		}
 		o := base
 		o.Tier = c.tier
 		o.OfferID = g.ID + ":" + c.name
+		var onDemand schema.Offer
 		od := real(c.price)
 		if od {
-			out = append(out, priced(o, schema.OnDemand, usd(*c.price)))
+			onDemand = priced(o, schema.OnDemand, c.price.Decimal)
+			out = append(out, onDemand)
 		}
-		if real(c.spot) && (!od || usd(*c.spot).Cmp(usd(*c.price)) != 0) {
-			out = append(out, priced(o, schema.Spot, usd(*c.spot)))
+		if real(c.spot) {
+			// A spot price that is the on-demand price as stored is an echo, not an offer.
+			if spot := priced(o, schema.Spot, c.spot.Decimal); !od || !spot.PriceUSDPerHour.Equal(onDemand.PriceUSDPerHour) {
+				out = append(out, spot)
+			}
 		}
 	}
 	return out

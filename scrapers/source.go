@@ -1,60 +1,10 @@
 package scrapers
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
-
-	"github.com/gpucost/gpucost/schema"
 )
-
-// Run identifies one scrape run; every offer of the run carries its ID and ObservedAt.
-type Run struct {
-	ID         string
-	ObservedAt time.Time
-}
-
-// Result is what one source produced in one run.
-type Result struct {
-	Offers   []schema.Offer      // normalized: canonical GPU model (or unknown flag), per-GPU price, VRAM GB, interconnect
-	Payloads []schema.RawPayload // every raw response body fetched (or replayed) in the run
-	Attempts int                 // HTTP attempts including retries
-	Problems []error             // partial failures (a slice or page failed) when some offers were still produced
-}
-
-// Source is one provider's price feed.
-//
-// Fetch fetches and parses the provider's current prices for one run. Every offer it returns
-// carries run.ID and run.ObservedAt. It returns a nil error only with at least one offer; a
-// response that parses to nothing is ErrNoOffers, never an empty success. Partial failures
-// (one slice of several failed) leave the offers that were parsed in Result.Offers and the
-// failures in Result.Problems. On error, Result still carries the payloads and attempts made
-// so far, for the run log. Errors are *Error values naming the source, and wrap the sentinels
-// below where one applies. Fetch honours ctx's deadline and cancellation. Implementations are
-// safe for concurrent use by different runs.
-type Source interface {
-	Name() string
-	Fetch(ctx context.Context, run Run) (Result, error)
-}
-
-type pacerKey struct{}
-
-// WithPacer returns a context under which a source announces each pause it keeps between two
-// requests (Vast's RequestInterval, docs/providers.md §1.3) by calling f with its length before
-// it waits. Whoever set the fetch's deadline can then move it out by as much, so the deadline
-// follows the work the plan has (cmd/gpucost hands the pauses to the pipeline).
-func WithPacer(ctx context.Context, f func(pause time.Duration)) context.Context {
-	return context.WithValue(ctx, pacerKey{}, f)
-}
-
-// pace announces a pause of d under ctx to its pacer, if it has one (see WithPacer).
-func pace(ctx context.Context, d time.Duration) {
-	if f, ok := ctx.Value(pacerKey{}).(func(time.Duration)); ok && f != nil {
-		f(d)
-	}
-}
 
 // Conditions callers branch on. Errors returned by this package wrap them; test with errors.Is.
 var (

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
 )
@@ -82,8 +84,6 @@ type Vast struct {
 	logger *slog.Logger
 }
 
-var _ Source = (*Vast)(nil)
-
 // NewVast returns the Vast.ai source fetching through client. A nil logger discards.
 func NewVast(client *Client, cfg VastConfig, logger *slog.Logger) *Vast {
 	return &Vast{cfg: cfg.withDefaults(), client: client, logger: orDiscard(logger)}
@@ -117,8 +117,8 @@ var numGPUBuckets = []struct {
 // run fails when every slice failed or nothing was parsed, and at once when the source's byte
 // budget is spent, a page holds more rows than asked for, or ctx is done: those would leave a
 // smaller market, not a missing slice. Each pause between two requests is announced with
-// WithPacer's pacer before it is kept, so a deadline can follow the plan (docs/providers.md §1.3).
-func (v *Vast) Fetch(ctx context.Context, run Run) (res Result, err error) {
+// run.Pace before it is kept, so a deadline can follow the plan (docs/providers.md §1.3).
+func (v *Vast) Fetch(ctx context.Context, run schema.Run) (res schema.Extract, err error) {
 	defer func() { res.Problems = sourceErrors(VastName, capProblems(res.Problems)) }()
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = v.client.withBudget(ctx)
@@ -167,8 +167,8 @@ func vastFatal(ctx context.Context, err error) bool {
 // vastFetch is the state of one Fetch.
 type vastFetch struct {
 	v        *Vast
-	run      Run
-	res      Result
+	run      schema.Run
+	res      schema.Extract
 	seen     map[string]bool // ask ids already turned into offers
 	requests int
 	ascAsks  []string // the ask ids of the last ascending page
@@ -214,7 +214,7 @@ func (f *vastFetch) slice(ctx context.Context, s vastSlice, split bool) error {
 // its slice, which is the one fetched just before it.
 func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, error) {
 	if f.requests > 0 && f.v.cfg.RequestInterval > 0 {
-		pace(ctx, f.v.cfg.RequestInterval)
+		f.run.Pace(f.v.cfg.RequestInterval)
 		t := time.NewTimer(f.v.cfg.RequestInterval)
 		select {
 		case <-ctx.Done():
@@ -231,7 +231,7 @@ func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, e
 	}
 	resp, err := f.v.client.Do(ctx, Request{Source: VastName, Method: http.MethodPost, URL: f.v.cfg.URL, Header: h, Body: body})
 	if resp != nil {
-		f.res.Payloads = append(f.res.Payloads, resp.Payload(f.run, VastName))
+		f.res.Payloads = append(f.res.Payloads, resp.Payload())
 	}
 	if err != nil {
 		return 0, err
@@ -299,26 +299,26 @@ func overlaps(a, b []string) bool {
 // vastOffer holds the fields of a Vast offer the parser uses (docs/providers.md §1.4). Every field
 // but id is nullable in practice.
 type vastOffer struct {
-	ID                json.Number `json:"id"`
-	NumGPUs           *float64    `json:"num_gpus"`
-	GPUName           *string     `json:"gpu_name"`
-	GPURAM            *float64    `json:"gpu_ram"` // MiB per GPU, labelled MB
-	DPHTotal          *float64    `json:"dph_total"`
-	DPHBase           *float64    `json:"dph_base"`
-	StorageTotalCost  *float64    `json:"storage_total_cost"`
-	MinBid            *float64    `json:"min_bid"`
-	BWNVLink          *float64    `json:"bw_nvlink"` // GB/s, 0 = none
-	Reliability       *float64    `json:"reliability"`
-	Reliability2      *float64    `json:"reliability2"`
-	Verification      *string     `json:"verification"`
-	Geolocation       *string     `json:"geolocation"`
-	CPUCores          *float64    `json:"cpu_cores"`
-	CPUCoresEffective *float64    `json:"cpu_cores_effective"`
-	CPURAM            *float64    `json:"cpu_ram"` // MB, whole machine
-	DiskSpace         *float64    `json:"disk_space"`
-	ClusterID         *float64    `json:"cluster_id"`
+	ID                json.Number  `json:"id"`
+	NumGPUs           *float64     `json:"num_gpus"`
+	GPUName           *string      `json:"gpu_name"`
+	GPURAM            *float64     `json:"gpu_ram"`   // MiB per GPU, labelled MB
+	DPHTotal          *exactNumber `json:"dph_total"` // prices are read exactly
+	DPHBase           *exactNumber `json:"dph_base"`
+	StorageTotalCost  *exactNumber `json:"storage_total_cost"`
+	MinBid            *exactNumber `json:"min_bid"`
+	BWNVLink          *float64     `json:"bw_nvlink"` // GB/s, 0 = none
+	Reliability       *float64     `json:"reliability"`
+	Reliability2      *float64     `json:"reliability2"`
+	Verification      *string      `json:"verification"`
+	Geolocation       *string      `json:"geolocation"`
+	CPUCores          *float64     `json:"cpu_cores"`
+	CPUCoresEffective *float64     `json:"cpu_cores_effective"`
+	CPURAM            *float64     `json:"cpu_ram"` // MB, whole machine
+	DiskSpace         *float64     `json:"disk_space"`
+	ClusterID         *float64     `json:"cluster_id"`
 	Search            *struct {
-		TotalHour *float64 `json:"totalHour"`
+		TotalHour *exactNumber `json:"totalHour"`
 	} `json:"search"`
 }
 
@@ -344,7 +344,7 @@ type vastOffer struct {
 // A row without an id, GPU count or price is skipped and reported in problems. The error is set
 // when the body is not a whole Vast search response (ErrIncomplete when it is cut short,
 // ErrLayoutChanged when it is something else) or holds more than MaxOffers offers.
-func ParseVast(body []byte, run Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+func ParseVast(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	p, err := parseVast(body, run, sourceURL, MaxOffers)
 	return p.offers, sourceErrors(VastName, capProblems(p.problems)), err
 }
@@ -358,7 +358,7 @@ type vastPage struct {
 }
 
 // parseVast parses one search answer row by row, failing when it has more than maxRows rows.
-func parseVast(body []byte, run Run, sourceURL string, maxRows int) (vastPage, error) {
+func parseVast(body []byte, run schema.Run, sourceURL string, maxRows int) (vastPage, error) {
 	rows := &vastRows{run: run, sourceURL: sourceURL, maxRows: maxRows}
 	doc := struct {
 		Offers *vastRows `json:"offers"`
@@ -374,7 +374,7 @@ func parseVast(body []byte, run Run, sourceURL string, maxRows int) (vastPage, e
 
 // vastRows decodes the "offers" array of a search answer one row at a time.
 type vastRows struct {
-	run       Run
+	run       schema.Run
 	sourceURL string
 	maxRows   int
 	found     bool
@@ -419,7 +419,7 @@ func vastRowID(vo vastOffer, i int) string {
 	return "#" + strconv.Itoa(i)
 }
 
-func vastOffers(vo vastOffer, run Run, sourceURL string) ([]schema.Offer, error) {
+func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer, error) {
 	if _, err := vo.ID.Int64(); err != nil {
 		return nil, fmt.Errorf("no usable id %q", vo.ID)
 	}
@@ -427,35 +427,34 @@ func vastOffers(vo vastOffer, run Run, sourceURL string) ([]schema.Offer, error)
 		return nil, fmt.Errorf("num_gpus %v is not a GPU count", deref(vo.NumGPUs))
 	}
 	count := uint16(*vo.NumGPUs)
-	storage := 0.0
-	if vo.StorageTotalCost != nil && *vo.StorageTotalCost > 0 {
-		storage = *vo.StorageTotalCost
+	storage := decimal.Zero
+	if vo.StorageTotalCost.positive() {
+		storage = vo.StorageTotalCost.Decimal
 	}
-	var onDemand *float64
+	var onDemand decimal.Decimal // exact: sums of the wire's decimals, rounded once by priced
 	switch {
-	case positive(vo.DPHTotal):
-		onDemand = vo.DPHTotal
-	case vo.Search != nil && positive(vo.Search.TotalHour):
-		onDemand = vo.Search.TotalHour
-	case positive(vo.DPHBase):
-		onDemand = ptr(*vo.DPHBase + storage)
+	case vo.DPHTotal.positive():
+		onDemand = vo.DPHTotal.Decimal
+	case vo.Search != nil && vo.Search.TotalHour.positive():
+		onDemand = vo.Search.TotalHour.Decimal
+	case vo.DPHBase.positive():
+		onDemand = vo.DPHBase.Add(storage)
 	default:
 		return nil, errors.New("no price (dph_total, search.totalHour and dph_base all missing or zero)")
 	}
 
 	o := schema.Offer{
-		ObservedAt: run.ObservedAt.UTC(),
-		RunID:      run.ID,
-		SourceURL:  sourceURL,
-		Provider:   VastName,
-		OfferID:    vo.ID.String(),
-		Tier:       schema.TierUnverified,
-		GPUCount:   count,
-		IntraNode:  schema.IntraUnknown,
-		InterNode:  schema.InterNone,
-		Stock:      schema.StockUnknown,
-		DQFlags:    []schema.DQFlag{},
+		SourceURL: sourceURL,
+		Provider:  VastName,
+		OfferID:   vo.ID.String(),
+		Tier:      schema.TierUnverified,
+		GPUCount:  count,
+		IntraNode: schema.IntraUnknown,
+		InterNode: schema.InterNone,
+		Stock:     schema.StockUnknown,
+		DQFlags:   []schema.DQFlag{},
 	}
+	run.Stamp(&o)
 	if vo.Verification != nil && *vo.Verification == "verified" {
 		o.Tier = schema.TierVerified
 	}
@@ -504,9 +503,9 @@ func vastOffers(vo vastOffer, run Run, sourceURL string) ([]schema.Offer, error)
 		o.Reliability = ptr(round(*r, 6))
 	}
 
-	out := []schema.Offer{priced(o, schema.OnDemand, usd(*onDemand))}
-	if positive(vo.MinBid) {
-		out = append(out, priced(o, schema.Spot, usd(*vo.MinBid+storage)))
+	out := []schema.Offer{priced(o, schema.OnDemand, onDemand)}
+	if vo.MinBid.positive() {
+		out = append(out, priced(o, schema.Spot, vo.MinBid.Add(storage)))
 	}
 	return out, nil
 }

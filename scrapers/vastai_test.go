@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -192,6 +193,43 @@ func TestParseVastErrors(t *testing.T) {
 			}
 			if len(offers) != tt.offers {
 				t.Errorf("%d offers, want %d", len(offers), tt.offers)
+			}
+		})
+	}
+}
+
+// TestParseVastPricesExactly: prices are read as the decimals their JSON text says, summed
+// exactly, and rounded once; a per-GPU price is the exact quotient rounded, never the rounded
+// offer price divided. A price that is not a JSON number is a problem of its row.
+func TestParseVastPricesExactly(t *testing.T) {
+	row := func(fields string) string {
+		return `{"offers": [{"id": 7, "num_gpus": 8, "gpu_name": "H100 SXM", "gpu_ram": 81559, "bw_nvlink": 400, ` + fields + `}]}`
+	}
+	tests := []struct {
+		name         string
+		body         string
+		want         []string // price type, offer price, per-GPU price of each offer
+		wantProblems int
+	}{
+		{"whole-offer price of 8 GPUs", row(`"dph_total": 35.159555555555556`), []string{"on_demand 35.159556 4.394944"}, 0},
+		{"dph_base plus storage, exactly", row(`"dph_base": 0.1, "storage_total_cost": 0.2`), []string{"on_demand 0.3 0.0375"}, 0},
+		{"spot is min_bid plus storage", row(`"dph_total": 8, "min_bid": 7.407407407407407e-05, "storage_total_cost": 7.407407407407407e-05`),
+			[]string{"on_demand 8 1", "spot 0.000148 0.000019"}, 0},
+		{"a price as a string is a problem", row(`"dph_total": "35.1"`), nil, 1},
+		{"an exponent too large is a problem", row(`"dph_total": 1e999999`), nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			offers, problems, err := scrapers.ParseVast([]byte(tt.body), runNov29, scrapers.DefaultVastURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range offers {
+				got = append(got, fmt.Sprintf("%s %s %s", o.PriceType, o.PriceUSDPerHour, o.PriceUSDPerGPUHour))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" || len(problems) != tt.wantProblems {
+				t.Errorf("offers (-want +got):\n%s\nproblems %v, want %d", diff, problems, tt.wantProblems)
 			}
 		})
 	}

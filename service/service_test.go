@@ -40,7 +40,7 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	srv, err := New(cfg, Deps{
 		Open:        func(context.Context) (web.Store, error) { return st, nil },
 		StoreErrors: web.StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable},
-		Scrape:      Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(), Sink: sink{st}, History: st},
+		Scrape:      Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(), Sink: st, History: st},
 		Logger:      slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	if err != nil {
@@ -145,19 +145,11 @@ type source string
 
 func (s source) Name() string { return string(s) }
 
-func (s source) Fetch(context.Context, pipeline.Run) (pipeline.Extract, error) {
+func (s source) Fetch(context.Context, schema.Run) (schema.Extract, error) {
 	price := decimal.RequireFromString("2.25")
-	return pipeline.Extract{Attempts: 1, Offers: []schema.Offer{{OfferID: string(s) + "-h100", Tier: schema.TierSecure, Region: "US-TX-3",
+	return schema.Extract{Attempts: 1, Offers: []schema.Offer{{OfferID: string(s) + "-h100", Tier: schema.TierSecure, Region: "US-TX-3",
 		GPUModel: "H100-SXM-80GB", GPUNameRaw: "H100 SXM", GPUCount: 1, VRAMGB: 80, PriceType: schema.OnDemand,
 		PriceUSDPerHour: price, PriceUSDPerGPUHour: price}}}, nil
-}
-
-// sink is the store as the pipeline's sink.
-type sink struct{ st *store.Store }
-
-func (s sink) LoadBatch(ctx context.Context, b schema.Batch) (bool, error) {
-	res, err := s.st.LoadBatch(ctx, b)
-	return res.Skipped(), err
 }
 
 // discard is a sink that keeps nothing and a history that has nothing.

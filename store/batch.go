@@ -19,21 +19,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Kinds of load failures (LoadBatch, LoadImport), for a caller that decides whether and when to
-// try a batch again. An error of neither kind is a failed attempt of this batch: connection lost
-// half-way, a server error, a timeout.
-var (
-	// ErrUnavailable means the server could not be reached, or cannot take rows at all until an
-	// operator acts (wrong password, database or table missing: run gpucost migrate). It is
-	// reported only when the load's first query failed, so the call wrote nothing, and the batch
-	// is not at fault: any other would fail the same way.
-	ErrUnavailable = errors.New("ClickHouse cannot take rows now")
-	// ErrInvalidBatch means the batch itself cannot be stored (rows of another run or provider, a
-	// value the driver cannot encode): loading it again gives the same error.
-	ErrInvalidBatch = errors.New("the batch cannot be stored")
-)
-
-// LoadResult says what one LoadBatch call wrote.
+// LoadResult says what one CompleteBatch call wrote.
 type LoadResult struct {
 	PayloadsWritten int  // raw payloads inserted by this call
 	OffersWritten   int  // offers inserted by this call
@@ -46,7 +32,7 @@ func (r LoadResult) Skipped() bool {
 	return r.PayloadsWritten == 0 && r.OffersWritten == 0 && r.Repaired == 0 && !r.RunWritten
 }
 
-// Load steps, in order: LoadBatch calls Options.OnLoadStep with each once it is done (whether it
+// Load steps, in order: CompleteBatch calls Options.OnLoadStep with each once it is done (whether it
 // had anything to write or not), so a fault-injection test can stop the process after any of them.
 const (
 	StepChecked  = "checked"  // the run-log row was looked up: the batch is not stored whole
@@ -57,12 +43,20 @@ const (
 	StepRun      = "run"      // the run-log row is stored: the batch is complete
 )
 
-// LoadSteps lists the load steps in the order LoadBatch passes them.
+// LoadSteps lists the load steps in the order CompleteBatch passes them.
 func LoadSteps() []string {
 	return []string{StepChecked, StepPayloads, StepOffers, StepRollups, StepLatest, StepRun}
 }
 
-// LoadBatch stores one provider's batch of one run so that, however many times it is called and
+// LoadBatch stores one provider's batch of one run (CompleteBatch) and reports whether the whole
+// batch was stored already: it is the pipeline's Sink (pipeline.Sink), whose kinds of failure its
+// errors wrap (schema.ErrUnavailable, schema.ErrRejected).
+func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (skipped bool, err error) {
+	res, err := s.CompleteBatch(ctx, b)
+	return res.Skipped(), err
+}
+
+// CompleteBatch stores one provider's batch of one run so that, however many times it is called and
 // wherever an earlier call was cut off (the process killed, the server killed, the connection
 // lost), each row ends up stored exactly once:
 //
@@ -84,9 +78,9 @@ func LoadSteps() []string {
 // The comparisons use the batch's own timestamps, so a batch must be loaded again with the
 // timestamps it was first loaded with: the pipeline keeps it in its spool (a write-ahead log)
 // until this returns nil. Two processes loading one batch at the same moment could both write it;
-// the pipeline's run lock prevents that. Errors wrap ErrUnavailable or ErrInvalidBatch where one
-// applies.
-func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, error) {
+// the pipeline's run lock prevents that. Errors wrap schema.ErrUnavailable (only when the first
+// query failed, so the call wrote nothing) or schema.ErrRejected where one applies.
+func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, error) {
 	var res LoadResult
 	runID, provider := b.Run.RunID, b.Run.Provider
 	if err := checkBatch(b); err != nil {
@@ -132,20 +126,20 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (LoadResult, erro
 }
 
 // checkBatch refuses a batch whose rows belong to another run or provider than its run-log row:
-// LoadBatch would compare them with the wrong stored rows.
+// CompleteBatch would compare them with the wrong stored rows.
 func checkBatch(b schema.Batch) error {
 	runID, provider := b.Run.RunID, b.Run.Provider
 	if runID == "" || provider == "" {
-		return fmt.Errorf("loading a batch: %w: the run id and provider are required", ErrInvalidBatch)
+		return fmt.Errorf("loading a batch: %w: the run id and provider are required", schema.ErrRejected)
 	}
 	for i, o := range b.Offers {
 		if o.RunID != runID || o.Provider != provider {
-			return fmt.Errorf("loading batch %s/%s: %w: offer %d belongs to %s/%s", runID, provider, ErrInvalidBatch, i+1, o.RunID, o.Provider)
+			return fmt.Errorf("loading batch %s/%s: %w: offer %d belongs to %s/%s", runID, provider, schema.ErrRejected, i+1, o.RunID, o.Provider)
 		}
 	}
 	for i, p := range b.Payloads {
 		if p.RunID != runID || p.Provider != provider {
-			return fmt.Errorf("loading batch %s/%s: %w: payload %d belongs to %s/%s", runID, provider, ErrInvalidBatch, i+1, p.RunID, p.Provider)
+			return fmt.Errorf("loading batch %s/%s: %w: payload %d belongs to %s/%s", runID, provider, schema.ErrRejected, i+1, p.RunID, p.Provider)
 		}
 	}
 	return nil
@@ -204,13 +198,13 @@ func (s *Store) hasRunRow(ctx context.Context, runID, provider string) (bool, er
 	return n > 0, nil
 }
 
-// unavailable marks err with ErrUnavailable when it says the server cannot be reached or cannot
-// take rows at all.
+// unavailable marks err with schema.ErrUnavailable when it says the server cannot be reached or
+// cannot take rows at all.
 func unavailable(err error) error {
 	if err == nil || !Unreachable(err) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", schema.ErrUnavailable, err)
 }
 
 // Unreachable reports whether err is a failure to reach the server (refused, reset, timed out,

@@ -38,7 +38,7 @@ import (
 // No doubles across replicas: inserts go through the Distributed table synchronously
 // (insert_distributed_sync=1), so an insert returns only once a replica of every shard holds
 // it, and the store reads and writes the same replica of each shard (load_balancing=in_order:
-// the first healthy one), so the run-id check of LoadBatch sees what was just written instead
+// the first healthy one), so the run-id check of CompleteBatch sees what was just written instead
 // of a replica still fetching it. Replicated tables also drop an identical block inserted again
 // (insert deduplication), which covers a retried insert.
 

@@ -84,7 +84,7 @@ func TestClusterRollupsRepairedOnTheShardACrashHit(t *testing.T) {
 	if storetest.RollupDiff(t, dsn) == "" {
 		t.Fatal("the simulated crash of shard 02 left the rollups whole")
 	}
-	res, err := s.LoadBatch(ctx, b)
+	res, err := s.CompleteBatch(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}

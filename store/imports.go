@@ -22,7 +22,7 @@ type ImportResult struct {
 func (r ImportResult) Skipped() bool { return r.OffersWritten == 0 && !r.PayloadWritten }
 
 // LoadImport stores an import unless it is already stored: the file as a raw payload, then its
-// offers, then their rollups, as LoadBatch does: each row is compared with what is stored of the
+// offers, then their rollups, as CompleteBatch does: each row is compared with what is stored of the
 // import and only the missing ones are written, so loading the same import again writes nothing,
 // and an import cut off anywhere (between the payload and the offers, between two monthly
 // partitions of its offers, before the rollups) is completed by the next call. Imports are not
@@ -31,16 +31,16 @@ func (r ImportResult) Skipped() bool { return r.OffersWritten == 0 && !r.Payload
 func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult, error) {
 	var res ImportResult
 	if imp.RunID == "" {
-		return res, fmt.Errorf("loading an import: %w: a run id is required", ErrInvalidBatch)
+		return res, fmt.Errorf("loading an import: %w: a run id is required", schema.ErrRejected)
 	}
 	if len(imp.Offers) > MaxImportRows {
-		return res, fmt.Errorf("loading import %s: %w: %d offers is more than the %d one import may hold: split the file", imp.RunID, ErrInvalidBatch, len(imp.Offers), MaxImportRows)
+		return res, fmt.Errorf("loading import %s: %w: %d offers is more than the %d one import may hold: split the file", imp.RunID, schema.ErrRejected, len(imp.Offers), MaxImportRows)
 	}
 	byProvider := map[string][]schema.Offer{}
 	var providers []string
 	for i, o := range imp.Offers {
 		if o.RunID != imp.RunID {
-			return res, fmt.Errorf("loading import %s: %w: offer %d has run id %q", imp.RunID, ErrInvalidBatch, i+1, o.RunID)
+			return res, fmt.Errorf("loading import %s: %w: offer %d has run id %q", imp.RunID, schema.ErrRejected, i+1, o.RunID)
 		}
 		if _, ok := byProvider[o.Provider]; !ok {
 			providers = append(providers, o.Provider)

@@ -20,7 +20,7 @@ const offerColumns = `observed_at, valid_until, run_id, source_url, provider, of
 	intra_node, nvlink_gbps, inter_node, available_count, stock, reliability, dq_flags`
 
 // InsertOffers writes offers as one batch, tagged with the run id in system.query_log, as they
-// are: nothing checks what is stored already (LoadBatch does). An empty slice writes nothing.
+// are: nothing checks what is stored already (CompleteBatch does). An empty slice writes nothing.
 func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.Offer) error {
 	return s.insertOffers(ctx, "offers", runID, offers)
 }
@@ -109,7 +109,7 @@ func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []
 	defer batch.Close()
 	for i, col := range columns {
 		if err := batch.Column(i).Append(col); err != nil {
-			return fmt.Errorf("appending %s column %d for run %s: %w: %w", table, i+1, runID, ErrInvalidBatch, err)
+			return fmt.Errorf("appending %s column %d for run %s: %w: %w", table, i+1, runID, schema.ErrRejected, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
@@ -174,7 +174,7 @@ func queryID(table, runID string) string {
 	return fmt.Sprintf("gpucost-%s-%s-%d", table, runID, time.Now().UnixNano())
 }
 
-// loadQueryID names a write of a batch (LoadBatch, LoadImport): gpucost-load/RUN/PROVIDER/TABLE/N,
+// loadQueryID names a write of a batch (CompleteBatch, LoadImport): gpucost-load/RUN/PROVIDER/TABLE/N,
 // so that a later load of the batch can find those still running (endStrays).
 func loadQueryID(runID, provider, table string) string {
 	return fmt.Sprintf("gpucost-load/%s/%s/%s/%d", runID, provider, table, time.Now().UnixNano())

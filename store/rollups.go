@@ -20,7 +20,7 @@ import (
 // views on offers. An insert into offers writes its part of offers first and the views' parts
 // after it, each on its own, so a ClickHouse crash in between leaves rows in offers that a rollup
 // never saw; a load that checks offers alone would then skip them for ever. So after its offers
-// are stored, LoadBatch checks each rollup against them and writes what is missing:
+// are stored, CompleteBatch checks each rollup against them and writes what is missing:
 //
 //   - offers_daily and offers_daily_sums carry, per row group (day × provider × GPU model × price
 //     type) and run, a fingerprint of the observations they summarize: the sum modulo 2^64 of

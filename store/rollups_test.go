@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
-	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
@@ -71,7 +70,7 @@ func TestLoadBatchRepairsRollupsACrashLeftBehind(t *testing.T) {
 			if len(tc.views) > 0 && storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())) == "" {
 				t.Fatal("the simulated crash left the rollups whole")
 			}
-			res, err := s.LoadBatch(ctx, b)
+			res, err := s.CompleteBatch(ctx, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +86,7 @@ func TestLoadBatchRepairsRollupsACrashLeftBehind(t *testing.T) {
 				t.Errorf("rollups differ from offers after the repair:\n%s", diff)
 			}
 			// Loading it once more writes nothing, and the run row makes even the checks stop.
-			if res, err := s.LoadBatch(ctx, b); err != nil || !res.Skipped() {
+			if res, err := s.CompleteBatch(ctx, b); err != nil || !res.Skipped() {
 				t.Errorf("third load: %+v, %v; want skipped", res, err)
 			}
 		})
@@ -122,7 +121,7 @@ func TestLoadBatchCompletesWhatACutOffLoadLeft(t *testing.T) {
 	if err := s.InsertOffers(ctx, "run-cut", b.Offers[:2]); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.LoadBatch(ctx, b)
+	res, err := s.CompleteBatch(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +150,8 @@ func TestLoadBatchRefusesRowsOfAnotherBatch(t *testing.T) {
 	b := rollupBatch("run-x", time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC), 250)
 	b.Offers[2].RunID = "run-y"
 	_, err := s.LoadBatch(context.Background(), b)
-	if !errors.Is(err, store.ErrInvalidBatch) {
-		t.Fatalf("load of a batch with another run's offer: %v, want ErrInvalidBatch", err)
+	if !errors.Is(err, schema.ErrRejected) {
+		t.Fatalf("load of a batch with another run's offer: %v, want schema.ErrRejected", err)
 	}
 }
 
@@ -173,7 +172,7 @@ func TestRollupRunsMigration(t *testing.T) {
 	if res, err := s.Migrate(ctx); err != nil || len(res.Applied) != 1 {
 		t.Fatalf("migrate to 0011: %+v, %v", res, err)
 	}
-	res, err := s.LoadBatch(ctx, rollupBatch("run-after", at.Add(time.Hour), 260))
+	res, err := s.CompleteBatch(ctx, rollupBatch("run-after", at.Add(time.Hour), 260))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 	for _, r := range runs {
 		if err := batch.Append(r.RunID, r.Provider, r.StartedAt.UTC(), r.FinishedAt.UTC(), string(r.Status),
 			r.OffersParsed, r.OffersLoaded, r.OffersRejected, r.Error, r.HTTPAttempts); err != nil {
-			return fmt.Errorf("appending run %s/%s: %w: %w", r.RunID, r.Provider, ErrInvalidBatch, err)
+			return fmt.Errorf("appending run %s/%s: %w: %w", r.RunID, r.Provider, schema.ErrRejected, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
@@ -39,7 +39,7 @@ func (s *Store) RecordRun(ctx context.Context, runs ...schema.ScrapeRun) error {
 }
 
 // HasRun reports whether the run log holds any row of the run runID, for any provider.
-// (LoadBatch checks one provider's part of a run itself.)
+// (CompleteBatch checks one provider's part of a run itself.)
 func (s *Store) HasRun(ctx context.Context, runID string) (bool, error) {
 	var n uint64
 	if err := s.conn.QueryRow(s.ctx(ctx), s.hasRunQuery(), runID).Scan(&n); err != nil {
@@ -113,7 +113,7 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 	defer batch.Close()
 	for _, p := range payloads {
 		if err := batch.Append(p.RunID, p.Provider, p.URL, p.Status, p.FetchedAt.UTC(), string(p.Body)); err != nil {
-			return fmt.Errorf("appending a payload of run %s/%s: %w: %w", p.RunID, p.Provider, ErrInvalidBatch, err)
+			return fmt.Errorf("appending a payload of run %s/%s: %w: %w", p.RunID, p.Provider, schema.ErrRejected, err)
 		}
 	}
 	if err := batch.Send(); err != nil {

@@ -2,15 +2,20 @@
 // schema migrations, writes offers, raw payloads and the run log in batches, and reads the
 // current market and the price history back as schema types.
 //
-// Loading is idempotent row by row (batch.go): LoadBatch compares each raw payload and offer of a
-// batch with what is stored of its run, provider and timestamps and inserts only what is missing,
-// then checks the rollups the materialized views keep against the batch's stored offers and
-// writes what a crash kept from them (rollups.go), and writes the run-log row last. So a batch
-// loaded again after a load was cut off at any point (the process killed, ClickHouse killed, an
-// insert that reached some parts and not others) ends with each row stored once and the rollups
-// equal to what offers holds. The pipeline's spool gives it the batch again, with the same
-// timestamps; errors say whether the server was out of reach (ErrUnavailable) or the batch
-// itself is at fault (ErrInvalidBatch).
+// Loading is idempotent row by row (batch.go): CompleteBatch compares each raw payload and offer
+// of a batch with what is stored of its run, provider and timestamps and inserts only what is
+// missing, then checks the rollups the materialized views keep against the batch's stored offers
+// and writes what a crash kept from them (rollups.go), and writes the run-log row last. So a
+// batch loaded again after a load was cut off at any point (the process killed, ClickHouse
+// killed, an insert that reached some parts and not others) ends with each row stored once and
+// the rollups equal to what offers holds. The pipeline's spool gives it the batch again, with the
+// same timestamps; errors say whether the server was out of reach (schema.ErrUnavailable) or the
+// batch itself is at fault (schema.ErrRejected).
+//
+// A Store is the pipeline's Sink and History as it is (LoadBatch, LastGoodRuns, LatestPrices),
+// without either package importing the other: the kinds of failure they share are schema's.
+// Lazy (lazy.go) is the same, opened on first use, for a scrape that must spool when ClickHouse
+// is down at its start.
 //
 // Every query binds its values through the driver (never string concatenation) and runs on both
 // current ClickHouse releases (make test) and ClickHouse 18.16, Debian's package (make
@@ -60,7 +65,7 @@ type Options struct {
 	// cluster.go); inserts through the Distributed tables wait for every shard, and reads go to
 	// the replica written to (serverVersion.settings).
 	Cluster string
-	// OnLoadStep, when set, is called as LoadBatch finishes each of its steps (LoadSteps), so a
+	// OnLoadStep, when set, is called as CompleteBatch finishes each of its steps (LoadSteps), so a
 	// fault-injection test can stop the process between any two of them.
 	OnLoadStep func(step string)
 }

@@ -621,14 +621,14 @@ func TestLoadBatchWritesEachPartOnce(t *testing.T) {
 	if err := s.InsertOffers(ctx, "run-a", b.Offers); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.LoadBatch(ctx, b)
+	res, err := s.CompleteBatch(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(store.LoadResult{PayloadsWritten: 1, RunWritten: true}, res); diff != "" {
 		t.Errorf("first load (-want +got):\n%s", diff)
 	}
-	res, err = s.LoadBatch(ctx, b)
+	res, err = s.CompleteBatch(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,7 +639,7 @@ func TestLoadBatchWritesEachPartOnce(t *testing.T) {
 	b2 := b
 	b2.Run.Provider = "runpod"
 	b2.Offers, b2.Payloads = nil, nil
-	if res, err := s.LoadBatch(ctx, b2); err != nil || !res.RunWritten {
+	if res, err := s.CompleteBatch(ctx, b2); err != nil || !res.RunWritten {
 		t.Errorf("other provider's batch: %+v, %v; want its run row written", res, err)
 	}
 	got, err := s.LatestOffers(ctx, schema.OfferFilter{})

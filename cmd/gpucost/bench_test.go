@@ -53,7 +53,7 @@ func replayRunner(tb testing.TB, now func() time.Time) (*pipeline.Runner, string
 	if err != nil {
 		tb.Fatal(err)
 	}
-	st := newLazyStore(cfg.ClickHouse, logger)
+	st := newLazyStore(cfg.ClickHouse, logger, nil)
 	tb.Cleanup(func() { st.Close() })
 	runner, err := pipeline.New(pipelineConfig(cfg), sources, st, st, pipeline.Options{Logger: logger, Now: now})
 	if err != nil {

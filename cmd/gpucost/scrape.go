@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"sync"
 
 	"github.com/shopspring/decimal"
 
@@ -80,8 +79,7 @@ func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) error 
 	var sink pipeline.Sink
 	var history pipeline.History
 	if !*dryRun {
-		st := newLazyStore(cfg.ClickHouse, logger)
-		st.onLoadStep = hooks.onLoadStep
+		st := newLazyStore(cfg.ClickHouse, logger, hooks.onLoadStep)
 		defer st.Close()
 		sink, history = st, st
 	}
@@ -251,77 +249,10 @@ func total(m map[string]int) int {
 	return n
 }
 
-// lazyStore is the pipeline's sink and history on ClickHouse, opened on first use and reopened
-// after a failure, so a scrape started while ClickHouse is down still runs and spools.
-type lazyStore struct {
-	cfg    config.ClickHouseConfig
-	logger *slog.Logger
-	// onLoadStep is the store's store.Options.OnLoadStep (the kill tests stop the process there).
-	onLoadStep func(step string)
-	mu         sync.Mutex
-	s          *store.Store
-}
-
-func newLazyStore(cfg config.ClickHouseConfig, logger *slog.Logger) *lazyStore {
-	return &lazyStore{cfg: cfg, logger: logger}
-}
-
-func (l *lazyStore) get(ctx context.Context) (*store.Store, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.s != nil {
-		return l.s, nil
-	}
-	s, err := openStore(ctx, l.cfg, store.Options{Logger: l.logger, OnLoadStep: l.onLoadStep})
-	if err != nil {
-		return nil, err
-	}
-	l.s = s
-	return s, nil
-}
-
-// LoadBatch implements pipeline.Sink: the store's kinds of failure become the pipeline's.
-func (l *lazyStore) LoadBatch(ctx context.Context, b schema.Batch) (bool, error) {
-	s, err := l.get(ctx)
-	if err != nil {
-		return false, sinkError{pipeline.ErrUnavailable, err}
-	}
-	res, err := s.LoadBatch(ctx, b)
-	switch {
-	case errors.Is(err, store.ErrUnavailable):
-		err = sinkError{pipeline.ErrUnavailable, err}
-	case errors.Is(err, store.ErrInvalidBatch):
-		err = sinkError{pipeline.ErrRejected, err}
-	}
-	return res.Skipped(), err
-}
-
-// sinkError gives a store error one of the pipeline's kinds (pipeline.Sink) and keeps its message.
-type sinkError struct{ kind, err error }
-
-func (e sinkError) Error() string   { return e.err.Error() }
-func (e sinkError) Unwrap() []error { return []error{e.kind, e.err} }
-
-// LastGoodRuns implements pipeline.History.
-func (l *lazyStore) LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error) {
-	s, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.LastGoodRuns(ctx)
-}
-
-// LatestPrices implements pipeline.History.
-func (l *lazyStore) LatestPrices(ctx context.Context, provider string) (map[schema.Key]decimal.Decimal, error) {
-	s, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.LatestPrices(ctx, provider)
-}
-
-func (l *lazyStore) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Close()
+// newLazyStore is the pipeline's sink and history on ClickHouse, opened on first use and reopened
+// after a failure (store.Lazy), so a scrape started while ClickHouse is down still runs and
+// spools. onLoadStep is the store's store.Options.OnLoadStep (the kill tests stop the process
+// there); nil in gpucost itself.
+func newLazyStore(c config.ClickHouseConfig, logger *slog.Logger, onLoadStep func(step string)) *store.Lazy {
+	return store.NewLazy(c.DSN, store.Options{Logger: logger, Cluster: c.Cluster, OnLoadStep: onLoadStep})
 }

@@ -52,15 +52,15 @@ func runServe(ctx context.Context, e env, args []string) error {
 
 // newService assembles gpucost serve from cfg: the store, opened on first use, the enabled
 // providers' sources, the nightly plan and the weekly report. The caller closes the store.
-func newService(cfg config.Config, e env, logger *slog.Logger) (*service.Service, *lazyStore, error) {
-	st := newLazyStore(cfg.ClickHouse, logger)
+func newService(cfg config.Config, e env, logger *slog.Logger) (*service.Service, *store.Lazy, error) {
+	st := newLazyStore(cfg.ClickHouse, logger, nil)
 	sources, err := buildSources(cfg, e, logger, nil, sourceOptions{})
 	if err != nil {
 		return nil, nil, &usageError{err: err}
 	}
 	svc, err := service.New(cfg, service.Deps{
 		Open: func(ctx context.Context) (web.Store, error) {
-			s, err := st.get(ctx)
+			s, err := st.Store(ctx)
 			if err != nil {
 				return nil, err
 			}

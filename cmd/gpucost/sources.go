@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
@@ -62,38 +60,22 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 	}
 	var out []pipeline.Source
 	for _, name := range names {
-		var s scrapers.Source
 		switch name {
 		case scrapers.VastName:
 			p := cfg.Providers.VastAI
-			s = scrapers.NewVast(client, scrapers.VastConfig{URL: p.URL, APIKey: keys[name], RequestInterval: delay(p.Delay).Std()}, logger)
+			out = append(out, scrapers.NewVast(client, scrapers.VastConfig{URL: p.URL, APIKey: keys[name], RequestInterval: delay(p.Delay).Std()}, logger))
 		case scrapers.RunPodName:
 			p := cfg.Providers.RunPod
-			s = scrapers.NewRunPod(client, scrapers.RunPodConfig{URL: p.URL, APIKey: keys[name]}, logger)
+			out = append(out, scrapers.NewRunPod(client, scrapers.RunPodConfig{URL: p.URL, APIKey: keys[name]}, logger))
 		case scrapers.LambdaName:
 			p := cfg.Providers.Lambda
-			s = scrapers.NewLambda(client, scrapers.LambdaConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
-				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger)
+			out = append(out, scrapers.NewLambda(client, scrapers.LambdaConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		case scrapers.CoreWeaveName:
 			p := cfg.Providers.CoreWeave
-			s = scrapers.NewCoreWeave(client, scrapers.CoreWeaveConfig{URL: p.URL,
-				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger)
+			out = append(out, scrapers.NewCoreWeave(client, scrapers.CoreWeaveConfig{URL: p.URL,
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		}
-		out = append(out, sourceAdapter{s})
 	}
 	return out, nil
-}
-
-// sourceAdapter presents a scrapers.Source as the pipeline's Source: the two packages share only
-// schema types, so the run and result structs are copied here, and the pauses a source
-// announces (scrapers.WithPacer) are handed to the pipeline (pipeline.Pace), whose deadline
-// for the source follows them.
-type sourceAdapter struct{ s scrapers.Source }
-
-func (a sourceAdapter) Name() string { return a.s.Name() }
-
-func (a sourceAdapter) Fetch(ctx context.Context, run pipeline.Run) (pipeline.Extract, error) {
-	ctx = scrapers.WithPacer(ctx, func(d time.Duration) { pipeline.Pace(ctx, d) })
-	r, err := a.s.Fetch(ctx, scrapers.Run{ID: run.ID, ObservedAt: run.ObservedAt})
-	return pipeline.Extract{Offers: r.Offers, Payloads: r.Payloads, Attempts: r.Attempts, Problems: r.Problems}, err
 }

@@ -1,0 +1,45 @@
+package schema_test
+
+import (
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/schema"
+)
+
+// TestPricesAreRoundedOnceFromTheExactPrice: each price is the exact quoted amount, or its exact
+// quotient or product by the GPU count, rounded once; never derived from a rounded price.
+func TestPricesAreRoundedOnceFromTheExactPrice(t *testing.T) {
+	tests := []struct {
+		name           string
+		count          uint16
+		offer, perGPU  string // what the source quotes; one of them
+		wantOffer      string
+		wantPerGPU     string
+		wantPerGPUFrom string // the per-GPU price derived from the rounded offer price, which is wrong
+	}{
+		{"a whole offer of 8 GPUs", 8, "35.159555555555556", "", "35.159556", "4.394944", "4.394945"},
+		{"half a millionth rounds up", 2, "0.000003", "", "0.000003", "0.000002", ""},
+		{"a price per GPU", 8, "", "2.1234565", "16.987652", "2.123457", ""},
+		{"one GPU", 1, "0.06296296296296296", "", "0.062963", "0.062963", "0.062963"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := schema.Offer{GPUCount: tt.count}
+			if tt.offer != "" {
+				o.SetPrice(decimal.RequireFromString(tt.offer))
+			} else {
+				o.SetPricePerGPU(decimal.RequireFromString(tt.perGPU))
+			}
+			if o.PriceUSDPerHour.String() != tt.wantOffer || o.PriceUSDPerGPUHour.String() != tt.wantPerGPU {
+				t.Errorf("prices %s, %s per GPU; want %s, %s", o.PriceUSDPerHour, o.PriceUSDPerGPUHour, tt.wantOffer, tt.wantPerGPU)
+			}
+			if tt.wantPerGPUFrom != "" {
+				if got := schema.PerGPU(o.PriceUSDPerHour, tt.count).String(); got != tt.wantPerGPUFrom {
+					t.Errorf("per GPU from the rounded offer price: %s, want %s (the case this guards against)", got, tt.wantPerGPUFrom)
+				}
+			}
+		})
+	}
+}
