@@ -28,8 +28,10 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/robfig/cron/v3"
+	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/scrapers"
@@ -757,4 +759,19 @@ func MaskDSN(dsn string) string {
 		return "(unparsable DSN, hidden)"
 	}
 	return (*redact.Redactor)(nil).URL(dsn)
+}
+
+// Pipeline is the scrape section as the pipeline takes it.
+func (s ScrapeConfig) Pipeline() pipeline.Config {
+	return pipeline.Config{
+		Parallelism:        s.Parallelism,
+		SourceTimeout:      s.SourceTimeout.Std(),
+		SourceTimeoutMax:   s.SourceTimeoutMax.Std(),
+		LoadTimeout:        s.LoadTimeout.Std(),
+		MinOfferRatio:      s.MinOfferRatio,
+		MaxPricePerGPUHour: decimal.NewFromFloat(s.MaxPricePerGPUHour),
+		OutlierFactor:      s.OutlierFactor,
+		SpoolDir:           s.SpoolDir,
+		LockWait:           s.LockWait.Std(),
+	}
 }

@@ -55,7 +55,7 @@ func replayRunner(tb testing.TB, now func() time.Time) (*pipeline.Runner, string
 	}
 	st := newLazyStore(cfg.ClickHouse, logger, nil)
 	tb.Cleanup(func() { st.Close() })
-	runner, err := pipeline.New(pipelineConfig(cfg), sources, st, st, pipeline.Options{Logger: logger, Now: now})
+	runner, err := pipeline.New(cfg.Scrape.Pipeline(), sources, st, st, pipeline.Options{Logger: logger, Now: now})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 			rep.Providers = append(rep.Providers, pipeline.ProviderReport{Provider: h.text, Status: schema.RunFailed, Error: h.text})
 		}
 		var b bytes.Buffer
-		printSummary(&b, rep)
+		_ = pipeline.WriteSummary(&b, rep)
 		// The run line, the header and one line per provider.
 		checkTable(t, b.String(), 2+len(hostileNames), wide)
 	})

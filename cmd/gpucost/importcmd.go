@@ -45,7 +45,7 @@ func runImport(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	imp, err := pricetable.Read(path, pricetable.Options{Pipeline: pipelineConfig(cfg), MaxRows: store.MaxImportRows, Redactor: e.secrets})
+	imp, err := pricetable.Read(path, pricetable.Options{Pipeline: cfg.Scrape.Pipeline(), MaxRows: store.MaxImportRows, Redactor: e.secrets})
 	var bad pricetable.Errors
 	if errors.As(err, &bad) {
 		printBadLines(e.stderr, bad)

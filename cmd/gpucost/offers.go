@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"slices"
 	"time"
 
@@ -74,9 +73,4 @@ func runOffers(ctx context.Context, e env, args []string) error {
 		offers = offers[:*limit]
 	}
 	return export.Offers(e.stdout, export.Format(*output), offers)
-}
-
-// writeOffersTable is the offers table, for scrape.go's dry run.
-func writeOffersTable(w io.Writer, offers []schema.Offer) error {
-	return export.Offers(w, export.Table, offers)
 }

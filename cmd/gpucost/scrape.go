@@ -2,26 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-
-	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/scrapers"
 	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
-	"github.com/gpucost/gpucost/textcell"
 )
 
 const scrapeHelp = `Run one scrape: fetch every enabled provider in parallel, normalize and validate the offers,
@@ -86,14 +77,14 @@ func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) error 
 	opts := pipeline.Options{Logger: logger, DryRun: *dryRun, OnStage: hooks.onStage, Redactor: e.secrets}
 	if *replay != "" {
 		// The same recording always gets the same run id, so replaying it twice loads it once.
-		if opts.RunID, err = replayRunID(*replay); err != nil {
+		if opts.RunID, err = scrapers.ReplayRunID(*replay); err != nil {
 			return badUsage("--replay: %v", err)
 		}
 	}
 	if tty {
-		opts.Progress = func(p pipeline.ProviderReport) { printProgress(e.stderr, p) }
+		opts.Progress = func(p pipeline.ProviderReport) { pipeline.WriteProgress(e.stderr, p) }
 	}
-	runner, err := pipeline.New(pipelineConfig(cfg), sources, sink, history, opts)
+	runner, err := pipeline.New(cfg.Scrape.Pipeline(), sources, sink, history, opts)
 	if err != nil {
 		return &usageError{err: err}
 	}
@@ -105,9 +96,15 @@ func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) error 
 		return err
 	}
 	if *dryRun {
-		printDryRun(e.stdout, rep)
+		offers := rep.Offers()
+		fmt.Fprintf(e.stdout, "dry run: %d offers would be loaded\n", len(offers))
+		if err := export.Offers(e.stdout, export.Table, offers); err != nil {
+			return err
+		}
 	}
-	printSummary(e.stdout, rep)
+	if err := pipeline.WriteSummary(e.stdout, rep); err != nil {
+		return err
+	}
 	return scrapeOutcome(rep)
 }
 
@@ -143,43 +140,6 @@ func scrapeOutcome(rep pipeline.Report) error {
 	return withCode(code, errors.Join(why...))
 }
 
-// replayRunID derives a run id from a recorded folder's contents: "replay-" and the start of a
-// SHA-256 over every file's path and bytes.
-func replayRunID(dir string) (string, error) {
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(b))
-		h.Write(b)
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return "replay-" + hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-func pipelineConfig(cfg config.Config) pipeline.Config {
-	return pipeline.Config{
-		Parallelism:        cfg.Scrape.Parallelism,
-		SourceTimeout:      cfg.Scrape.SourceTimeout.Std(),
-		SourceTimeoutMax:   cfg.Scrape.SourceTimeoutMax.Std(),
-		LoadTimeout:        cfg.Scrape.LoadTimeout.Std(),
-		MinOfferRatio:      cfg.Scrape.MinOfferRatio,
-		MaxPricePerGPUHour: decimal.NewFromFloat(cfg.Scrape.MaxPricePerGPUHour),
-		OutlierFactor:      cfg.Scrape.OutlierFactor,
-		SpoolDir:           cfg.Scrape.SpoolDir,
-		LockWait:           cfg.Scrape.LockWait.Std(),
-	}
-}
-
 // runLogger logs warnings and errors as text on a terminal (progress lines carry the rest), and
 // everything from info up as JSON otherwise, for log collectors.
 func runLogger(e env, tty bool) *slog.Logger {
@@ -187,66 +147,6 @@ func runLogger(e env, tty bool) *slog.Logger {
 		return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	return slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
-func printProgress(w io.Writer, p pipeline.ProviderReport) {
-	line := fmt.Sprintf("%-10s %-8s %5d offers loaded", textcell.Clean(p.Provider, textcell.NameWidth), p.Status, p.Loaded)
-	if n := total(p.Rejected); n > 0 {
-		line += fmt.Sprintf(", %d rejected", n)
-	}
-	if p.Spooled {
-		line += ", spooled"
-	}
-	line += fmt.Sprintf("  (%s)", p.Duration.Round(1e7))
-	if p.Error != "" {
-		line += "\n           " + textcell.Clean(p.Error, textcell.TextWidth)
-	}
-	fmt.Fprintln(w, line)
-}
-
-func printSummary(w io.Writer, rep pipeline.Report) {
-	for _, r := range rep.Replayed {
-		switch {
-		case r.Quarantined:
-			fmt.Fprintf(w, "spooled batch %s moved to quarantine: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
-		case r.Error != "":
-			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
-		case r.Skipped:
-			fmt.Fprintf(w, "spooled batch %s was already stored: skipped\n", r.File)
-		default:
-			fmt.Fprintf(w, "loaded spooled batch %s\n", r.File)
-		}
-	}
-	fmt.Fprintf(w, "run %s: %s\n", rep.RunID, rep.Status)
-	t := textcell.NewTable(w, 160)
-	t.Row("PROVIDER", "STATUS", "PARSED", "LOADED", "REJECTED", "SPOOLED", "ERROR")
-	for _, p := range rep.Providers {
-		t.Row(p.Provider, string(p.Status), strconv.Itoa(p.Parsed), strconv.Itoa(p.Loaded), strconv.Itoa(total(p.Rejected)), strconv.FormatBool(p.Spooled), p.Error)
-	}
-	_ = t.Flush()
-}
-
-func printDryRun(w io.Writer, rep pipeline.Report) {
-	var offers []schema.Offer
-	for _, b := range rep.Batches {
-		offers = append(offers, b.Offers...)
-	}
-	sort.SliceStable(offers, func(i, j int) bool {
-		if offers[i].GPUModel != offers[j].GPUModel {
-			return offers[i].GPUModel < offers[j].GPUModel
-		}
-		return offers[i].PriceUSDPerGPUHour.LessThan(offers[j].PriceUSDPerGPUHour)
-	})
-	fmt.Fprintf(w, "dry run: %d offers would be loaded\n", len(offers))
-	writeOffersTable(w, offers)
-}
-
-func total(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 // newLazyStore is the pipeline's sink and history on ClickHouse, opened on first use and reopened

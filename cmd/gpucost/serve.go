@@ -67,7 +67,7 @@ func newService(cfg config.Config, e env, logger *slog.Logger) (*service.Service
 			return s, nil
 		},
 		StoreErrors: web.StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable},
-		Scrape: service.Scrape{Config: pipelineConfig(cfg), Sources: sources, Sink: st, History: st,
+		Scrape: service.Scrape{Config: cfg.Scrape.Pipeline(), Sources: sources, Sink: st, History: st,
 			Options: pipeline.Options{Logger: logger, Redactor: e.secrets}},
 		Optimize: func(ctx context.Context) (string, error) {
 			plan, err := optimizeOnce(ctx, cfg, logger, true)
