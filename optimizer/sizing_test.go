@@ -175,10 +175,10 @@ func TestSize(t *testing.T) {
 		{name: "Llama-3-8B GQA: 4 GiB KV at 32k tokens", w: inf(8, 32, 8, 32768, optimizer.BF16), weights: 16, kv: 4 * gib, sharded: 16 + 4*gib},
 		{name: "Llama-2-13B MHA: 25 GiB KV at 32k tokens", w: inf(13, 40, 40, 32768, optimizer.FP16), weights: 26, kv: 25 * gib, sharded: 26 + 25*gib},
 		{name: "Llama-3-70B GQA: 10 GiB KV at 32k tokens", w: inf(70, 80, 8, 32768, optimizer.FP16), weights: 140, kv: 10 * gib, sharded: 140 + 10*gib},
-		// §1.1: FP8 1 B/param; INT4 0.5 + scales (§1.4: 70B INT4 ~35–40 GB).
+		// §1.1: FP8 1 B/param; INT4 0.5 + scales (§1.4: 70B int4 ≈ 38 GB).
 		{name: "70B fp8 weights 70 GB", w: inf(70, 80, 8, 32768, optimizer.FP8), weights: 70, kv: 10 * gib, sharded: 70 + 10*gib},
 		{name: "70B int4 weights 38.5 GB", w: inf(70, 80, 8, 32768, optimizer.INT4), weights: 38.5, kv: 10 * gib, sharded: 38.5 + 10*gib},
-		// §1.4: full fine-tune 13B "16–18 B/param → 208–234 GB"; default 18.
+		// §1.1 and §1.4: a full fine-tune keeps 18 B/param of state: 13B → 234 GB.
 		{name: "13B full fine-tune: 234 GB of states", w: fullFT13B, weights: 26, state: 208, sharded: 234, pflops: 6 * 13e9 * 1e9 / 1e15},
 		// §1.4: 70B pretraining, C ≈ 6·N·D = 5.9e23 FLOPs at 1.4T tokens.
 		{name: "70B pretraining: 1.26 TB of states, 5.88e23 FLOPs", w: pretrain, weights: 140, state: 1120, sharded: 1260, pflops: 5.88e8},
