@@ -73,7 +73,7 @@ type History interface {
 // Config tunes a Runner. A zero Parallelism, SourceTimeout, SourceTimeoutMax, LoadTimeout or
 // MaxPricePerGPUHour takes the default of withDefaults; a zero MinOfferRatio, OutlierFactor or
 // LockWait turns its check or wait off. gpucost's own defaults for all of them are in
-// cmd/gpucost/gpucost.yaml.
+// config/gpucost.yaml.
 type Config struct {
 	// Parallelism is how many sources are fetched at once.
 	Parallelism int
