@@ -455,8 +455,8 @@ func (c ClickHouseConfig) check() error {
 	}
 	opts, err := clickhouse.ParseDSN(c.DSN)
 	if err != nil {
-		// The driver's errors name the bad parameter and its value, never the password
-		// (clickhouse_options.go redacts the URL).
+		// The driver's errors (clickhouse-go's ParseDSN) name the bad parameter and its value,
+		// never the password: the driver redacts the URL.
 		return bad("clickhouse.dsn", "%v", err)
 	}
 	var errs []error

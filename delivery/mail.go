@@ -92,6 +92,31 @@ func OutcomeOf(results []Result, err error) Outcome {
 	return Partial
 }
 
+// Incomplete is the error of a mailing that did not reach every team: its outcome (Partial or
+// Failed) and the error about the mailing as a whole, if any (the teams' own are in the
+// results). gpucost report maps it to its exit code (cmd/gpucost/main.go).
+type Incomplete struct {
+	Outcome Outcome
+	Err     error
+}
+
+func (e *Incomplete) Error() string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
+
+func (e *Incomplete) Unwrap() error { return e.Err }
+
+// Err returns nil for a mailing whose outcome is OK, else an *Incomplete.
+func Err(results []Result, err error) error {
+	if o := OutcomeOf(results, err); o != OK {
+		return &Incomplete{Outcome: o, Err: err}
+	}
+	return nil
+}
+
 func count(results []Result) (sent, skipped, failed int) {
 	for _, r := range results {
 		switch r.Status {

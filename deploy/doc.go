@@ -22,9 +22,8 @@
 // (the Kubernetes API types, sigs.k8s.io/yaml) stay out of the product's go.mod. It requires the
 // product module replaced by the folder above (`replace github.com/gpucost/gpucost => ../`): the
 // checks import gpucost's packages of this tree (optimizer's workloads parser, pipeline's
-// metrics, store/storetest). gpucost's config loader is in package main, which cannot be
-// imported: the checks build the binary from the repository root and ask it (`gpucost config
-// print`, `gpucost help`). The module also holds what the product's tests run but must not
+// metrics, store/storetest). The checks of what gpucost itself accepts build the binary from
+// the repository root and ask it (`gpucost config print`, `gpucost help`), as an operator would. The module also holds what the product's tests run but must not
 // depend on: the test runner of `make test` (`tool gotest.tools/gotestsum`) and smtpsink/, the
 // real SMTP server (github.com/emersion/go-smtp) of the email tests, which the product's
 // report/smtptest builds and drives. `make test` and `make vet` run this module after the

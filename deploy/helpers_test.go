@@ -15,9 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// integration is GPUCOST_INTEGRATION=1: the tools the checks need must then be installed.
-var integration = os.Getenv("GPUCOST_INTEGRATION") == "1"
-
 // tmpRoot holds what the tests build once (the gpucost binary); TestMain removes it.
 var tmpRoot string
 

@@ -42,7 +42,7 @@ func TestHostileText(t *testing.T) {
 		if err := Offers(&b, Table, offers); err != nil {
 			t.Fatal(err)
 		}
-		textcelltest.CheckTable(t, b.String(), 1+n, 10*(offerCellWidth+2))
+		textcelltest.CheckTable(t, b.String(), 1+n, 10*(OfferCellWidth+2))
 	})
 	t.Run("changes table", func(t *testing.T) {
 		var b bytes.Buffer

@@ -152,13 +152,13 @@ func micros(d decimal.Decimal) int64 {
 	return d.Round(schema.PriceDecimals).Shift(schema.PriceDecimals).IntPart()
 }
 
-// offerCellWidth caps every cell of the offers table: a scraped name never pads every row.
-const offerCellWidth = 40
+// OfferCellWidth caps every cell of the offers table: a scraped name never pads every row.
+const OfferCellWidth = 40
 
 // offersTable writes the offers as a terminal table; scraped text passes textcell. An offer of
 // a GPU not in the catalog shows "? " and the provider's name for it.
 func offersTable(w io.Writer, offers []schema.Offer) error {
-	t := textcell.NewTable(w, offerCellWidth)
+	t := textcell.NewTable(w, OfferCellWidth)
 	t.Row("PROVIDER", "GPU", "N", "VRAM", "PRICE TYPE", "$/GPU-H", "$/H", "INTRA", "INTER", "REGION")
 	for _, o := range offers {
 		model := o.GPUModel

@@ -8,24 +8,11 @@ import (
 )
 
 // The deadline of one source's fetch follows the work it has to do: Config.SourceTimeout for the
-// source's own work (requests, retries, parsing), plus every pause it announces with Pace (the
+// source's own work (requests, retries, parsing), plus every pause it announces with its run's Pace (the
 // waits a provider's rate limit asks for between requests), and never more than
 // Config.SourceTimeoutMax after the fetch started. A source whose plan grows (Vast asks a slice
 // again when a page comes back full) gets the time its pauses need without a deadline sized for
 // the largest market, and a source that stalls still fails after SourceTimeout of work.
-
-type paceKey struct{}
-
-// Pace tells the pipeline that the source fetching under ctx is about to pause for d between two
-// requests, as its provider's rate limit asks: the fetch's deadline moves out by d, up to
-// Config.SourceTimeoutMax after the fetch started. Outside a fetch, or once its deadline has
-// passed, it does nothing. The run a source is handed carries the same call as its Pacer
-// (schema.Run.Pace), for a source that cannot import this package (the scrapers).
-func Pace(ctx context.Context, d time.Duration) {
-	if fd, ok := ctx.Value(paceKey{}).(*fetchDeadline); ok {
-		fd.pace(d)
-	}
-}
 
 // fetchDeadline is the context one source fetches under: done when the run's context is, when
 // SourceTimeoutMax has passed, or when its work allowance plus its announced pauses has; in the
@@ -138,8 +125,5 @@ func (fd *fetchDeadline) Err() error {
 }
 
 func (fd *fetchDeadline) Value(key any) any {
-	if key == (paceKey{}) {
-		return fd
-	}
 	return fd.parent.Value(key)
 }

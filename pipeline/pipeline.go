@@ -23,8 +23,7 @@ import (
 //
 // Fetch returns the provider's offers for one run; it must honour ctx's deadline, which allows
 // Config.SourceTimeout of work. A source that must pause between requests (a provider's rate
-// limit) announces each pause with run.Pace(d) before it waits (or, holding only ctx, Pace(ctx,
-// d)), and the deadline moves out by d, up to Config.SourceTimeoutMax. An error means the source
+// limit) announces each pause with run.Pace(d) before it waits, and the deadline moves out by d, up to Config.SourceTimeoutMax. An error means the source
 // failed: whatever the Extract holds (payloads, attempts) is still recorded, its offers are not
 // loaded. Name is the provider name stored with every row. An offer comes priced, its prices
 // rounded once to schema.PriceDecimals from the exact amount quoted (schema.Offer.SetPrice or

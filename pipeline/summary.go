@@ -14,7 +14,7 @@ import (
 // for a terminal watching a run (Options.Progress); scraped text passes textcell.
 func WriteProgress(w io.Writer, p ProviderReport) {
 	line := fmt.Sprintf("%-10s %-8s %5d offers loaded", textcell.Clean(p.Provider, textcell.NameWidth), p.Status, p.Loaded)
-	if n := total(p.Rejected); n > 0 {
+	if n := sum(p.Rejected); n > 0 {
 		line += fmt.Sprintf(", %d rejected", n)
 	}
 	if p.Spooled {
@@ -46,7 +46,7 @@ func WriteSummary(w io.Writer, rep Report) error {
 	t := textcell.NewTable(w, 160)
 	t.Row("PROVIDER", "STATUS", "PARSED", "LOADED", "REJECTED", "SPOOLED", "ERROR")
 	for _, p := range rep.Providers {
-		t.Row(p.Provider, string(p.Status), strconv.Itoa(p.Parsed), strconv.Itoa(p.Loaded), strconv.Itoa(total(p.Rejected)), strconv.FormatBool(p.Spooled), p.Error)
+		t.Row(p.Provider, string(p.Status), strconv.Itoa(p.Parsed), strconv.Itoa(p.Loaded), strconv.Itoa(sum(p.Rejected)), strconv.FormatBool(p.Spooled), p.Error)
 	}
 	return t.Flush()
 }
@@ -65,12 +65,4 @@ func (r Report) Offers() []schema.Offer {
 		return offers[i].PriceUSDPerGPUHour.LessThan(offers[j].PriceUSDPerGPUHour)
 	})
 	return offers
-}
-
-func total(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
 }

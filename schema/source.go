@@ -9,7 +9,7 @@ type Run struct {
 	ObservedAt time.Time // UTC, to the second: the observation time of every offer of the run
 	// Pacer, when set, hears each pause a source is about to keep between two requests (a
 	// provider's rate limit), before the source waits. The pipeline sets it to move the source's
-	// deadline out by as much (pipeline.Pace); nil hears nothing. Sources call Pace, not Pacer.
+	// deadline out by as much; nil hears nothing. Sources call Pace, not Pacer.
 	Pacer func(pause time.Duration)
 }
 

@@ -13,6 +13,7 @@
 package selection
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -76,7 +77,7 @@ func (r Request) Offers(now time.Time, b Bounds) (schema.OfferFilter, error) {
 	if f.MinVRAMGB, err = number("min_vram", r.MinVRAM, 0, 10000); err != nil {
 		return f, err
 	}
-	if f.MaxAge, err = r.maxAge(now, b); err != nil {
+	if f.MaxAge, err = r.maxAge(b); err != nil {
 		return f, err
 	}
 	f.Limit, err = limit(r.Limit, b)
@@ -169,13 +170,13 @@ func (r Request) timeRange(now time.Time) (from, to time.Time, err error) {
 	return from, to, nil
 }
 
-// maxAge reads MaxAge as an age before now ("" is 0: keep all, where b allows it).
-func (r Request) maxAge(now time.Time, b Bounds) (time.Duration, error) {
-	if strings.TrimSpace(r.MaxAge) == "" || (b.MinAge == 0 && strings.TrimSpace(r.MaxAge) == "0") {
+// maxAge reads MaxAge as an age ("" is 0: keep all, where b allows it).
+func (r Request) maxAge(b Bounds) (time.Duration, error) {
+	s := strings.TrimSpace(r.MaxAge)
+	if s == "" {
 		return 0, nil
 	}
-	since, err := When(r.MaxAge, now)
-	age := now.Sub(since)
+	age, err := Age(s)
 	if err != nil || age < b.MinAge || (b.MaxAgeCap > 0 && age > b.MaxAgeCap) || (b.MinAge > 0 && age == 0) {
 		return 0, bad("max_age", "%s is not an age between %s and %s, like 6h or 7d", Quote(r.MaxAge), age0(b.MinAge), ageCap(b.MaxAgeCap))
 	}
@@ -360,24 +361,40 @@ func When(s string, now time.Time) (time.Time, error) {
 	if s == "now" {
 		return now, nil
 	}
-	if m := ageRE.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		unit := map[string]time.Duration{"m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
-		if int64(n) > int64(maxAge/unit) {
-			return time.Time{}, fmt.Errorf("the age %s reaches back more than 100 years", s)
-		}
-		return now.Add(-time.Duration(n) * unit), nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 || d > maxAge {
-			return time.Time{}, fmt.Errorf("the age %s must be positive and under 100 years", s)
-		}
-		return now.Add(-d), nil
+	if age, err := Age(s); err == nil {
+		return now.Add(-age), nil
+	} else if !errors.Is(err, errNotAnAge) {
+		return time.Time{}, err
 	}
 	if t, ok, err := parseTime(s); ok {
 		return t, err
 	}
 	return time.Time{}, fmt.Errorf("cannot read %s as a time: want a date like 2026-01-31, a time like 2026-01-31T12:00:00Z, now, or an age like 7d", Quote(s))
+}
+
+// errNotAnAge: the text is not written as an age at all.
+var errNotAnAge = errors.New("not an age")
+
+// Age reads an age: 90m, 36h, 7d or 2w, or any Go duration (1h30m), not negative and at most
+// 100 years.
+func Age(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if m := ageRE.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		unit := map[string]time.Duration{"m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
+		if int64(n) > int64(maxAge/unit) {
+			return 0, fmt.Errorf("the age %s reaches back more than 100 years", s)
+		}
+		return time.Duration(n) * unit, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errNotAnAge
+	}
+	if d < 0 || d > maxAge {
+		return 0, fmt.Errorf("the age %s must be positive and under 100 years", s)
+	}
+	return d, nil
 }
 
 // Time reads a date or a time (no ages, no "now"), as a published price table gives them; times

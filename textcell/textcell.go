@@ -2,7 +2,7 @@
 // terminal, of a CSV file a spreadsheet will open, and of a Markdown table. Provider names, offer ids, regions, GPU
 // names and error texts come from scraped pages and APIs (and team names from a workloads file);
 // every terminal table and every CSV file gpucost writes passes them through this package
-// (cmd/gpucost and report), so the rules live in one place:
+// (export, report, pipeline and cmd/gpucost), so the rules live in one place:
 //
 //   - Clean: control characters (ESC sequences, BEL, NUL, C1 controls such as CSI), line and
 //     paragraph separators and invisible format characters (bidi overrides and isolates

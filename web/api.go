@@ -21,7 +21,7 @@ import (
 )
 
 // API limits. Every response is bounded: offers and changes by a row limit, history by the
-// range each interval may span (maxHistoryRange) and a row cap.
+// range each interval may span (selection.MaxHistoryRange) and a row cap.
 const (
 	apiDefaultLimit  = 100
 	apiMaxLimit      = 1000

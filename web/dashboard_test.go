@@ -21,6 +21,7 @@ import (
 
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
+	"github.com/gpucost/gpucost/tooltest"
 )
 
 // memStore answers the dashboard's queries from a generated history in memory, for tests that
@@ -78,22 +79,6 @@ func (l *requestLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.h.ServeHTTP(w, r)
 }
 
-// chromiumPath finds Debian's chromium. Without it the test is skipped, unless
-// GPUCOST_INTEGRATION=1 (make test, CI), where a missing browser is a failure.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium): the dashboard must be checked in a browser")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium); GPUCOST_INTEGRATION=1 makes this a failure")
-	return ""
-}
-
 // consoleLine is how Chromium logs a page's console messages (errors, warnings, CSP violations)
 // to stderr with --enable-logging=stderr --v=0.
 var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
@@ -117,7 +102,7 @@ func runChromium(t *testing.T, chromium, url string, extra ...string) (stdout st
 }
 
 func TestDashboardInChromium(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromium := tooltest.Find(t, "chromium", "chromium", "chromium-browser")
 	var h http.Handler
 	var fx *storetest.History
 	if os.Getenv("GPUCOST_INTEGRATION") == "1" {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/gpucost/gpucost/store/storetest"
 )
@@ -11,9 +10,6 @@ import (
 // anFixture is the generated history the CLI's read tests share (storetest.History), with the
 // command environment that points at its database.
 type anFixture struct{ *storetest.History }
-
-// genAnFixture generates the history ending at now's six-hour slot, without storing it.
-func genAnFixture(now time.Time) *anFixture { return &anFixture{storetest.GenHistory(now)} }
 
 // newAnFixture generates the history and stores it in a fresh database of the test server.
 func newAnFixture(t *testing.T) *anFixture { return &anFixture{storetest.NewHistory(t)} }

@@ -224,3 +224,12 @@ func TestClusterReplicasStoppedDuringARunLoseAndDoubleNothing(t *testing.T) {
 		t.Errorf("%d run-log rows, want 4", runs)
 	}
 }
+
+func writeConfigFile(t *testing.T, content string) string {
+	t.Helper()
+	path := t.TempDir() + "/gpucost.yaml"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

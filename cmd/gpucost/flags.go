@@ -49,7 +49,7 @@ func (f *flags) parse(e env, args []string, nargs int) error {
 	err := f.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(e.stdout, f.usageText())
-		return withCode(exitOK, nil)
+		return errHelpShown
 	}
 	if err == nil && nargs >= 0 && f.NArg() > nargs {
 		err = fmt.Errorf("unexpected argument %q", f.Arg(nargs))

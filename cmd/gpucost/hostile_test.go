@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/delivery"
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/report"
@@ -42,9 +43,6 @@ func namesOf(names []struct{ Name, Text string }) []struct{ name, text string } 
 	}
 	return out
 }
-
-// offerCellWidth is the cap on a cell of the offers table (export/offers.go).
-const offerCellWidth = 40
 
 // TestHostileTextInEveryWriter feeds each table and CSV writer of the CLI the hostile names; the
 // writers of offers, history and changes have theirs in export/hostile_test.go.
@@ -209,7 +207,7 @@ func TestHostileTextThroughTheCLI(t *testing.T) {
 	}
 	n := len(hostileNames)
 	t.Run("offers", func(t *testing.T) {
-		checkTable(t, cli(t, "offers"), 1+n, 10*(offerCellWidth+2))
+		checkTable(t, cli(t, "offers"), 1+n, 10*(export.OfferCellWidth+2))
 	})
 	t.Run("offers csv", func(t *testing.T) {
 		checkCSV(t, cli(t, "offers", "--output", "csv"), 1+n, "price_usd_per_gpu_hour")

@@ -34,7 +34,7 @@ func runImport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("import", "[flags] FILE.csv", importHelp)
 	fs.withConfig()
 	dryRun := fs.Bool("dry-run", false, "check the file and say what would be loaded; load nothing")
-	if err := fs.parse(e, args, 1); err != nil {
+	if err := fs.parse(e, args, -1); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

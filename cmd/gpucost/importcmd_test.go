@@ -145,15 +145,6 @@ func TestImportUsage(t *testing.T) {
 	}
 }
 
-func writeConfigFile(t *testing.T, content string) string {
-	t.Helper()
-	path := t.TempDir() + "/gpucost.yaml"
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestImportValidUntilIsTodaysPrice imports a table published weeks ago: the row valid for a
 // year is in today's market with everything the table said; the row without valid_until and
 // the one that has expired are not.

@@ -15,9 +15,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gpucost/gpucost/delivery"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/redact"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
 )
 
@@ -123,24 +125,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun gpucost COMMAND --help for a command's flags.")
 }
 
-// exitError gives an error its exit code. A nil err exits with code and prints nothing (the
-// command has said what happened).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-// withCode returns err with an exit code of its own.
-func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+// errHelpShown ends a command whose --help was printed: exit code 0, nothing more to say.
+var errHelpShown = errors.New("help shown")
 
 // usageError is a bad flag, argument or value: exit code 2; with usage set, the command's usage
 // follows the message.
@@ -159,15 +145,29 @@ func badUsage(format string, args ...any) error {
 
 // exitCode maps a command's outcome to its exit code, the one place that does.
 func exitCode(err error) int {
-	var ee *exitError
 	var ue *usageError
 	var se *selection.Error
 	var ie *optimizer.InputError
+	var run *pipeline.Incomplete
+	var mailing *delivery.Incomplete
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ee):
-		return ee.code
+	case errors.Is(err, errHelpShown):
+		return exitOK
+	case errors.As(err, &run):
+		switch {
+		case run.Status == schema.RunFailed:
+			return exitFailed
+		case run.Quarantined > 0:
+			return exitQuarantined
+		}
+		return exitPartial
+	case errors.As(err, &mailing):
+		if mailing.Outcome == delivery.Partial {
+			return exitPartial
+		}
+		return exitFailed
 	case errors.As(err, &ue), errors.As(err, &se), errors.As(err, &ie):
 		return exitUsage
 	case errors.Is(err, pipeline.ErrBusy):
@@ -179,15 +179,11 @@ func exitCode(err error) int {
 // printError prints a command's error on stderr as "gpucost NAME: message" (a bad selection names
 // its flag), one line per error when several are joined, then the usage a usage error carries.
 func printError(w io.Writer, name string, err error) {
-	if err == nil || err.Error() == "" {
+	if err == nil || errors.Is(err, errHelpShown) || err.Error() == "" {
 		return
 	}
 	errs := []error{err}
-	inner := err
-	if ee, ok := err.(*exitError); ok {
-		inner = ee.err
-	}
-	if j, ok := inner.(interface{ Unwrap() []error }); ok {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
 	}
 	for _, e := range errs {

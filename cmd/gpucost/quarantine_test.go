@@ -31,7 +31,7 @@ func TestScrapeExitCodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var w bytes.Buffer
 			rep := pipeline.Report{Status: tc.status, Waiting: tc.waiting, Quarantined: tc.quarantined, QuarantineDir: "/spool/quarantine"}
-			err := scrapeOutcome(rep)
+			err := rep.Err()
 			printError(&w, "scrape", err)
 			if got := exitCode(err); got != tc.want {
 				t.Errorf("exit code %d, want %d", got, tc.want)

@@ -126,11 +126,8 @@ func runReport(ctx context.Context, e env, args []string) error {
 	}
 	results, err := delivery.Mail(ctx, rep, s, sender, req, opts)
 	_ = delivery.WriteResults(e.stdout, rep.Week, results) // a terminal that cannot be written to has no one to tell
-	return withCode(outcomeCode[delivery.OutcomeOf(results, err)], err)
+	return delivery.Err(results, err)
 }
-
-// outcomeCode is the exit code of each outcome of a mailing.
-var outcomeCode = map[delivery.Outcome]int{delivery.OK: exitOK, delivery.Partial: exitPartial, delivery.Failed: exitFailed}
 
 // sendWeekly is the weekly job of `gpucost serve` (delivery.Weekly) on the store and the SMTP
 // server of cfg.

@@ -9,7 +9,6 @@ import (
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/pipeline"
-	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
 	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
@@ -105,39 +104,7 @@ func scrape(ctx context.Context, e env, args []string, hooks scrapeHooks) error 
 	if err := pipeline.WriteSummary(e.stdout, rep); err != nil {
 		return err
 	}
-	return scrapeOutcome(rep)
-}
-
-// scrapeOutcome is a scrape's result as an exit code: the run's status, raised to partial while
-// batches wait in the spool and to quarantined while its quarantine holds any (a failed run
-// stays failed); the error says why.
-func scrapeOutcome(rep pipeline.Report) error {
-	code := exitFailed
-	switch rep.Status {
-	case schema.RunOK:
-		code = exitOK
-	case schema.RunPartial:
-		code = exitPartial
-	}
-	var why []error
-	if rep.Waiting > 0 {
-		// The data is safe in the spool, but the operator should know the store did not take it.
-		why = append(why, fmt.Errorf("%d batches wait in the spool for the next run (ClickHouse did not take them)", rep.Waiting))
-		if code == exitOK {
-			code = exitPartial
-		}
-	}
-	if rep.Quarantined > 0 {
-		why = append(why, fmt.Errorf("%d batches are in quarantine in %s: they will not load until moved back into the spool folder; their .failures files say why (docs/operations.md)",
-			rep.Quarantined, rep.QuarantineDir))
-		if code != exitFailed {
-			code = exitQuarantined
-		}
-	}
-	if code == exitOK {
-		return nil
-	}
-	return withCode(code, errors.Join(why...))
+	return rep.Err()
 }
 
 // runLogger logs warnings and errors as text on a terminal (progress lines carry the rest), and

@@ -10,7 +10,7 @@ import (
 // pauses) with the delay scaled down from 6s to 50ms and a work allowance (source_timeout) of
 // 400ms: the 1s of pauses Vast announces move its deadline out, so the run is ok where a fixed
 // 400ms deadline would fail it; a cap (source_timeout_max) below the plan fails it, saying why.
-// This is the wiring of the run's Pace (schema.Run, which Vast calls) to pipeline.Pace, end to end.
+// This is the wiring of the run's Pace (schema.Run, which Vast calls) to the pipeline's deadline, end to end.
 func TestVastDeadlineFollowsItsPlan(t *testing.T) {
 	vast := providerServer(t, "vastai", nil)
 	tests := []struct {
