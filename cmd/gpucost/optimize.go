@@ -22,7 +22,11 @@ valid_until (an imported table may give one), else for optimize.options.max_offe
 (24 by default) after it was observed; older offers are left out, a provider with none that
 holds is reported as excluded, and when age is why nothing fits the reason says so. Every
 assumption of the plan is an option in optimize.options (gpucost config print shows them). A
-workload nothing fits is reported with the reason, not an error.`
+workload nothing fits is reported with the reason, not an error.
+
+The plan is written as the weekly report writes it: --output table a line per workload and the
+organisation's totals, markdown the report's organisation and workloads tables, csv the
+report's CSV (the columns of gpucost report --format csv), json the plan itself.`
 
 func runOptimize(ctx context.Context, e env, args []string) error {
 	fs := newFlags("optimize", "[flags]", optimizeHelp)
