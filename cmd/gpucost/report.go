@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/delivery"
@@ -83,50 +81,24 @@ func runReport(ctx context.Context, e env, args []string) error {
 	if *email {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	opts := deliveryOptions(cfg, e, logger)
+	job := delivery.Job{Week: week, Teams: selection.List(*teams), Formats: fmts, Out: *out, Mail: *email, Force: *force}
+	var sender delivery.Sender
+	if *dryRun {
+		job.EMLDir = *out
+		if job.EMLDir == "" {
+			job.EMLDir = cfg.Report.OutDir
+		}
+	} else if *email {
+		if sender, err = smtpSender(cfg.Report.SMTP, e.getenv, logger); err != nil {
+			return err
+		}
+	}
 	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	rep, err := delivery.Build(ctx, s, week, opts)
-	if err != nil {
-		return err
-	}
-	selected := selection.List(*teams)
-	for _, name := range selected {
-		if !slices.Contains(rep.TeamNames(), name) {
-			return badUsage("--team: no team %q in %s (teams: %s)", name, cfg.Optimize.Workloads, strings.Join(rep.TeamNames(), ", "))
-		}
-	}
-	if len(selected) == 0 {
-		selected = rep.TeamNames()
-	}
-
-	if !*email {
-		if *out == "" {
-			return delivery.Narrow(rep, selected).Render(e.stdout, fmts[0])
-		}
-		files, err := delivery.WriteFiles(*out, rep, selected, fmts, opts)
-		for _, f := range files {
-			fmt.Fprintln(e.stdout, f)
-		}
-		return err
-	}
-
-	req := delivery.Request{Teams: selected, Force: *force}
-	var sender delivery.Sender
-	if *dryRun {
-		req.EMLDir = *out
-		if req.EMLDir == "" {
-			req.EMLDir = cfg.Report.OutDir
-		}
-	} else if sender, err = smtpSender(cfg.Report.SMTP, e.getenv, logger); err != nil {
-		return err
-	}
-	results, err := delivery.Mail(ctx, rep, s, sender, req, opts)
-	_ = delivery.WriteResults(e.stdout, rep.Week, results) // a terminal that cannot be written to has no one to tell
-	return delivery.Err(results, err)
+	return delivery.Run(ctx, s, s, sender, e.stdout, job, deliveryOptions(cfg, e, logger))
 }
 
 // sendWeekly is the weekly job of `gpucost serve` (delivery.Weekly) on the store and the SMTP
