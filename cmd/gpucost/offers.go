@@ -50,6 +50,9 @@ func runOffers(ctx context.Context, e env, args []string) error {
 			return badUsage("--interconnect %s: want nvswitch, nvlink or pcie", selection.Quote(*interconnect))
 		}
 	}
+	if *interconnect == "" && !*perGPU {
+		f.Limit = *limit // nothing is filtered after the query: the store returns only the rows shown
+	}
 	s, err := fs.openStore(ctx, e)
 	if err != nil {
 		return err
