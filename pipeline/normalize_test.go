@@ -15,16 +15,11 @@ import (
 // vram_snapped for a reported VRAM the catalog's differs from, vram_missing when it reported none,
 // unknown_gpu for a name the catalog does not know.
 func TestNormalizeFlagsTheGPUAsScrapersDo(t *testing.T) {
-	raw := func(id, name string, vram float64) schema.Offer {
-		o := offer(id, "", 8, "2.5")
-		o.GPUNameRaw, o.VRAMGB = name, vram
-		return o
-	}
 	r := newRunner(t, pipeline.Config{}, nil, pipeline.Options{DryRun: true}, returning("p",
-		raw("exact", "H100 SXM", 80),
-		raw("snapped", "H100 SXM", 85.52), // Vast's 81559 MiB
-		raw("missing", "H100 (80 GB SXM5)", 0),
-		raw("unknown", "H1000", 80),
+		rawGPU("exact", "H100 SXM", 80),
+		rawGPU("snapped", "H100 SXM", 85.52), // Vast's 81559 MiB
+		rawGPU("missing", "H100 (80 GB SXM5)", 0),
+		rawGPU("unknown", "H1000", 80),
 	))
 	rep, err := r.Run(context.Background())
 	if err != nil {

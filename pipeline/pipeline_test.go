@@ -110,6 +110,14 @@ func offer(id, model string, count uint16, perGPU string) schema.Offer {
 		PriceUSDPerHour: p.Mul(decimal.NewFromInt(int64(count))), PriceUSDPerGPUHour: p}
 }
 
+// rawGPU is an offer that leaves its GPU model to the pipeline: only the raw name and the VRAM
+// the provider reported.
+func rawGPU(id, name string, vram float64) schema.Offer {
+	o := offer(id, "", 8, "2.5")
+	o.GPUNameRaw, o.VRAMGB = name, vram
+	return o
+}
+
 func newRunner(t *testing.T, cfg pipeline.Config, st *memStore, opts pipeline.Options, sources ...pipeline.Source) *pipeline.Runner {
 	t.Helper()
 	if cfg.SpoolDir == "" {

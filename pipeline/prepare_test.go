@@ -16,11 +16,6 @@ import (
 // Prepare keeps what the run keeps, normalized and flagged alike, and rejects the rest for the
 // run's reasons.
 func TestPrepareIsARunsNormalizeAndValidate(t *testing.T) {
-	raw := func(id, name string, vram float64) schema.Offer {
-		o := offer(id, "", 8, "2.5")
-		o.GPUNameRaw, o.VRAMGB = name, vram
-		return o
-	}
 	noType := offer("notype", "H100-SXM-80GB", 1, "1")
 	noType.PriceType = "hourly"
 	noVRAM := offer("novram", "", 1, "1")
@@ -29,9 +24,9 @@ func TestPrepareIsARunsNormalizeAndValidate(t *testing.T) {
 	perHourOnly.PriceUSDPerHour = decimal.RequireFromString("10.0000004")
 	offers := []schema.Offer{
 		offer("ok", "H100-SXM-80GB", 8, "2.5"),
-		raw("snapped", "H100 SXM", 85.52), // Vast's 81559 MiB
-		raw("missing", "H100 (80 GB SXM5)", 0),
-		raw("unknown", "H1000", 80),
+		rawGPU("snapped", "H100 SXM", 85.52), // Vast's 81559 MiB
+		rawGPU("missing", "H100 (80 GB SXM5)", 0),
+		rawGPU("unknown", "H1000", 80),
 		perHourOnly,
 		offer("free", "H100-SXM-80GB", 1, "0"),
 		offer("absurd", "H100-SXM-80GB", 1, "250"),

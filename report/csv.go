@@ -1,13 +1,13 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/textcell"
 )
 
@@ -83,9 +83,7 @@ func optDec(d *decimal.Decimal) string {
 
 // WriteJSON writes the report as indented JSON (see SCHEMA.md).
 func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	if err := export.WriteJSON(w, r); err != nil {
 		return fmt.Errorf("writing the JSON report: %w", err)
 	}
 	return nil

@@ -20,6 +20,9 @@ type Selection struct {
 type OfferFilter struct {
 	Selection
 	MinVRAMGB float64 // per GPU
+	// MinIntraNode keeps the offers whose GPUs are linked at least this well
+	// (IntraNode.AtLeast); "" keeps all.
+	MinIntraNode IntraNode
 	// MaxAge keeps the offers that hold now (by the store's clock): those last observed within
 	// MaxAge, which removes offers a provider no longer lists, and those whose valid_until is
 	// still ahead however long ago they were observed (a published price table); an offer whose

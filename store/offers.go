@@ -131,6 +131,15 @@ func (s *Store) latestOffersQuery(f schema.OfferFilter) (string, []any) {
 		where = append(where, "vram_gb >= ?")
 		args = append(args, f.MinVRAMGB)
 	}
+	if f.MinIntraNode != "" {
+		var linked []schema.IntraNode
+		for _, c := range schema.IntraNodes {
+			if c.AtLeast(f.MinIntraNode) {
+				linked = append(linked, c)
+			}
+		}
+		where, args = in(where, args, "intra_node", linked)
+	}
 	if f.MaxAge > 0 {
 		now := s.now().UTC().Truncate(time.Second)
 		where = append(where, "((valid_until IS NULL AND observed_at >= ?) OR valid_until > ?)")

@@ -658,3 +658,43 @@ func TestLoadBatchWritesEachPartOnce(t *testing.T) {
 		t.Errorf("latest prices (-want +got):\n%s", diff)
 	}
 }
+
+// TestLatestOffersMinIntraNode: the interconnect filter runs in the query (so a limit applies
+// to what is shown) and ranks as schema.IntraNode.AtLeast: at least nvlink keeps nvswitch and
+// infinity_fabric too; at least pcie drops only unknown.
+func TestLatestOffersMinIntraNode(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	s, s2 := openAt(t, now)
+	ctx := context.Background()
+	var offers []schema.Offer
+	for i, c := range []schema.IntraNode{schema.IntraPCIe, schema.IntraNVLink, schema.IntraNVSwitch, schema.IntraInfinityFabric, schema.IntraUnknown} {
+		o := offer("runpod", string(c), "H100-SXM-80GB", schema.OnDemand, now.Add(-time.Hour), fmt.Sprintf("2.%d0", i), 8)
+		o.IntraNode = c
+		offers = append(offers, o)
+	}
+	if err := s.InsertOffers(ctx, offers[0].RunID, offers); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		min   schema.IntraNode
+		limit int
+		want  []string
+	}{
+		{schema.IntraNVLink, 0, []string{"nvlink", "nvswitch", "infinity_fabric"}},
+		{schema.IntraNVLink, 2, []string{"nvlink", "nvswitch"}},
+		{schema.IntraPCIe, 0, []string{"pcie", "nvlink", "nvswitch", "infinity_fabric"}},
+		{schema.IntraNVSwitch, 0, []string{"nvswitch"}},
+	} {
+		got, err := s2.LatestOffers(ctx, schema.OfferFilter{MinIntraNode: tc.min, Limit: tc.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, o := range got {
+			ids = append(ids, o.OfferID)
+		}
+		if diff := cmp.Diff(tc.want, ids); diff != "" {
+			t.Errorf("at least %s, limit %d (-want +got):\n%s", tc.min, tc.limit, diff)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/gpucost/gpucost/export"
@@ -44,14 +43,13 @@ func runOffers(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var minIntra schema.IntraNode
 	if *interconnect != "" {
-		if minIntra, err = schema.ParseIntraNode(*interconnect); err != nil || minIntra == schema.IntraUnknown {
+		if f.MinIntraNode, err = schema.ParseIntraNode(*interconnect); err != nil || f.MinIntraNode == schema.IntraUnknown {
 			return badUsage("--interconnect %s: want nvswitch, nvlink or pcie", selection.Quote(*interconnect))
 		}
 	}
-	if *interconnect == "" && !*perGPU {
-		f.Limit = *limit // nothing is filtered after the query: the store returns only the rows shown
+	if !*perGPU {
+		f.Limit = *limit // the store returns only the rows shown
 	}
 	s, err := fs.openStore(ctx, e)
 	if err != nil {
@@ -61,9 +59,6 @@ func runOffers(ctx context.Context, e env, args []string) error {
 	offers, err := s.LatestOffers(ctx, f)
 	if err != nil {
 		return err
-	}
-	if minIntra != "" {
-		offers = slices.DeleteFunc(offers, func(o schema.Offer) bool { return !o.IntraNode.AtLeast(minIntra) })
 	}
 	if *perGPU {
 		models := market.PerGPU(offers)
