@@ -86,13 +86,14 @@ type ScrapeConfig struct {
 
 // HTTPConfig tunes the shared HTTP client of the sources.
 type HTTPConfig struct {
-	UserAgent      string   `yaml:"user_agent"`
-	RetryMax       int      `yaml:"retry_max"`
-	RetryWaitMin   Duration `yaml:"retry_wait_min"`
-	RetryWaitMax   Duration `yaml:"retry_wait_max"`
-	AttemptTimeout Duration `yaml:"attempt_timeout"`
-	MaxBodyBytes   int64    `yaml:"max_body_bytes"`
-	MaxSourceBytes int64    `yaml:"max_source_bytes"`
+	UserAgent       string   `yaml:"user_agent"`
+	RetryMax        int      `yaml:"retry_max"`
+	RetryWaitMin    Duration `yaml:"retry_wait_min"`
+	RetryWaitMax    Duration `yaml:"retry_wait_max"`
+	AttemptTimeout  Duration `yaml:"attempt_timeout"`
+	MaxBodyBytes    int64    `yaml:"max_body_bytes"`
+	MaxSourceBytes  int64    `yaml:"max_source_bytes"`
+	MaxSourceOffers int      `yaml:"max_source_offers"`
 }
 
 // ProvidersConfig configures each source.
@@ -111,6 +112,8 @@ type ProviderConfig struct {
 	APIKeyEnv  string   `yaml:"api_key_env"`
 	APIKeyFile string   `yaml:"api_key_file"`
 	Delay      Duration `yaml:"delay"`
+	// PageLimit is the offers asked for per request (vastai only; 0 takes the source's default).
+	PageLimit int `yaml:"page_limit"`
 }
 
 // ServeConfig configures `gpucost serve`.
@@ -542,6 +545,9 @@ func (h HTTPConfig) check() error {
 	if h.MaxSourceBytes <= 0 {
 		errs = append(errs, bad("http.max_source_bytes", "must be positive, not %d", h.MaxSourceBytes))
 	}
+	if h.MaxSourceOffers <= 0 {
+		errs = append(errs, bad("http.max_source_offers", "must be positive, not %d", h.MaxSourceOffers))
+	}
 	if strings.IndexFunc(h.UserAgent, unicode.IsControl) >= 0 {
 		errs = append(errs, bad("http.user_agent", "holds a control character"))
 	}
@@ -553,6 +559,12 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (p ProviderConfig) check(key string) error {
 	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), notNegative(key+".delay", p.Delay)}
+	switch {
+	case p.PageLimit < 0:
+		errs = append(errs, bad(key+".page_limit", "must not be negative, not %d", p.PageLimit))
+	case p.PageLimit > 0 && key != "providers.vastai":
+		errs = append(errs, bad(key+".page_limit", "only providers.vastai pages its answers"))
+	}
 	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
 		errs = append(errs, bad(key+".api_key_env", "%s is not an environment variable name", selection.Quote(p.APIKeyEnv)))
 	}

@@ -423,9 +423,15 @@ func (r *Runner) redactBatch(b *schema.Batch) {
 		p.URL, p.Body = red.URL(p.URL), red.Data(p.Body)
 	}
 	b.Run.Error = red.String(b.Run.Error)
+	urls := map[string]string{} // a source's offers share a few URLs: each is redacted once
 	for i := range b.Offers {
 		o := &b.Offers[i]
-		o.SourceURL, o.OfferID, o.Region, o.GPUNameRaw = red.URL(o.SourceURL), red.DataString(o.OfferID), red.DataString(o.Region), red.DataString(o.GPUNameRaw)
+		u, ok := urls[o.SourceURL]
+		if !ok {
+			u = red.URL(o.SourceURL)
+			urls[o.SourceURL] = u
+		}
+		o.SourceURL, o.OfferID, o.Region, o.GPUNameRaw = u, red.DataString(o.OfferID), red.DataString(o.Region), red.DataString(o.GPUNameRaw)
 	}
 }
 

@@ -178,36 +178,48 @@ func (s *spool) put(b schema.Batch) (string, error) {
 	return name, nil
 }
 
-// writeBatch writes b as the JSON of a schema.Batch, one payload at a time: encoding/json
-// builds a value's whole encoding in memory before writing it, and a batch's bodies (up to
-// http.max_source_bytes, a third more in base64) would be held twice over.
+// writeBatch writes b as the JSON of a schema.Batch, one offer and one payload at a time:
+// encoding/json builds a value's whole encoding in memory before writing it, and a batch's
+// offers and bodies (up to http.max_source_bytes, a third more in base64) would be held twice
+// over.
 func writeBatch(f *os.File, b schema.Batch) error {
 	w := bufio.NewWriter(f)
-	head, err := json.Marshal(struct {
-		Run    schema.ScrapeRun `json:"run"`
-		Offers []schema.Offer   `json:"offers"`
-	}{b.Run, b.Offers})
+	run, err := json.Marshal(b.Run)
 	if err != nil {
 		return err
 	}
-	w.Write(head[:len(head)-1]) // without its closing brace
-	if b.Payloads == nil {
-		w.WriteString(`,"payloads":null}` + "\n")
-		return w.Flush()
+	w.WriteString(`{"run":`)
+	w.Write(run)
+	if err := writeArray(w, "offers", b.Offers); err != nil {
+		return err
 	}
-	w.WriteString(`,"payloads":[`)
-	for i, p := range b.Payloads {
+	if err := writeArray(w, "payloads", b.Payloads); err != nil {
+		return err
+	}
+	w.WriteString("}\n")
+	return w.Flush()
+}
+
+// writeArray writes `,"name":[…]` (or null for a nil slice), encoding one element at a time.
+func writeArray[T any](w *bufio.Writer, name string, elems []T) error {
+	w.WriteString(`,"` + name + `":`)
+	if elems == nil {
+		w.WriteString("null")
+		return nil
+	}
+	w.WriteByte('[')
+	for i := range elems {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		pj, err := json.Marshal(p)
+		e, err := json.Marshal(&elems[i])
 		if err != nil {
 			return err
 		}
-		w.Write(pj)
+		w.Write(e)
 	}
-	w.WriteString("]}\n")
-	return w.Flush()
+	w.WriteByte(']')
+	return nil
 }
 
 // syncDir makes the names in a folder durable (a rename survives a power cut).

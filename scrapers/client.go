@@ -43,6 +43,9 @@ type ClientConfig struct {
 	// would read more fails with ErrOverBudget. With MaxBodyBytes and MaxOffers it bounds the
 	// memory a run takes whatever the providers send (docs/providers.md §6.2).
 	MaxSourceBytes int64
+	// MaxSourceOffers is the most offers one source may produce in one Fetch (default
+	// MaxOffers); a source that would produce more fails with ErrTooManyOffers.
+	MaxSourceOffers int
 
 	// Logger receives retryablehttp's and the client's logs, secrets redacted. Nil discards.
 	Logger *slog.Logger
@@ -76,13 +79,14 @@ type ClientConfig struct {
 // DefaultClientConfig returns the production defaults.
 func DefaultClientConfig() ClientConfig {
 	return ClientConfig{
-		UserAgent:      DefaultUserAgent,
-		RetryMax:       4,
-		RetryWaitMin:   500 * time.Millisecond,
-		RetryWaitMax:   30 * time.Second,
-		AttemptTimeout: 60 * time.Second,
-		MaxBodyBytes:   8 << 20,
-		MaxSourceBytes: 32 << 20,
+		UserAgent:       DefaultUserAgent,
+		RetryMax:        4,
+		RetryWaitMin:    500 * time.Millisecond,
+		RetryWaitMax:    30 * time.Second,
+		AttemptTimeout:  60 * time.Second,
+		MaxBodyBytes:    8 << 20,
+		MaxSourceBytes:  32 << 20,
+		MaxSourceOffers: MaxOffers,
 	}
 }
 
@@ -93,8 +97,8 @@ func (c ClientConfig) Validate() error {
 		return errors.New("client: record and replay folders are mutually exclusive")
 	case c.RetryWaitMin < 0 || c.RetryWaitMax < 0 || c.RetryWaitMax < c.RetryWaitMin:
 		return fmt.Errorf("client: retry waits min %v max %v: want 0 <= min <= max", c.RetryWaitMin, c.RetryWaitMax)
-	case c.AttemptTimeout < 0 || c.MaxBodyBytes < 0 || c.MaxSourceBytes < 0:
-		return errors.New("client: negative attempt timeout, body limit or source byte budget")
+	case c.AttemptTimeout < 0 || c.MaxBodyBytes < 0 || c.MaxSourceBytes < 0 || c.MaxSourceOffers < 0:
+		return errors.New("client: negative attempt timeout, body limit, source byte budget or offer cap")
 	}
 	return nil
 }
@@ -121,6 +125,9 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	}
 	if c.MaxSourceBytes == 0 {
 		c.MaxSourceBytes = d.MaxSourceBytes
+	}
+	if c.MaxSourceOffers == 0 {
+		c.MaxSourceOffers = d.MaxSourceOffers
 	}
 	if c.CheckRetry == nil {
 		c.CheckRetry = retryablehttp.DefaultRetryPolicy
@@ -319,6 +326,9 @@ func (c *Client) RedactURL(raw string) string { return c.red.URL(raw) }
 
 // Redact returns s with secrets removed.
 func (c *Client) Redact(s string) string { return c.red.String(s) }
+
+// offerCap returns ErrTooManyOffers when n offers exceed the source's cap (MaxSourceOffers).
+func (c *Client) offerCap(n int) error { return offerCap(n, c.cfg.MaxSourceOffers) }
 
 // MaxBodyBytes is the client's response body limit.
 func (c *Client) MaxBodyBytes() int64 { return c.cfg.MaxBodyBytes }

@@ -161,7 +161,7 @@ func ParseCoreWeave(body []byte, run schema.Run, sourceURL string) (offers []sch
 			}
 		}
 	}
-	if err := offerCap(len(offers)); err != nil {
+	if err := offerCap(len(offers), MaxOffers); err != nil {
 		return nil, nil, err
 	}
 	if len(offers) == 0 {

@@ -419,7 +419,7 @@ func ParseLambdaPage(body []byte, run schema.Run, sourceURL string) (offers []sc
 			}
 		})
 	}
-	if err := offerCap(len(offers)); err != nil {
+	if err := offerCap(len(offers), MaxOffers); err != nil {
 		return nil, nil, fmt.Errorf("pricing page: %w", err)
 	}
 	if len(offers) == 0 {

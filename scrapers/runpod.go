@@ -199,7 +199,7 @@ func (t *runPodTypes) UnmarshalJSON(data []byte) error {
 			return nil
 		}
 		t.offers = append(t.offers, runPodOffers(g, t.run, t.sourceURL)...)
-		return offerCap(len(t.offers))
+		return offerCap(len(t.offers), MaxOffers)
 	})
 }
 

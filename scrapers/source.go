@@ -29,15 +29,17 @@ var (
 	// ErrOverBudget: the source has read more response bytes in this run, over all its
 	// requests, than ClientConfig.MaxSourceBytes allows; it stops there.
 	ErrOverBudget = errors.New("source's response byte budget exhausted")
-	// ErrTooManyOffers: one run of the source produced more than MaxOffers offers, or one
-	// response more rows than the source asked for, which no real answer does.
+	// ErrTooManyOffers: one run of the source produced more offers than
+	// ClientConfig.MaxSourceOffers allows, or one response more rows than the source asked for,
+	// which no real answer does.
 	ErrTooManyOffers = errors.New("more offers than a source returns")
 )
 
-// MaxOffers bounds the offers one source may produce in one run, so that memory stays bounded
-// whatever a response holds (docs/providers.md §6.2). It is above the most Vast's fetch plan can
-// return at its default page size (20 slices × 5 GPU-count buckets × 2 pages of 64 asks, each
-// an on-demand and a spot offer: 25,600); the other providers publish a few hundred at most.
+// MaxOffers is the default of ClientConfig.MaxSourceOffers, the offers one source may produce in
+// one run, and the bound of the exported parsers (ParseVast, ParseRunPod, …) on one response
+// (docs/providers.md §6.2). It is above the most Vast's fetch plan can return at its default
+// page size (20 slices × 5 GPU-count buckets × 2 pages of 64 asks, each an on-demand and a spot
+// offer: 25,600); the other providers publish a few hundred at most.
 const MaxOffers = 30_000
 
 // maxProblems bounds the problems a parse or a source reports: the first ones, and how many
@@ -52,10 +54,10 @@ func capProblems(errs []error) []error {
 	return append(errs[:maxProblems:maxProblems], fmt.Errorf("%d more problems", len(errs)-maxProblems))
 }
 
-// offerCap returns ErrTooManyOffers when n offers exceed MaxOffers.
-func offerCap(n int) error {
-	if n > MaxOffers {
-		return fmt.Errorf("%w: over %d", ErrTooManyOffers, MaxOffers)
+// offerCap returns ErrTooManyOffers when n offers exceed max.
+func offerCap(n, max int) error {
+	if n > max {
+		return fmt.Errorf("%w: over %d", ErrTooManyOffers, max)
 	}
 	return nil
 }

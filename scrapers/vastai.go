@@ -249,7 +249,7 @@ func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, e
 			f.res.Offers = append(f.res.Offers, o)
 		}
 	}
-	if err := offerCap(len(f.res.Offers)); err != nil {
+	if err := f.v.client.offerCap(len(f.res.Offers)); err != nil {
 		return 0, err
 	}
 	if order == "asc" {
@@ -407,8 +407,8 @@ func (r *vastRows) UnmarshalJSON(data []byte) error {
 		for range os {
 			p.offerAsks = append(p.offerAsks, vo.ID.String())
 		}
-		p.offers = append(p.offers, os...)
-		return offerCap(len(p.offers))
+		p.offers = append(p.offers, os...) // at most two per row: maxRows bounds them
+		return nil
 	})
 }
 

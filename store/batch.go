@@ -344,14 +344,17 @@ func (s *Store) completeOffers(ctx context.Context, runID, provider string, offe
 	if err := rows.Err(); err != nil {
 		return 0, s.queryError(what, err)
 	}
-	var missing []schema.Offer
-	for _, o := range offers {
-		k := keyOfOffer(o)
-		if stored[k] > 0 {
-			stored[k]--
-			continue
+	missing := offers // nothing stored yet, the usual case: all of them, not a copy
+	if len(stored) > 0 {
+		missing = nil
+		for _, o := range offers {
+			k := keyOfOffer(o)
+			if stored[k] > 0 {
+				stored[k]--
+				continue
+			}
+			missing = append(missing, o)
 		}
-		missing = append(missing, o)
 	}
 	if err := s.insertOffers(ctx, "offers", runID, missing); err != nil {
 		return 0, err

@@ -25,97 +25,127 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 	return s.insertOffers(ctx, "offers", runID, offers)
 }
 
+// insertBlockBytes and insertBlockRows bound a block of an insert: the driver holds a block's
+// columns (a copy of every value) until it sends them, so one insert of a large batch is sent
+// as blocks of at most this many bytes of payload bodies or this many offers, in one INSERT
+// query.
+const (
+	insertBlockBytes = 8 << 20
+	insertBlockRows  = 32_768
+)
+
 // insertOffers writes offers into offers, or into another table with its columns
-// (offers_latest).
+// (offers_latest), as one INSERT of blocks of at most insertBlockRows rows.
 func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []schema.Offer) error {
 	if len(offers) == 0 {
 		return nil
 	}
-	n := len(offers)
-	var (
-		observedAt  = make([]time.Time, n)
-		validUntil  = make([]*time.Time, n)
-		runIDs      = make([]string, n)
-		sourceURL   = make([]string, n)
-		provider    = make([]string, n)
-		offerID     = make([]string, n)
-		tier        = make([]string, n)
-		region      = make([]string, n)
-		country     = make([]string, n)
-		gpuModel    = make([]string, n)
-		gpuNameRaw  = make([]string, n)
-		gpuCount    = make([]uint16, n)
-		vramGB      = make([]float64, n)
-		vcpus       = make([]*float64, n)
-		ramGB       = make([]*float64, n)
-		diskGB      = make([]*float64, n)
-		priceType   = make([]string, n)
-		price       = make([]decimal.Decimal, n)
-		pricePerGPU = make([]decimal.Decimal, n)
-		intraNode   = make([]string, n)
-		nvlinkGbps  = make([]*float64, n)
-		interNode   = make([]string, n)
-		available   = make([]*uint32, n)
-		stock       = make([]string, n)
-		reliability = make([]*float64, n)
-		dqFlags     = make([][]string, n)
-	)
-	for i := range offers {
-		o := &offers[i]
-		observedAt[i] = o.ObservedAt.UTC()
-		if o.ValidUntil != nil {
-			v := o.ValidUntil.UTC()
-			validUntil[i] = &v
-		}
-		runIDs[i] = o.RunID
-		sourceURL[i] = o.SourceURL
-		provider[i] = o.Provider
-		offerID[i] = o.OfferID
-		tier[i] = string(o.Tier)
-		region[i] = o.Region
-		country[i] = o.Country
-		gpuModel[i] = o.GPUModel
-		gpuNameRaw[i] = o.GPUNameRaw
-		gpuCount[i] = o.GPUCount
-		vramGB[i] = o.VRAMGB
-		vcpus[i] = o.VCPUs
-		ramGB[i] = o.RAMGB
-		diskGB[i] = o.DiskGB
-		priceType[i] = string(o.PriceType)
-		price[i] = o.PriceUSDPerHour
-		pricePerGPU[i] = o.PriceUSDPerGPUHour
-		intraNode[i] = string(or(string(o.IntraNode), string(schema.IntraUnknown)))
-		nvlinkGbps[i] = o.NVLinkGbps
-		interNode[i] = or(string(o.InterNode), string(schema.InterUnknown))
-		available[i] = o.AvailableCount
-		stock[i] = or(string(o.Stock), string(schema.StockUnknown))
-		reliability[i] = o.Reliability
-		flags := make([]string, len(o.DQFlags))
-		for j, f := range o.DQFlags {
-			flags[j] = string(f)
-		}
-		dqFlags[i] = flags
-	}
-	columns := []any{observedAt, validUntil, runIDs, sourceURL, provider, offerID, tier, region, country,
-		gpuModel, gpuNameRaw, gpuCount, vramGB, vcpus, ramGB, diskGB,
-		priceType, price, pricePerGPU,
-		intraNode, nvlinkGbps, interNode, available, stock, reliability, dqFlags}
-
 	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runID, offers[0].Provider, table)))
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table(table)+" ("+offerColumns+")")
 	if err != nil {
 		return s.queryError("preparing the "+table+" insert", err)
 	}
 	defer batch.Close()
-	for i, col := range columns {
-		if err := batch.Column(i).Append(col); err != nil {
-			return fmt.Errorf("appending %s column %d for run %s: %w: %w", table, i+1, runID, schema.ErrRejected, err)
+	var cols offerBlock
+	for start := 0; start < len(offers); start += insertBlockRows {
+		if start > 0 {
+			if err := batch.Flush(); err != nil {
+				return s.queryError(fmt.Sprintf("inserting %d rows of run %s into %s", len(offers), runID, table), err)
+			}
+		}
+		for i, col := range cols.fill(offers[start:min(start+insertBlockRows, len(offers))]) {
+			if err := batch.Column(i).Append(col); err != nil {
+				return fmt.Errorf("appending %s column %d for run %s: %w: %w", table, i+1, runID, schema.ErrRejected, err)
+			}
 		}
 	}
 	if err := batch.Send(); err != nil {
-		return s.queryError(fmt.Sprintf("inserting %d rows of run %s into %s", n, runID, table), err)
+		return s.queryError(fmt.Sprintf("inserting %d rows of run %s into %s", len(offers), runID, table), err)
 	}
 	return nil
+}
+
+// offerBlock holds the columns of one block of offers, in offerColumns' order; fill reuses
+// them from block to block.
+type offerBlock struct {
+	observedAt  []time.Time
+	validUntil  []*time.Time
+	runIDs      []string
+	sourceURL   []string
+	provider    []string
+	offerID     []string
+	tier        []string
+	region      []string
+	country     []string
+	gpuModel    []string
+	gpuNameRaw  []string
+	gpuCount    []uint16
+	vramGB      []float64
+	vcpus       []*float64
+	ramGB       []*float64
+	diskGB      []*float64
+	priceType   []string
+	price       []decimal.Decimal
+	pricePerGPU []decimal.Decimal
+	intraNode   []string
+	nvlinkGbps  []*float64
+	interNode   []string
+	available   []*uint32
+	stock       []string
+	reliability []*float64
+	dqFlags     [][]string
+}
+
+// fill sets the block to offers and returns its columns.
+func (c *offerBlock) fill(offers []schema.Offer) []any {
+	c.observedAt, c.validUntil, c.runIDs, c.sourceURL = c.observedAt[:0], c.validUntil[:0], c.runIDs[:0], c.sourceURL[:0]
+	c.provider, c.offerID, c.tier, c.region, c.country = c.provider[:0], c.offerID[:0], c.tier[:0], c.region[:0], c.country[:0]
+	c.gpuModel, c.gpuNameRaw, c.gpuCount, c.vramGB = c.gpuModel[:0], c.gpuNameRaw[:0], c.gpuCount[:0], c.vramGB[:0]
+	c.vcpus, c.ramGB, c.diskGB, c.priceType = c.vcpus[:0], c.ramGB[:0], c.diskGB[:0], c.priceType[:0]
+	c.price, c.pricePerGPU, c.intraNode, c.nvlinkGbps = c.price[:0], c.pricePerGPU[:0], c.intraNode[:0], c.nvlinkGbps[:0]
+	c.interNode, c.available, c.stock, c.reliability, c.dqFlags = c.interNode[:0], c.available[:0], c.stock[:0], c.reliability[:0], c.dqFlags[:0]
+	for i := range offers {
+		o := &offers[i]
+		c.observedAt = append(c.observedAt, o.ObservedAt.UTC())
+		var validUntil *time.Time
+		if o.ValidUntil != nil {
+			v := o.ValidUntil.UTC()
+			validUntil = &v
+		}
+		c.validUntil = append(c.validUntil, validUntil)
+		c.runIDs = append(c.runIDs, o.RunID)
+		c.sourceURL = append(c.sourceURL, o.SourceURL)
+		c.provider = append(c.provider, o.Provider)
+		c.offerID = append(c.offerID, o.OfferID)
+		c.tier = append(c.tier, string(o.Tier))
+		c.region = append(c.region, o.Region)
+		c.country = append(c.country, o.Country)
+		c.gpuModel = append(c.gpuModel, o.GPUModel)
+		c.gpuNameRaw = append(c.gpuNameRaw, o.GPUNameRaw)
+		c.gpuCount = append(c.gpuCount, o.GPUCount)
+		c.vramGB = append(c.vramGB, o.VRAMGB)
+		c.vcpus = append(c.vcpus, o.VCPUs)
+		c.ramGB = append(c.ramGB, o.RAMGB)
+		c.diskGB = append(c.diskGB, o.DiskGB)
+		c.priceType = append(c.priceType, string(o.PriceType))
+		c.price = append(c.price, o.PriceUSDPerHour)
+		c.pricePerGPU = append(c.pricePerGPU, o.PriceUSDPerGPUHour)
+		c.intraNode = append(c.intraNode, or(string(o.IntraNode), string(schema.IntraUnknown)))
+		c.nvlinkGbps = append(c.nvlinkGbps, o.NVLinkGbps)
+		c.interNode = append(c.interNode, or(string(o.InterNode), string(schema.InterUnknown)))
+		c.available = append(c.available, o.AvailableCount)
+		c.stock = append(c.stock, or(string(o.Stock), string(schema.StockUnknown)))
+		c.reliability = append(c.reliability, o.Reliability)
+		flags := make([]string, len(o.DQFlags))
+		for j, f := range o.DQFlags {
+			flags[j] = string(f)
+		}
+		c.dqFlags = append(c.dqFlags, flags)
+	}
+	return []any{c.observedAt, c.validUntil, c.runIDs, c.sourceURL, c.provider, c.offerID, c.tier, c.region, c.country,
+		c.gpuModel, c.gpuNameRaw, c.gpuCount, c.vramGB, c.vcpus, c.ramGB, c.diskGB,
+		c.priceType, c.price, c.pricePerGPU,
+		c.intraNode, c.nvlinkGbps, c.interNode, c.available, c.stock, c.reliability, c.dqFlags}
 }
 
 // LatestOffers returns the newest observation of every offer that matches f, cheapest per GPU-hour

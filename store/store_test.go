@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -696,5 +697,64 @@ func TestLatestOffersMinIntraNode(t *testing.T) {
 		if diff := cmp.Diff(tc.want, ids); diff != "" {
 			t.Errorf("at least %s, limit %d (-want +got):\n%s", tc.min, tc.limit, diff)
 		}
+	}
+}
+
+// TestInsertsInBlocks: a batch larger than one insert block (offers past 32,768 rows, payload
+// bodies past 8 MiB) is stored whole, each row once, with every block's rows rolled up and in
+// offers_latest, on every server.
+func TestInsertsInBlocks(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	const n = 32_768*2 + 7
+	offers := make([]schema.Offer, n)
+	for i := range offers {
+		// Ten models: above about 10k offers a rollup group's distinct offers are an estimate
+		// (uniq, docs/analysts.md), which the exact recomputation would not match.
+		model := []string{"RTX-4090-24GB", "L40S-48GB", "H100-SXM-80GB", "A100-SXM-80GB", "H200-SXM-141GB",
+			"L4-24GB", "A10-24GB", "RTX-A6000-48GB", "B200-SXM-180GB", "MI300X-192GB"}[i%10]
+		offers[i] = offer("vastai", fmt.Sprintf("ask-%d", i), model, schema.OnDemand, at, "0.3", 1)
+		offers[i].RunID = "run-blocks"
+		offers[i].PriceUSDPerGPUHour = decimal.New(int64(30_000+i), -5)
+	}
+	body := func(c byte) []byte { return bytes.Repeat([]byte{c}, 5<<20) }
+	b := schema.Batch{
+		Run:    schema.ScrapeRun{RunID: "run-blocks", Provider: "vastai", StartedAt: at, FinishedAt: at.Add(time.Second), Status: schema.RunOK, OffersParsed: n, OffersLoaded: n},
+		Offers: offers,
+		Payloads: []schema.RawPayload{
+			{RunID: "run-blocks", Provider: "vastai", URL: "https://console.vast.ai/api/v0/bundles/?1", Status: 200, FetchedAt: at, Body: body('a')},
+			{RunID: "run-blocks", Provider: "vastai", URL: "https://console.vast.ai/api/v0/bundles/?2", Status: 200, FetchedAt: at.Add(time.Second), Body: body('b')},
+			{RunID: "run-blocks", Provider: "vastai", URL: "https://console.vast.ai/api/v0/bundles/?3", Status: 200, FetchedAt: at.Add(2 * time.Second), Body: body('c')},
+		},
+	}
+	res, err := s.CompleteBatch(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(store.LoadResult{PayloadsWritten: 3, OffersWritten: n, RunWritten: true}, res); diff != "" {
+		t.Errorf("load (-want +got):\n%s", diff)
+	}
+	got, err := s.LatestOffers(ctx, schema.OfferFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n || !got[0].PriceUSDPerGPUHour.Equal(decimal.New(30_000, -5)) || !got[n-1].PriceUSDPerGPUHour.Equal(decimal.New(30_000+n-1, -5)) {
+		t.Errorf("%d latest offers from %v to %v, want %d from 0.3 to %v", len(got), got[0].PriceUSDPerGPUHour, got[len(got)-1].PriceUSDPerGPUHour, n, decimal.New(30_000+n-1, -5))
+	}
+	payloads, err := s.Payloads(ctx, "run-blocks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(payloads) != len(b.Payloads) {
+		t.Fatalf("%d payloads stored, want %d", len(payloads), len(b.Payloads))
+	}
+	for i, p := range payloads {
+		if p.URL != b.Payloads[i].URL || !bytes.Equal(p.Body, b.Payloads[i].Body) {
+			t.Errorf("payload %d: %s, %d bytes; want %s, %d bytes of %q", i, p.URL, len(p.Body), b.Payloads[i].URL, len(b.Payloads[i].Body), b.Payloads[i].Body[0])
+		}
+	}
+	if diff := storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())); diff != "" {
+		t.Errorf("rollups differ from the offers:\n%s", diff)
 	}
 }

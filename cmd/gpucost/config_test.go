@@ -120,6 +120,8 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 		{name: "a negative query timeout", yaml: "serve:\n  query_timeout: -1s\n", want: ":2: serve.query_timeout: must be positive"},
 		{name: "a negative body limit", yaml: "http:\n  max_body_bytes: -1\n", want: ":2: http.max_body_bytes: must be positive, not -1"},
 		{name: "a negative source byte budget", yaml: "http:\n  max_source_bytes: -5\n", want: ":2: http.max_source_bytes: must be positive, not -5"},
+		{name: "a zero offer cap", yaml: "http:\n  max_source_offers: 0\n", want: ":2: http.max_source_offers: must be positive, not 0"},
+		{name: "a page limit on a source without pages", yaml: "providers:\n  runpod:\n    page_limit: 100\n", want: ":3: providers.runpod.page_limit: only providers.vastai pages its answers"},
 		{name: "a negative source deadline cap", yaml: "scrape:\n  source_timeout_max: -1h\n", want: ":2: scrape.source_timeout_max: must be positive, not -1h0m0s"},
 		{name: "retry waits inverted", yaml: "http:\n  retry_wait_min: 10s\n  retry_wait_max: 1s\n", want: ":3: http.retry_wait_max: 1s is below http.retry_wait_min 10s"},
 		{name: "retry waits inverted by the minimum", yaml: "http:\n  retry_wait_min: 1m\n", want: ":2: http.retry_wait_max: 30s is below http.retry_wait_min 1m0s"},

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/html"
 
@@ -127,30 +126,7 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 	if os.Getenv("GPUCOST_BENCH_CHILD_ENV") != "" {
 		defer func() { t.Logf("child stderr:\n%s", stderr.Bytes()) }()
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	peak := make(chan int64)
-	go func() {
-		var hwm int64
-		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
-		for {
-			b, err := os.ReadFile(status)
-			if err != nil {
-				break
-			}
-			m := vmHWM.FindSubmatch(b)
-			if m == nil {
-				break // a zombie: the process has exited
-			}
-			kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
-			hwm = max(hwm, kb<<10)
-			time.Sleep(2 * time.Millisecond)
-		}
-		peak <- hwm
-	}()
-	err := cmd.Wait()
-	hwm := <-peak
+	hwm, err := runPeakRSS(cmd)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -177,8 +153,6 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 	}
 	return code, hwm, strings.Join(outcome, "; ")
 }
-
-var vmHWM = regexp.MustCompile(`(?m)^VmHWM:\s+(\d+) kB`)
 
 // hostile answers /vastai, /runpod, /lambda and /coreweave with its bodies, Vast's and
 // Lambda's chunked (no Content-Length), RunPod's and CoreWeave's with one.

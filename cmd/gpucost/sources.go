@@ -35,17 +35,18 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 		e.secrets.AddSent(key) // a key the configuration did not load (a test's) is a secret too
 	}
 	client, err := scrapers.NewClient(scrapers.ClientConfig{
-		UserAgent:      cfg.HTTP.UserAgent,
-		RetryMax:       cfg.HTTP.RetryMax,
-		RetryWaitMin:   cfg.HTTP.RetryWaitMin.Std(),
-		RetryWaitMax:   cfg.HTTP.RetryWaitMax.Std(),
-		AttemptTimeout: cfg.HTTP.AttemptTimeout.Std(),
-		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
-		MaxSourceBytes: cfg.HTTP.MaxSourceBytes,
-		Logger:         logger,
-		Redactor:       e.secrets,
-		RecordDir:      so.recordDir,
-		ReplayDir:      so.replayDir,
+		UserAgent:       cfg.HTTP.UserAgent,
+		RetryMax:        cfg.HTTP.RetryMax,
+		RetryWaitMin:    cfg.HTTP.RetryWaitMin.Std(),
+		RetryWaitMax:    cfg.HTTP.RetryWaitMax.Std(),
+		AttemptTimeout:  cfg.HTTP.AttemptTimeout.Std(),
+		MaxBodyBytes:    cfg.HTTP.MaxBodyBytes,
+		MaxSourceBytes:  cfg.HTTP.MaxSourceBytes,
+		MaxSourceOffers: cfg.HTTP.MaxSourceOffers,
+		Logger:          logger,
+		Redactor:        e.secrets,
+		RecordDir:       so.recordDir,
+		ReplayDir:       so.replayDir,
 	})
 	if err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 		switch name {
 		case scrapers.VastName:
 			p := cfg.Providers.VastAI
-			out = append(out, scrapers.NewVast(client, scrapers.VastConfig{URL: p.URL, APIKey: keys[name], RequestInterval: delay(p.Delay).Std()}, logger))
+			out = append(out, scrapers.NewVast(client, scrapers.VastConfig{URL: p.URL, APIKey: keys[name], PageLimit: p.PageLimit, RequestInterval: delay(p.Delay).Std()}, logger))
 		case scrapers.RunPodName:
 			p := cfg.Providers.RunPod
 			out = append(out, scrapers.NewRunPod(client, scrapers.RunPodConfig{URL: p.URL, APIKey: keys[name]}, logger))
