@@ -33,7 +33,7 @@ MODULES := . deploy
 # (into the build cache) and prints its path, and it runs in either module.
 GOTESTSUM = "$$($(GO) -C $(CURDIR)/deploy tool -n gotestsum)"
 
-.PHONY: bench-memory measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
+.PHONY: bench-ratios bench-memory measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
 
 all: build
 
@@ -143,8 +143,16 @@ measure-growth: clickhouse
 
 ## bench: the Go benchmarks of both modules (inserts need the local ClickHouse)
 bench: clickhouse
+	@deploy/need.sh "make bench" clickhouse-client=clickhouse-client
 	GPUCOST_INTEGRATION=1 $(GO) test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
 	GPUCOST_INTEGRATION=1 $(GO) -C deploy test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
+
+## bench-ratios: the paired comparisons of issue-sized workloads with their limits, several runs
+## each, medians printed: ingest end to end against clickhouse-client inserting the same rows
+## (bench/ingest-ratio.sh); GPUCOST_BENCH_RUNS runs (default 3)
+bench-ratios: clickhouse
+	@deploy/need.sh "make bench-ratios" clickhouse-client=clickhouse-client
+	bench/ingest-ratio.sh
 
 ## bench-memory: peak RSS of gpucost scrape against fake providers that answer every request with
 ## a hostile body at the body limit (GPUCOST_BENCH_BODY_BYTES to try another limit,

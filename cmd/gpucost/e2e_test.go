@@ -32,7 +32,7 @@ const snapshotDir = "../../scrapers/testdata/snapshot"
 // providerServer is an httptest server that answers like one provider did when the snapshot was
 // recorded: each request is matched by method, path and body hash against the recording's index.
 // before, when set, runs first and may answer instead (return true).
-func providerServer(t *testing.T, provider string, before func(w http.ResponseWriter, r *http.Request) bool) *httptest.Server {
+func providerServer(t testing.TB, provider string, before func(w http.ResponseWriter, r *http.Request) bool) *httptest.Server {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(snapshotDir, provider, scrapers.IndexFile))
 	if err != nil {
