@@ -255,19 +255,21 @@ func (r *Runner) Run(ctx context.Context) (Report, error) {
 	}
 	lastGood, prevPrices := r.readHistory(ctx)
 
-	extracts := r.extract(ctx, run)
-	for _, ex := range extracts {
-		b, pr := r.prepare(run, ex, lastGood[ex.name], prevPrices[ex.name])
-		rep.Batches = append(rep.Batches, b)
+	extracts := r.extract(ctx, run, sp, prevPrices)
+	prepared := make([]prepared, len(extracts))
+	for i, ex := range extracts {
+		var pr ProviderReport
+		prepared[i], pr = r.prepare(ex, lastGood[ex.name])
+		rep.Batches = append(rep.Batches, prepared[i].batch)
 		rep.Providers = append(rep.Providers, pr)
 	}
 	if !r.opts.DryRun {
 		// Batches are independent: load them side by side, as many at once as sources fetch.
 		var g errgroup.Group
 		g.SetLimit(r.cfg.Parallelism)
-		for i := range rep.Batches {
+		for i := range prepared {
 			g.Go(func() error {
-				r.load(ctx, sp, rep.Batches[i], &rep.Providers[i])
+				r.load(ctx, sp, prepared[i], &rep.Providers[i])
 				return nil
 			})
 		}
@@ -320,24 +322,28 @@ func (r *Runner) readHistory(ctx context.Context) (map[string]schema.ScrapeRun, 
 	return lastGood, prices
 }
 
-// extracted is one source's fetch outcome.
+// extracted is one source's fetch outcome: what it read went to its batch writer.
 type extracted struct {
 	name     string
 	started  time.Time
 	finished time.Time
-	schema.Extract
-	err error
+	attempts int
+	problems []error
+	w        *batchWriter
+	err      error
 }
 
 // extract fetches every source in parallel, at most Parallelism at once, each under its own
-// deadline (deadline.go). A failing source does not cancel the others.
-func (r *Runner) extract(ctx context.Context, run schema.Run) []extracted {
+// deadline (deadline.go), each page it reads written to the spool (sp; nil on a dry run) as it
+// comes. A failing source does not cancel the others.
+func (r *Runner) extract(ctx context.Context, run schema.Run, sp *spool, prev map[string]map[schema.Key]decimal.Decimal) []extracted {
 	out := make([]extracted, len(r.sources))
 	var g errgroup.Group
 	g.SetLimit(r.cfg.Parallelism)
 	for i, s := range r.sources {
 		g.Go(func() error {
-			out[i] = r.fetch(ctx, s, run)
+			v := &validator{maxPrice: r.cfg.MaxPricePerGPUHour, outlierFactor: r.cfg.OutlierFactor, prev: prev[s.Name()]}
+			out[i] = r.fetch(ctx, s, run, newBatchWriter(sp, run, s.Name(), v, r.opts.Redactor))
 			return nil
 		})
 	}
@@ -346,8 +352,8 @@ func (r *Runner) extract(ctx context.Context, run schema.Run) []extracted {
 	return out
 }
 
-func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run) (ex extracted) {
-	ex.name = s.Name()
+func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWriter) (ex extracted) {
+	ex.name, ex.w = s.Name(), w
 	ex.started = r.now().UTC()
 	defer func() {
 		if p := recover(); p != nil {
@@ -358,8 +364,12 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run) (ex extrac
 	fd := newFetchDeadline(ctx, r.cfg.SourceTimeout, r.cfg.SourceTimeoutMax)
 	defer fd.stop()
 	run.Pacer = fd.pace // this source's own deadline
-	ex.Extract, ex.err = s.Fetch(fd, run)
-	if ex.err == nil && len(ex.Offers) == 0 {
+	run.Emit = w.page
+	res, err := s.Fetch(fd, run)
+	ex.err, ex.attempts, ex.problems = err, res.Attempts, res.Problems
+	// What the source kept in its Extract rather than emitting goes the same way.
+	_ = w.page(schema.Page{Payloads: res.Payloads, Offers: res.Offers})
+	if ex.err == nil && w.parsed == 0 {
 		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
 	}
 	if ex.err != nil && errors.Is(fd.Err(), context.DeadlineExceeded) {
@@ -368,79 +378,69 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run) (ex extrac
 	return ex
 }
 
-// prepare normalizes and validates one source's offers and builds its batch and report.
-func (r *Runner) prepare(run schema.Run, ex extracted, lastGood schema.ScrapeRun, prev map[schema.Key]decimal.Decimal) (schema.Batch, ProviderReport) {
-	pr := ProviderReport{Provider: ex.name, Parsed: len(ex.Offers), Attempts: ex.Attempts, Duration: ex.finished.Sub(ex.started),
+// prepared is one source's batch, finished: in the spool (file set) or held in memory (after a
+// spool write failed, spoolErr, or on a dry run).
+type prepared struct {
+	batch    schema.Batch
+	file     string
+	spoolErr error
+}
+
+// prepare decides one source's outcome from what its fetch read and validated, and finishes its
+// batch with the run-log row.
+func (r *Runner) prepare(ex extracted, lastGood schema.ScrapeRun) (prepared, ProviderReport) {
+	w := ex.w
+	pr := ProviderReport{Provider: ex.name, Parsed: w.parsed, Attempts: ex.attempts, Duration: ex.finished.Sub(ex.started),
 		Rejected: map[string]int{}, Flagged: map[string]int{}}
-	b := schema.Batch{Payloads: ex.Payloads}
-	for i := range b.Payloads {
-		b.Payloads[i].RunID, b.Payloads[i].Provider = run.ID, ex.name
-		if b.Payloads[i].FetchedAt.IsZero() {
-			b.Payloads[i].FetchedAt = run.ObservedAt
-		}
-	}
 	switch {
 	case ex.err != nil:
 		pr.Status, pr.Error = schema.RunFailed, ex.err.Error()
 	default:
-		v := validator{maxPrice: r.cfg.MaxPricePerGPUHour, outlierFactor: r.cfg.OutlierFactor, prev: prev}
-		offers := v.apply(run, ex.name, ex.Offers, pr.Rejected, pr.Flagged)
+		pr.Rejected, pr.Flagged = w.rejected, w.flagged
 		floor := int(float64(lastGood.OffersLoaded) * r.cfg.MinOfferRatio)
 		switch {
-		case len(offers) == 0:
+		case w.kept == 0:
 			pr.Status, pr.Error = schema.RunFailed, fmt.Sprintf("%s: all %d parsed offers were rejected (%s)", ex.name, pr.Parsed, reasons(pr.Rejected))
-		case r.cfg.MinOfferRatio > 0 && len(offers) < floor:
+		case r.cfg.MinOfferRatio > 0 && w.kept < floor:
 			pr.Status = schema.RunFailed
 			pr.Error = fmt.Sprintf("%s: %d valid offers, fewer than %.0f%% of the %d loaded by its last good run %s; not loaded (a broken source is likelier than an emptied market)",
-				ex.name, len(offers), r.cfg.MinOfferRatio*100, lastGood.OffersLoaded, lastGood.RunID)
+				ex.name, w.kept, r.cfg.MinOfferRatio*100, lastGood.OffersLoaded, lastGood.RunID)
 		default:
 			pr.Status = schema.RunOK
-			b.Offers = offers
-			pr.Loaded = len(offers)
-			if len(ex.Problems) > 0 {
+			pr.Loaded = w.kept
+			if len(ex.problems) > 0 {
 				pr.Status = schema.RunPartial
-				pr.Error = errors.Join(ex.Problems...).Error()
+				pr.Error = errors.Join(ex.problems...).Error()
 			}
 		}
 	}
-	b.Run = schema.ScrapeRun{
-		RunID: run.ID, Provider: ex.name, StartedAt: ex.started.Truncate(time.Second), FinishedAt: ex.finished.Truncate(time.Second),
+	run := schema.ScrapeRun{
+		RunID: w.run.ID, Provider: ex.name, StartedAt: ex.started.Truncate(time.Second), FinishedAt: ex.finished.Truncate(time.Second),
 		Status: pr.Status, OffersParsed: uint32(pr.Parsed), OffersLoaded: uint32(pr.Loaded), OffersRejected: uint32(sum(pr.Rejected)),
-		Error: pr.Error, HTTPAttempts: uint32(ex.Attempts),
+		Error: pr.Error, HTTPAttempts: uint32(ex.attempts),
 	}
-	r.redactBatch(&b)
-	pr.Error = b.Run.Error
-	return b, pr
+	var p prepared
+	p.batch, p.file, p.spoolErr = w.finish(run)
+	pr.Error = p.batch.Run.Error
+	return p, pr
 }
 
-// redactBatch scrubs secrets from every text and body of a batch: a provider may echo a key in
-// an error page, a redirect URL or a field. Bodies and the offers' text are data (their secret
-// values go); URLs and the run's error are messages (credential shapes go too).
+// redactBatch scrubs secrets from every text and body a batch holds in memory: a provider may
+// echo a key in an error page, a redirect URL or a field. Bodies and the offers' text are data
+// (their secret values go); URLs and the run's error are messages (credential shapes go too).
+// The parts of a spooled batch are scrubbed as they are read (fileParts).
 func (r *Runner) redactBatch(b *schema.Batch) {
-	red := r.opts.Redactor
-	for i := range b.Payloads {
-		p := &b.Payloads[i]
-		p.URL, p.Body = red.URL(p.URL), red.Data(p.Body)
-	}
-	b.Run.Error = red.String(b.Run.Error)
-	urls := map[string]string{} // a source's offers share a few URLs: each is redacted once
-	for i := range b.Offers {
-		o := &b.Offers[i]
-		u, ok := urls[o.SourceURL]
-		if !ok {
-			u = red.URL(o.SourceURL)
-			urls[o.SourceURL] = u
-		}
-		o.SourceURL, o.OfferID, o.Region, o.GPUNameRaw = u, red.DataString(o.OfferID), red.DataString(o.Region), red.DataString(o.GPUNameRaw)
-	}
+	redactPayloads(r.opts.Redactor, b.Payloads)
+	b.Run.Error = r.opts.Redactor.String(b.Run.Error)
+	redactOffers(r.opts.Redactor, b.Offers)
 }
 
-// load spools one batch (the write-ahead log), loads it and takes it out of the spool again, and
-// records in pr what became of it: loaded; waiting in the spool (the sink failed, or the run is
-// being stopped); quarantined; or failed, neither loaded nor spooled.
-func (r *Runner) load(ctx context.Context, sp *spool, b schema.Batch, pr *ProviderReport) {
+// load loads one batch from the spool (the write-ahead log its fetch wrote it to) and takes it
+// out of the spool again, and records in pr what became of it: loaded; waiting in the spool (the
+// sink failed, or the run is being stopped); quarantined; or failed, neither loaded nor spooled.
+func (r *Runner) load(ctx context.Context, sp *spool, p prepared, pr *ProviderReport) {
 	fail := func(msg string) { pr.Status, pr.Error = schema.RunFailed, r.opts.Redactor.String(msg) }
-	name, walErr := sp.put(b)
+	b, name, walErr := p.batch, p.file, p.spoolErr
 	switch {
 	case errors.Is(walErr, errSpooledBefore):
 		// A recording replayed again while its earlier replay waits in the spool: that copy,
@@ -533,7 +533,7 @@ func (r *Runner) replay(ctx context.Context, sp *spool) []ReplayReport {
 			break // stopping: the rest wait for the next run
 		}
 		rr := ReplayReport{File: f}
-		b, err := sp.get(f)
+		b, err := sp.get(f, r.opts.Redactor)
 		if err != nil {
 			rr.Error = r.opts.Redactor.String(err.Error())
 			if errors.Is(err, errNotABatch) {

@@ -65,6 +65,12 @@ func (m *memStore) LoadBatch(_ context.Context, b schema.Batch) (bool, error) {
 	if m.down {
 		return false, fmt.Errorf("%w: dial tcp 127.0.0.1:19000: connection refused", schema.ErrUnavailable)
 	}
+	// As a real sink, it reads the batch while it loads it: a spooled batch's parts are read
+	// from its file, which leaves the spool once loaded.
+	b, err := whole(b)
+	if err != nil {
+		return false, err
+	}
 	if m.during != nil {
 		m.during(b)
 	}
@@ -79,6 +85,23 @@ func (m *memStore) LoadBatch(_ context.Context, b schema.Batch) (bool, error) {
 	}
 	m.batches[k] = b
 	return false, nil
+}
+
+// whole returns b with every part of it read into its Offers and Payloads.
+func whole(b schema.Batch) (schema.Batch, error) {
+	out := schema.Batch{Run: b.Run}
+	if err := b.EachOffers(func(os []schema.Offer) error { out.Offers = append(out.Offers, os...); return nil }); err != nil {
+		return out, err
+	}
+	err := b.EachPayloads(func(ps []schema.RawPayload) error { out.Payloads = append(out.Payloads, ps...); return nil })
+	return out, err
+}
+
+// loaded returns the batch of one run and provider the store holds.
+func (m *memStore) loaded(runID, provider string) schema.Batch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.batches[runID+"/"+provider]
 }
 
 func (m *memStore) LastGoodRuns(context.Context) ([]schema.ScrapeRun, error) {
@@ -171,7 +194,7 @@ func TestValidationRejectsAndFlags(t *testing.T) {
 	if p.Status != schema.RunOK || p.Loaded != 3 || p.Parsed != 10 {
 		t.Errorf("provider report %+v, want ok with 3 of 10 loaded", p)
 	}
-	b := rep.Batches[0]
+	b := st.loaded(rep.RunID, "p")
 	if got := b.Offers[2]; got.OfferID != "derived" || got.PriceUSDPerGPUHour.String() != "2.5" {
 		t.Errorf("per-GPU price not derived from the offer price: %+v", got)
 	}

@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -29,7 +28,8 @@ var ErrBusy = errors.New("another scrape run is in progress")
 //
 // Layout of the folder:
 //
-//	<run id>.<provider>.json           a batch waiting to be loaded (the listing sorts oldest first)
+//	<run id>.<provider>.json           a batch waiting to be loaded (the listing sorts oldest first;
+//	                                   its layout is in batchfile.go)
 //	<run id>.<provider>.json.failures  one line per failed load of it: time and error
 //	quarantine/                        batches that will not load, with their .failures files
 //	scrape.lock                        the run lock
@@ -109,7 +109,7 @@ func (s *spool) lock(ctx context.Context, wait time.Duration, runID string, now 
 	if err := f.Truncate(0); err == nil {
 		fmt.Fprintf(f, "run %s, pid %d, started %s\n", runID, os.Getpid(), now().UTC().Format(time.RFC3339))
 	}
-	// A run killed while it wrote a batch leaves the temporary file (put); with the lock held,
+	// A run killed while it wrote a batch leaves the temporary file (batchWriter); with the lock held,
 	// no one is writing one.
 	if tmps, err := filepath.Glob(filepath.Join(s.dir, tmpPrefix+"*")); err == nil {
 		for _, t := range tmps {
@@ -134,92 +134,24 @@ func lockHolder(path string) string {
 	return "its holder has not said who it is"
 }
 
-// fileName is the spool file of a batch.
-func fileName(b schema.Batch) string {
-	return safe(b.Run.RunID) + "." + safe(b.Run.Provider) + ".json"
-}
-
-// put writes a batch durably (temporary file, fsync, rename, fsync of the folder) and returns its
-// file name. When the spool or its quarantine holds a batch of the same run and provider
-// already, it writes nothing and returns errSpooledBefore or errQuarantinedBefore: that batch,
-// with its own timestamps, is the one the sink compares with what is stored, and loading a
-// second copy of it with other timestamps (a recording replayed again) would double what the
-// first stored.
-func (s *spool) put(b schema.Batch) (string, error) {
-	name := fileName(b)
+// taken reports whether the spool or its quarantine holds a batch file of this name already
+// (errSpooledBefore, errQuarantinedBefore): that batch, with its own timestamps, is the one the
+// sink compares with what is stored, and loading a second copy of it with other timestamps (a
+// recording replayed again) would double what the first stored.
+func (s *spool) taken(name string) error {
 	if _, err := os.Stat(filepath.Join(s.dir, name)); err == nil {
-		return name, errSpooledBefore
+		return errSpooledBefore
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, quarantineDir, name)); err == nil {
-		return name, fmt.Errorf("%w (%s)", errQuarantinedBefore, filepath.Join(s.dir, quarantineDir, name))
+		return fmt.Errorf("%w (%s)", errQuarantinedBefore, filepath.Join(s.dir, quarantineDir, name))
 	}
-	tmp, err := os.CreateTemp(s.dir, tmpPrefix+name)
-	if err != nil {
-		return name, fmt.Errorf("spooling %s: %w", name, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := writeBatch(tmp, b); err != nil {
-		tmp.Close()
-		return name, fmt.Errorf("spooling %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return name, fmt.Errorf("spooling %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return name, fmt.Errorf("spooling %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(s.dir, name)); err != nil {
-		return name, fmt.Errorf("spooling %s: %w", name, err)
-	}
-	if err := syncDir(s.dir); err != nil {
-		return name, fmt.Errorf("spooling %s: %w", name, err)
-	}
-	return name, nil
-}
-
-// writeBatch writes b as the JSON of a schema.Batch, one offer and one payload at a time:
-// encoding/json builds a value's whole encoding in memory before writing it, and a batch's
-// offers and bodies (up to http.max_source_bytes, a third more in base64) would be held twice
-// over.
-func writeBatch(f *os.File, b schema.Batch) error {
-	w := bufio.NewWriter(f)
-	run, err := json.Marshal(b.Run)
-	if err != nil {
-		return err
-	}
-	w.WriteString(`{"run":`)
-	w.Write(run)
-	if err := writeArray(w, "offers", b.Offers); err != nil {
-		return err
-	}
-	if err := writeArray(w, "payloads", b.Payloads); err != nil {
-		return err
-	}
-	w.WriteString("}\n")
-	return w.Flush()
-}
-
-// writeArray writes `,"name":[…]` (or null for a nil slice), encoding one element at a time.
-func writeArray[T any](w *bufio.Writer, name string, elems []T) error {
-	w.WriteString(`,"` + name + `":`)
-	if elems == nil {
-		w.WriteString("null")
-		return nil
-	}
-	w.WriteByte('[')
-	for i := range elems {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		e, err := json.Marshal(&elems[i])
-		if err != nil {
-			return err
-		}
-		w.Write(e)
-	}
-	w.WriteByte(']')
 	return nil
+}
+
+// parts reads the offers and payloads of a spooled batch file; with scrub, red scrubs each part
+// as it is read (a batch spooled by an older gpucost, or under other secrets).
+func (s *spool) parts(name string, run schema.ScrapeRun, red *redact.Redactor, scrub bool) fileParts {
+	return fileParts{path: filepath.Join(s.dir, name), skipOffers: run.Status == schema.RunFailed, red: red, scrub: scrub}
 }
 
 // syncDir makes the names in a folder durable (a rename survives a power cut).
@@ -254,18 +186,22 @@ func batchFiles(dir string) ([]string, error) {
 	return out, nil
 }
 
-func (s *spool) get(name string) (schema.Batch, error) {
-	var b schema.Batch
+// get reads a spooled batch: its run-log row, and the rest as Parts read from the file, scrubbed
+// by red as they are read. The offers of a failed run are left out.
+func (s *spool) get(name string, red *redact.Redactor) (schema.Batch, error) {
 	path := filepath.Join(s.dir, name)
-	data, err := os.ReadFile(path)
+	b, parts, err := readBatch(path)
 	if err != nil {
-		return b, err
-	}
-	if err := json.Unmarshal(data, &b); err != nil {
-		return b, fmt.Errorf("reading spooled batch %s: %w: %w", path, errNotABatch, err)
+		return b, fmt.Errorf("reading spooled batch %s: %w", path, err)
 	}
 	if b.Run.RunID == "" || b.Run.Provider == "" {
 		return b, fmt.Errorf("reading spooled batch %s: %w: no run id or provider", path, errNotABatch)
+	}
+	if b.Run.Status == schema.RunFailed {
+		b.Offers = nil
+	}
+	if parts {
+		b.Parts = s.parts(name, b.Run, red, true)
 	}
 	return b, nil
 }

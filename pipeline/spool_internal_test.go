@@ -5,53 +5,120 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
 )
 
-// The spool writes a batch payload by payload; the file must be the very JSON of the batch, so
-// that a reader (and an operator with jq) sees a schema.Batch.
-func TestSpooledFileIsTheBatchJSON(t *testing.T) {
+// A batch written page by page reads back as the same batch: its run line, its payloads and
+// offers part by part in the order written (offers past partOffers split into parts); a failed
+// run's offers are not read; and a batch spooled in the former one-line layout (the JSON of a
+// schema.Batch) reads as it was.
+func TestSpooledBatchReadsBack(t *testing.T) {
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	b := schema.Batch{
-		Run: schema.ScrapeRun{RunID: "run-1", Provider: "vastai", StartedAt: at, FinishedAt: at.Add(time.Minute), Status: schema.RunOK},
-		Offers: []schema.Offer{
-			{Provider: "vastai", OfferID: "1", GPUModel: "H100", GPUCount: 8, PriceUSDPerGPUHour: decimal.RequireFromString("2.125"), ObservedAt: at},
-			{Provider: "vastai", OfferID: "2", GPUNameRaw: "RTX \"4090\" <b>", ObservedAt: at},
-		},
-		Payloads: []schema.RawPayload{
-			{RunID: "run-1", Provider: "vastai", URL: "https://example/a", Status: 200, FetchedAt: at, Body: []byte(`{"offers":[]}`)},
-			{RunID: "run-1", Provider: "vastai", URL: "https://example/b", Status: 503, FetchedAt: at, Body: bytes.Repeat([]byte{0, 0xff, '"'}, 1000)},
-		},
+	run := schema.Run{ID: "run-1", ObservedAt: at}
+	offers := make([]schema.Offer, partOffers+3)
+	for i := range offers {
+		offers[i] = schema.Offer{OfferID: fmt.Sprint(i), GPUModel: "H100-SXM-80GB", GPUCount: 8, VRAMGB: 80, PriceType: schema.OnDemand,
+			PriceUSDPerGPUHour: decimal.New(int64(2_000_000+i), -6), PriceUSDPerHour: decimal.New(int64(8*(2_000_000+i)), -6)}
 	}
-	failed := schema.Batch{Run: schema.ScrapeRun{RunID: "run-2", Provider: "lambda", Status: schema.RunFailed, Error: "lambda: 401"}}
-	for _, b := range []schema.Batch{b, failed} { // a source that failed before any answer has no payloads
-		want, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+	offers[1].GPUNameRaw = "RTX \"4090\" <b>"
+	payloads := []schema.RawPayload{
+		{URL: "https://example/a", Status: 200, FetchedAt: at, Body: []byte(`{"offers":[]}`)},
+		{URL: "https://example/b", Status: 503, FetchedAt: at, Body: bytes.Repeat([]byte{0, 0xff, '"'}, 1000)},
+	}
+	for _, status := range []schema.RunStatus{schema.RunOK, schema.RunFailed} {
 		sp, err := openSpool(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		name, err := sp.put(b)
+		w := newBatchWriter(sp, run, "vastai", &validator{maxPrice: decimal.NewFromInt(200)}, nil)
+		for _, p := range []schema.Page{{Payloads: payloads[:1]}, {Offers: slices.Clone(offers[:2])}, {Payloads: payloads[1:], Offers: slices.Clone(offers[2:])}} {
+			if err := w.page(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row := schema.ScrapeRun{RunID: "run-1", Provider: "vastai", StartedAt: at, FinishedAt: at.Add(time.Minute), Status: status, OffersLoaded: uint32(len(offers))}
+		_, name, err := w.finish(row)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(filepath.Join(sp.dir, name))
+		got, err := sp.get(name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, append(want, '\n')) {
-			t.Errorf("spooled file differs from the batch's JSON:\n got %.300s\nwant %.300s", got, want)
+		var gotOffers []schema.Offer
+		var gotPayloads []schema.RawPayload
+		var parts []int
+		if err := got.EachOffers(func(os []schema.Offer) error {
+			parts = append(parts, len(os))
+			gotOffers = append(gotOffers, os...)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
+		if err := got.EachPayloads(func(ps []schema.RawPayload) error { gotPayloads = append(gotPayloads, ps...); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		wantOffers, wantParts := offers, []int{2, partOffers, 1}
+		if status == schema.RunFailed {
+			wantOffers, wantParts = nil, nil
+		}
+		if diff := cmp.Diff(row, got.Run); diff != "" {
+			t.Errorf("%s: run (-want +got):\n%s", status, diff)
+		}
+		if diff := cmp.Diff(wantParts, parts); diff != "" {
+			t.Errorf("%s: parts (-want +got):\n%s", status, diff)
+		}
+		if len(gotOffers) != len(wantOffers) {
+			t.Fatalf("%s: %d offers read back, want %d", status, len(gotOffers), len(wantOffers))
+		}
+		for i, o := range gotOffers {
+			if o.OfferID != wantOffers[i].OfferID || !o.PriceUSDPerGPUHour.Equal(wantOffers[i].PriceUSDPerGPUHour) || o.RunID != "run-1" || o.Provider != "vastai" || o.GPUNameRaw != wantOffers[i].GPUNameRaw {
+				t.Fatalf("%s: offer %d read back as %+v", status, i, o)
+			}
+		}
+		for i := range payloads {
+			want := payloads[i]
+			want.RunID, want.Provider = "run-1", "vastai"
+			if i >= len(gotPayloads) || !cmp.Equal(want, gotPayloads[i]) {
+				t.Errorf("%s: payload %d read back differs", status, i)
+			}
+		}
+	}
+
+	// The former layout: one line, the JSON of the batch.
+	old := schema.Batch{
+		Run:      schema.ScrapeRun{RunID: "run-0", Provider: "lambda", StartedAt: at, FinishedAt: at, Status: schema.RunOK},
+		Offers:   []schema.Offer{{RunID: "run-0", Provider: "lambda", OfferID: "gpu_1x_h100", PriceUSDPerGPUHour: decimal.RequireFromString("2.49"), ObservedAt: at}},
+		Payloads: []schema.RawPayload{{RunID: "run-0", Provider: "lambda", URL: "https://example/c", Status: 200, FetchedAt: at, Body: []byte("<html>")}},
+	}
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sp.dir, "run-0.lambda.json"), append(data, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sp.get("run-0.lambda.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(old, got, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("a batch of the former layout (-want +got):\n%s", diff)
 	}
 }
 
@@ -88,5 +155,41 @@ func TestBusyRunNamesAHolderThatHasJustTakenTheLock(t *testing.T) {
 	}()
 	if got := lockHolder(path); got != "run r1, pid 42, started 2026-12-01T12:00:00Z" {
 		t.Errorf("lockHolder = %q", got)
+	}
+}
+
+// A spool write that fails half-way (a full disk) does not lose the pages written before it:
+// the writer reads them back and holds the batch in memory from then on, and finish returns it
+// whole with the spool's error, for the run to load without a spooled copy.
+func TestBatchWriterFallsBackToMemory(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newBatchWriter(sp, schema.Run{ID: "run-1", ObservedAt: at}, "vastai", &validator{maxPrice: decimal.NewFromInt(200)}, nil)
+	page := func(id string) schema.Page {
+		return schema.Page{
+			Payloads: []schema.RawPayload{{URL: "https://example/" + id, Status: 200, Body: []byte(id)}},
+			Offers: []schema.Offer{{OfferID: id, GPUModel: "H100-SXM-80GB", GPUCount: 1, VRAMGB: 80, PriceType: schema.OnDemand,
+				PriceUSDPerGPUHour: decimal.RequireFromString("2.5"), PriceUSDPerHour: decimal.RequireFromString("2.5")}},
+		}
+	}
+	if err := w.page(page("a")); err != nil {
+		t.Fatal(err)
+	}
+	w.fail(errors.New("no space left on device"))
+	if err := w.page(page("b")); err != nil {
+		t.Fatal(err)
+	}
+	b, name, err := w.finish(schema.ScrapeRun{RunID: "run-1", Provider: "vastai", Status: schema.RunOK})
+	if err == nil || name != "" {
+		t.Fatalf("finish: %q, %v; want no spool file and the spool's error", name, err)
+	}
+	if len(b.Offers) != 2 || b.Offers[0].OfferID != "a" || b.Offers[1].OfferID != "b" || len(b.Payloads) != 2 || string(b.Payloads[0].Body) != "a" {
+		t.Errorf("the batch held in memory: %d offers, %d payloads; want both pages", len(b.Offers), len(b.Payloads))
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(sp.dir, tmpPrefix+"*")); len(tmps) != 0 {
+		t.Errorf("temporary files left: %v", tmps)
 	}
 }

@@ -26,17 +26,21 @@ const (
 	RejectUnroundedPrice = "unrounded_price"
 )
 
-// validator normalizes and validates one provider's offers.
+// validator normalizes and validates one provider's offers of one run, page after page.
 type validator struct {
 	maxPrice      decimal.Decimal
 	outlierFactor float64
 	prev          map[schema.Key]decimal.Decimal // last known $/GPU-hour per offer
+	seen          map[schema.Key]bool            // the keys kept so far in the run
 }
 
-// apply returns the offers to load, counting rejects and flags by reason.
-func (v validator) apply(run schema.Run, provider string, in []schema.Offer, rejected, flagged map[string]int) []schema.Offer {
+// apply returns the offers of in to load, counting rejects and flags by reason.
+func (v *validator) apply(run schema.Run, provider string, in []schema.Offer, rejected, flagged map[string]int) []schema.Offer {
+	if v.seen == nil {
+		v.seen = map[schema.Key]bool{}
+	}
+	seen := v.seen
 	out := make([]schema.Offer, 0, len(in))
-	seen := make(map[schema.Key]bool, len(in))
 	for _, o := range in {
 		normalize(&o, run, provider)
 		if reason := v.reject(o); reason != "" {
@@ -47,7 +51,8 @@ func (v validator) apply(run schema.Run, provider string, in []schema.Offer, rej
 			rejected[RejectDuplicate]++
 			continue
 		}
-		seen[o.Key()] = true
+		// A key of its own: the offer's strings may share memory with the page it came from.
+		seen[schema.Key{Provider: o.Provider, OfferID: strings.Clone(o.OfferID), PriceType: o.PriceType}] = true
 		if v.outlier(o) {
 			o.AddFlag(schema.FlagPriceOutlier)
 		}

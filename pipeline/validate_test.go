@@ -17,7 +17,8 @@ func TestPricesAreNotRoundedAgain(t *testing.T) {
 	wholeOnly := offer("whole", "H100-SXM-80GB", 8, "0")
 	wholeOnly.PriceUSDPerHour = decimal.RequireFromString("35.159555555555556")
 	unrounded := offer("unrounded", "H100-SXM-80GB", 1, "2.0000001")
-	r := newRunner(t, pipeline.Config{}, newMemStore(), pipeline.Options{}, returning("p", wholeOnly, unrounded, offer("ok", "L4-24GB", 1, "0.4")))
+	st := newMemStore()
+	r := newRunner(t, pipeline.Config{}, st, pipeline.Options{}, returning("p", wholeOnly, unrounded, offer("ok", "L4-24GB", 1, "0.4")))
 	rep, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +26,7 @@ func TestPricesAreNotRoundedAgain(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{pipeline.RejectUnroundedPrice: 1}, rep.Providers[0].Rejected); diff != "" {
 		t.Errorf("rejected (-want +got):\n%s", diff)
 	}
-	got := rep.Batches[0].Offers[0]
+	got := st.loaded(rep.RunID, "p").Offers[0]
 	if got.OfferID != "whole" || got.PriceUSDPerHour.String() != "35.159556" || got.PriceUSDPerGPUHour.String() != "4.394944" {
 		t.Errorf("offer priced by the whole offer: %s at %s, %s per GPU; want whole at 35.159556, 4.394944", got.OfferID, got.PriceUSDPerHour, got.PriceUSDPerGPUHour)
 	}

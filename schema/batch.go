@@ -5,10 +5,61 @@ import "errors"
 // Batch is everything one provider produced in one run: its run-log row, the offers to load and
 // the raw payloads they came from. It is the unit the pipeline loads, spools when ClickHouse is
 // unreachable, and replays later; loading a batch twice must not double anything.
+//
+// A batch too large to hold at once comes with Parts: a scrape's batch is written to the spool as
+// its source reads it, and loaded from there a part at a time. Read a batch's offers and payloads
+// with EachOffers and EachPayloads, which cover both.
 type Batch struct {
 	Run      ScrapeRun    `json:"run"`
 	Offers   []Offer      `json:"offers"`
 	Payloads []RawPayload `json:"payloads"`
+	// Parts, when set, holds more of the batch's offers and payloads, after Offers and Payloads.
+	Parts Parts `json:"-"`
+}
+
+// Parts reads a batch's offers and payloads a part at a time, in order, from the start on every
+// call. An error of fn ends the reading with it.
+type Parts interface {
+	EachOffers(fn func([]Offer) error) error
+	EachPayloads(fn func([]RawPayload) error) error
+}
+
+// EachOffers calls fn with the batch's offers, a part at a time: Offers, then those of Parts.
+// Empty parts are skipped.
+func (b Batch) EachOffers(fn func([]Offer) error) error {
+	if len(b.Offers) > 0 {
+		if err := fn(b.Offers); err != nil {
+			return err
+		}
+	}
+	if b.Parts == nil {
+		return nil
+	}
+	return b.Parts.EachOffers(func(part []Offer) error {
+		if len(part) == 0 {
+			return nil
+		}
+		return fn(part)
+	})
+}
+
+// EachPayloads calls fn with the batch's payloads, a part at a time: Payloads, then those of
+// Parts. Empty parts are skipped.
+func (b Batch) EachPayloads(fn func([]RawPayload) error) error {
+	if len(b.Payloads) > 0 {
+		if err := fn(b.Payloads); err != nil {
+			return err
+		}
+	}
+	if b.Parts == nil {
+		return nil
+	}
+	return b.Parts.EachPayloads(func(part []RawPayload) error {
+		if len(part) == 0 {
+			return nil
+		}
+		return fn(part)
+	})
 }
 
 // Kinds of a failed load, shared by the store that reports them and the pipeline that decides

@@ -152,7 +152,7 @@ func (v *Vast) Fetch(ctx context.Context, run schema.Run) (res schema.Extract, e
 			firstErr = se.Err // named once, by the error returned
 		}
 		return f.res, sourceError(VastName, fmt.Errorf("every slice failed, first: %w", firstErr))
-	case len(f.res.Offers) == 0:
+	case f.offers == 0:
 		return f.res, sourceError(VastName, ErrNoOffers)
 	}
 	return f.res, nil
@@ -170,6 +170,7 @@ type vastFetch struct {
 	run      schema.Run
 	res      schema.Extract
 	seen     map[string]bool // ask ids already turned into offers
+	offers   int             // offers kept so far
 	requests int
 	ascAsks  []string // the ask ids of the last ascending page
 	overlap  bool     // the last descending page shares an ask with the ascending one
@@ -231,7 +232,9 @@ func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, e
 	}
 	resp, err := f.v.client.Do(ctx, Request{Source: VastName, Method: http.MethodPost, URL: f.v.cfg.URL, Header: h, Body: body})
 	if resp != nil {
-		f.res.Payloads = append(f.res.Payloads, resp.Payload())
+		if err := f.run.Keep(&f.res, schema.Page{Payloads: []schema.RawPayload{resp.Payload()}}); err != nil {
+			return 0, err
+		}
 	}
 	if err != nil {
 		return 0, err
@@ -244,12 +247,17 @@ func (f *vastFetch) page(ctx context.Context, s vastSlice, order string) (int, e
 		return 0, err
 	}
 	f.res.Problems = append(f.res.Problems, p.problems...)
+	fresh := p.offers[:0] // the page's offers of asks not seen before, in place
 	for i, o := range p.offers {
 		if !f.seen[p.offerAsks[i]] {
-			f.res.Offers = append(f.res.Offers, o)
+			fresh = append(fresh, o)
 		}
 	}
-	if err := f.v.client.offerCap(len(f.res.Offers)); err != nil {
+	f.offers += len(fresh)
+	if err := f.v.client.offerCap(f.offers); err != nil {
+		return 0, err
+	}
+	if err := f.run.Keep(&f.res, schema.Page{Offers: fresh}); err != nil {
 		return 0, err
 	}
 	if order == "asc" {

@@ -83,7 +83,15 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (skipped bool, er
 func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, error) {
 	var res LoadResult
 	runID, provider := b.Run.RunID, b.Run.Provider
-	if err := checkBatch(b); err != nil {
+	if runID == "" || provider == "" {
+		return res, fmt.Errorf("loading a batch: %w: the run id and provider are required", schema.ErrRejected)
+	}
+	// What the batch holds in memory is checked before anything is written; its parts (a spooled
+	// batch's, which the pipeline wrote) as each is read.
+	if err := checkOffers(runID, provider, b.Offers); err != nil {
+		return res, err
+	}
+	if err := checkPayloads(runID, provider, b.Payloads); err != nil {
 		return res, err
 	}
 	if err := s.endStrays(ctx, runID, provider); err != nil {
@@ -97,21 +105,75 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 		return res, nil // the whole batch is stored
 	}
 	s.step(StepChecked)
-	if res.PayloadsWritten, err = s.completePayloads(ctx, runID, provider, b.Payloads, true); err != nil {
+	// The batch is read a part at a time (a spooled batch from its file), and written in chunks
+	// of about one insert block, each compared with what is stored.
+	var chunk []schema.RawPayload
+	held := 0
+	flushPayloads := func() error {
+		n, err := s.completePayloads(ctx, runID, provider, chunk, true)
+		res.PayloadsWritten += n
+		chunk, held = chunk[:0], 0
+		return err
+	}
+	err = b.EachPayloads(func(part []schema.RawPayload) error {
+		if err := checkPayloads(runID, provider, part); err != nil {
+			return err
+		}
+		for _, p := range part {
+			if held > 0 && held+len(p.Body) > insertBlockBytes {
+				if err := flushPayloads(); err != nil {
+					return err
+				}
+			}
+			chunk, held = append(chunk, p), held+len(p.Body)
+		}
+		return nil
+	})
+	if err == nil {
+		err = flushPayloads()
+	}
+	if err != nil {
 		return res, err
 	}
 	s.step(StepPayloads)
-	if res.OffersWritten, err = s.completeOffers(ctx, runID, provider, b.Offers); err != nil {
+	var pending []schema.Offer
+	var rows span
+	writeOffers := func(offers []schema.Offer) error {
+		n, err := s.completeOffers(ctx, runID, provider, offers)
+		res.OffersWritten += n
+		rows.add(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
+		return err
+	}
+	err = b.EachOffers(func(part []schema.Offer) error {
+		if err := checkOffers(runID, provider, part); err != nil {
+			return err
+		}
+		if len(pending) > 0 && len(pending)+len(part) > insertBlockRows {
+			if err := writeOffers(pending); err != nil {
+				return err
+			}
+			pending = pending[:0]
+		}
+		if len(pending) == 0 && len(part) >= insertBlockRows {
+			return writeOffers(part) // a large part as it is
+		}
+		pending = append(pending, part...)
+		return nil
+	})
+	if err == nil && len(pending) > 0 {
+		err = writeOffers(pending)
+	}
+	if err != nil {
 		return res, err
 	}
 	s.step(StepOffers)
-	n, err := s.completeRollups(ctx, runID, provider, b.Offers)
+	n, err := s.completeRollups(ctx, runID, provider, rows)
 	res.Repaired += n
 	if err != nil {
 		return res, err
 	}
 	s.step(StepRollups)
-	n, err = s.completeLatest(ctx, provider, b.Offers)
+	n, err = s.completeLatest(ctx, runID, provider, rows)
 	res.Repaired += n
 	if err != nil {
 		return res, err
@@ -125,19 +187,20 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 	return res, nil
 }
 
-// checkBatch refuses a batch whose rows belong to another run or provider than its run-log row:
+// checkOffers refuses offers of another run or provider than the batch's run-log row:
 // CompleteBatch would compare them with the wrong stored rows.
-func checkBatch(b schema.Batch) error {
-	runID, provider := b.Run.RunID, b.Run.Provider
-	if runID == "" || provider == "" {
-		return fmt.Errorf("loading a batch: %w: the run id and provider are required", schema.ErrRejected)
-	}
-	for i, o := range b.Offers {
+func checkOffers(runID, provider string, offers []schema.Offer) error {
+	for i, o := range offers {
 		if o.RunID != runID || o.Provider != provider {
 			return fmt.Errorf("loading batch %s/%s: %w: offer %d belongs to %s/%s", runID, provider, schema.ErrRejected, i+1, o.RunID, o.Provider)
 		}
 	}
-	for i, p := range b.Payloads {
+	return nil
+}
+
+// checkPayloads refuses payloads of another run or provider than the batch's run-log row.
+func checkPayloads(runID, provider string, payloads []schema.RawPayload) error {
+	for i, p := range payloads {
 		if p.RunID != runID || p.Provider != provider {
 			return fmt.Errorf("loading batch %s/%s: %w: payload %d belongs to %s/%s", runID, provider, schema.ErrRejected, i+1, p.RunID, p.Provider)
 		}
@@ -360,6 +423,28 @@ func (s *Store) completeOffers(ctx context.Context, runID, provider string, offe
 		return 0, err
 	}
 	return len(missing), nil
+}
+
+// span is the time range of a batch's offers, [from, to) to the second, grown part by part;
+// empty (n == 0) it matches nothing.
+type span struct {
+	from, to time.Time
+	n        int
+}
+
+// add grows the span by n times.
+func (s *span) add(n int, at func(int) time.Time) {
+	if n == 0 {
+		return
+	}
+	from, to := timeRange(n, at)
+	if s.n == 0 || from.Before(s.from) {
+		s.from = from
+	}
+	if s.n == 0 || to.After(s.to) {
+		s.to = to
+	}
+	s.n += n
 }
 
 // timeRange returns the earliest and latest of n times, to the second; for n == 0 an empty

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gpucost/gpucost/schema"
 )
@@ -67,10 +68,12 @@ func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult
 		if err != nil {
 			return res, err
 		}
-		if _, err := s.completeRollups(ctx, imp.RunID, provider, offers); err != nil {
+		var rows span
+		rows.add(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
+		if _, err := s.completeRollups(ctx, imp.RunID, provider, rows); err != nil {
 			return res, err
 		}
-		if _, err := s.completeLatest(ctx, provider, offers); err != nil {
+		if _, err := s.completeLatest(ctx, imp.RunID, provider, rows); err != nil {
 			return res, err
 		}
 	}

@@ -99,9 +99,9 @@ type slotSum struct {
 }
 
 // completeRollups makes every fingerprinted rollup hold each stored offer of one run and
-// provider that offers holds, and returns how many row groups it had to write again.
-func (s *Store) completeRollups(ctx context.Context, runID, provider string, offers []schema.Offer) (int, error) {
-	if len(offers) == 0 {
+// provider observed within rows, and returns how many row groups it had to write again.
+func (s *Store) completeRollups(ctx context.Context, runID, provider string, rows span) (int, error) {
+	if rows.n == 0 {
 		return 0, nil
 	}
 	views, err := fingerprinted()
@@ -112,7 +112,7 @@ func (s *Store) completeRollups(ctx context.Context, runID, provider string, off
 	if err != nil {
 		return 0, err
 	}
-	from, to := timeRange(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
+	from, to := rows.from, rows.to
 	stored, err := s.storedFingerprints(ctx, runID, provider, from, to, slotExpr)
 	if err != nil {
 		return 0, err
@@ -263,47 +263,41 @@ func (s *Store) rollUpAgain(ctx context.Context, v rollupView, runID, provider s
 	return nil
 }
 
-// completeLatest writes again into offers_latest every offer whose key has no row there observed
-// at or after it, and returns how many it wrote.
-func (s *Store) completeLatest(ctx context.Context, provider string, offers []schema.Offer) (int, error) {
-	if len(offers) == 0 {
+// completeLatest writes again into offers_latest every stored offer of one run and provider
+// observed within rows whose key has no row there observed at or after it, and returns how many
+// it wrote. The comparison and the copy run on the server (INSERT … SELECT from offers, joined
+// with the newest observation of each key in offers_latest), so a batch of any size costs the
+// client nothing.
+func (s *Store) completeLatest(ctx context.Context, runID, provider string, rows span) (int, error) {
+	if rows.n == 0 {
 		return 0, nil
 	}
-	from, _ := timeRange(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
-	what := "reading offers_latest of " + provider
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT offer_id, price_type, max(observed_at) FROM `+s.table("offers_latest")+`
-		WHERE provider = ? AND observed_at >= ? GROUP BY offer_id, price_type`, provider, from)
-	if err != nil {
+	join := "ANY LEFT JOIN"
+	if s.cluster != "" {
+		join = "GLOBAL ANY LEFT JOIN" // the newest rows are read from every shard once
+	}
+	// A key without a row in offers_latest joins the default newest, 1970: older than any offer.
+	missing := ` FROM ` + s.table("offers") + `
+		` + join + ` (
+			SELECT offer_id, price_type, max(observed_at) AS newest FROM ` + s.table("offers_latest") + `
+			WHERE provider = ? AND observed_at >= ? GROUP BY offer_id, price_type
+		) AS latest USING (offer_id, price_type)
+		WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ? AND newest < observed_at`
+	args := []any{provider, rows.from, runID, provider, rows.from, rows.to}
+	var n uint64
+	what := fmt.Sprintf("checking offers_latest for run %s/%s", runID, provider)
+	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count()"+missing, args...).Scan(&n); err != nil {
 		return 0, s.queryError(what, err)
 	}
-	newest := map[schema.Key]time.Time{}
-	for rows.Next() {
-		var id, pt string
-		var at time.Time
-		if err := rows.Scan(&id, &pt, &at); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("%s: %w", what, err)
-		}
-		newest[schema.Key{Provider: provider, OfferID: id, PriceType: schema.PriceType(pt)}] = at
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, s.queryError(what, err)
-	}
-	var missing []schema.Offer
-	for _, o := range offers {
-		if at, ok := newest[o.Key()]; !ok || at.Before(o.ObservedAt.Truncate(time.Second)) {
-			missing = append(missing, o)
-		}
-	}
-	if len(missing) == 0 {
+	if n == 0 {
 		return 0, nil
 	}
-	if err := s.insertOffers(ctx, "offers_latest", missing[0].RunID, missing); err != nil {
-		return 0, err
+	q := "INSERT INTO " + s.table("offers_latest") + " (" + offerColumns + ") SELECT " + offerColumns + missing
+	if err := s.conn.Exec(s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runID, provider, "offers_latest"))), q, args...); err != nil {
+		return 0, s.queryError(fmt.Sprintf("writing offers of run %s/%s into offers_latest again", runID, provider), err)
 	}
-	s.logger.Warn("Wrote offers again that a crash had kept from offers_latest", "provider", provider, "offers", len(missing))
-	return len(missing), nil
+	s.logger.Warn("Wrote offers again that a crash had kept from offers_latest", "provider", provider, "offers", n)
+	return int(n), nil
 }
 
 // slotExpr is the SQL of an offer row's slot: on a cluster the remainder of the offers' sharding

@@ -189,7 +189,28 @@ func (s *leakScan) tree(what, dir string) map[string][]byte {
 	return files
 }
 
-// spool scans a spool folder as a tree, then decodes each batch file (schema.Batch) and scans
+// spooledBatch decodes a spool's batch file: JSON lines, each holding a part of a schema.Batch
+// (its run, offers or payloads; pipeline/batchfile.go), or, in the former layout, one line
+// holding all of it.
+func spooledBatch(data []byte) (schema.Batch, error) {
+	var b schema.Batch
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var part schema.Batch
+		if err := json.Unmarshal(line, &part); err != nil {
+			return b, err
+		}
+		if part.Run.RunID != "" {
+			b.Run = part.Run
+		}
+		b.Offers, b.Payloads = append(b.Offers, part.Offers...), append(b.Payloads, part.Payloads...)
+	}
+	return b, nil
+}
+
+// spool scans a spool folder as a tree, then decodes each batch file (spooledBatch) and scans
 // its payload bodies and texts. It returns the batch files and the payloads they hold.
 func (s *leakScan) spool(what, dir string) (batches, payloads int, files map[string][]byte) {
 	s.t.Helper()
@@ -198,8 +219,8 @@ func (s *leakScan) spool(what, dir string) (batches, payloads int, files map[str
 		if !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		var batch schema.Batch
-		if err := json.Unmarshal(b, &batch); err != nil {
+		batch, err := spooledBatch(b)
+		if err != nil {
 			s.t.Errorf("%s file %s is not a batch: %v", what, name, err)
 			continue
 		}
@@ -635,8 +656,7 @@ report:
 	}
 	spoolREDACTED := 0
 	for _, b := range spoolFiles {
-		var batch schema.Batch
-		if json.Unmarshal(b, &batch) == nil {
+		if batch, err := spooledBatch(b); err == nil {
 			for _, p := range batch.Payloads {
 				spoolREDACTED += bytes.Count(p.Body, []byte(redact.Mark))
 			}

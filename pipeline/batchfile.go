@@ -1,0 +1,366 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gpucost/gpucost/redact"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// A spooled batch's file is JSON lines, written as the source reads (batchWriter) so that no
+// run holds its whole batch:
+//
+//	{"payloads":[…]}      one line per raw payload
+//	{"offers":[…]}        the offers kept from a page, at most partOffers per line
+//	…
+//	{"run":{…}}           the run-log row, last: a file that has it is whole
+//
+// The file is written under a temporary name and renamed once its run line is durable, so a
+// batch file in the spool always ends with it. Batches spooled by gpucost before this layout
+// are one line holding all three, {"run":…,"offers":[…],"payloads":[…]}; both are read. The
+// offers of a failed run are not loaded (its payloads and run-log row are).
+
+// partOffers is the most offers one line of a batch file holds: a part read back is at most this
+// many offers in memory.
+const partOffers = 10_000
+
+// batchLine is one line of a batch file: any of its three parts.
+type batchLine struct {
+	Run      *schema.ScrapeRun   `json:"run,omitempty"`
+	Offers   []schema.Offer      `json:"offers,omitempty"`
+	Payloads []schema.RawPayload `json:"payloads,omitempty"`
+}
+
+// Line prefixes of a batch file, as batchWriter writes them; a reader looks only at the lines of
+// the part it reads.
+var (
+	runPrefix      = []byte(`{"run":`)
+	offersPrefix   = []byte(`{"offers":`)
+	payloadsPrefix = []byte(`{"payloads":`)
+)
+
+// batchWriter takes one source's pages as it reads them (schema.Run.Emit): it stamps and
+// redacts the payloads, validates and redacts the offers, and writes both to the batch's file in
+// the spool. Without a spool (a dry run), or once writing failed (the spool's disk full or gone),
+// it holds them in memory instead, as the batch a run without a spooled copy loads.
+type batchWriter struct {
+	run      schema.Run
+	provider string
+	v        *validator
+	red      *redact.Redactor
+	rejected map[string]int
+	flagged  map[string]int
+	parsed   int // offers the source produced
+	kept     int // offers that passed validation
+
+	sp      *spool
+	f       *os.File // the batch's temporary file; nil without one
+	w       *bufio.Writer
+	written int64 // bytes of whole lines in f
+	err     error // why the batch is held in memory: the spool write that failed
+	mem     schema.Batch
+}
+
+func newBatchWriter(sp *spool, run schema.Run, provider string, v *validator, red *redact.Redactor) *batchWriter {
+	w := &batchWriter{run: run, provider: provider, v: v, red: red, rejected: map[string]int{}, flagged: map[string]int{}, sp: sp}
+	if sp == nil {
+		return w
+	}
+	f, err := os.CreateTemp(sp.dir, tmpPrefix+safe(run.ID)+"."+safe(provider)+".json")
+	if err != nil {
+		w.err = fmt.Errorf("spooling %s: %w", provider, err)
+		return w
+	}
+	w.f, w.w = f, bufio.NewWriterSize(f, 1<<20)
+	return w
+}
+
+// page is the source's schema.Run.Emit.
+func (w *batchWriter) page(p schema.Page) error {
+	for i := range p.Payloads {
+		pl := p.Payloads[i]
+		pl.RunID, pl.Provider = w.run.ID, w.provider
+		if pl.FetchedAt.IsZero() {
+			pl.FetchedAt = w.run.ObservedAt
+		}
+		pl.URL, pl.Body = w.red.URL(pl.URL), w.red.Data(pl.Body)
+		w.keep(batchLine{Payloads: []schema.RawPayload{pl}})
+	}
+	if len(p.Offers) == 0 {
+		return nil
+	}
+	w.parsed += len(p.Offers)
+	offers := w.v.apply(w.run, w.provider, p.Offers, w.rejected, w.flagged)
+	redactOffers(w.red, offers)
+	w.kept += len(offers)
+	for start := 0; start < len(offers); start += partOffers {
+		w.keep(batchLine{Offers: offers[start:min(start+partOffers, len(offers))]})
+	}
+	return nil
+}
+
+// keep writes one line to the file, or holds it in memory.
+func (w *batchWriter) keep(line batchLine) {
+	if w.f != nil && w.err == nil {
+		err := writeLine(w.w, line)
+		if err == nil {
+			err = w.w.Flush()
+		}
+		if err == nil {
+			n, _ := w.f.Seek(0, io.SeekCurrent)
+			w.written = n
+			return
+		}
+		w.fail(fmt.Errorf("spooling %s: %w", w.provider, err))
+	}
+	w.mem.Offers = append(w.mem.Offers, line.Offers...)
+	w.mem.Payloads = append(w.mem.Payloads, line.Payloads...)
+}
+
+// fail holds the batch in memory from now on, with what the file has of it so far.
+func (w *batchWriter) fail(err error) {
+	w.err = err
+	if w.f == nil {
+		return
+	}
+	if _, serr := w.f.Seek(0, io.SeekStart); serr == nil {
+		_ = eachLine(io.LimitReader(w.f, w.written), func(line []byte) error {
+			var l batchLine
+			if json.Unmarshal(line, &l) == nil {
+				w.mem.Offers = append(w.mem.Offers, l.Offers...)
+				w.mem.Payloads = append(w.mem.Payloads, l.Payloads...)
+			}
+			return nil
+		})
+	}
+	w.discard()
+}
+
+// discard removes the temporary file.
+func (w *batchWriter) discard() {
+	if w.f != nil {
+		w.f.Close()
+		os.Remove(w.f.Name())
+		w.f = nil
+	}
+}
+
+// finish completes the batch with its run-log row. It returns the batch to load: the spooled
+// file's (its name in the spool set) or the one held in memory, with the spool's error (nil on a
+// dry run). A batch of the same run and provider already in the spool or its quarantine is not
+// written again (errSpooledBefore, errQuarantinedBefore; see spool.put's reasons).
+func (w *batchWriter) finish(run schema.ScrapeRun) (b schema.Batch, name string, err error) {
+	run.Error = w.red.String(run.Error)
+	if run.Status == schema.RunFailed {
+		w.mem.Offers = nil // a failed run's offers are not loaded
+	}
+	if w.f == nil {
+		w.mem.Run = run
+		return w.mem, "", w.err
+	}
+	name = safe(run.RunID) + "." + safe(run.Provider) + ".json"
+	if err := w.sp.taken(name); err != nil {
+		w.discard()
+		return schema.Batch{Run: run}, name, err
+	}
+	err = writeLine(w.w, batchLine{Run: &run})
+	if err == nil {
+		err = w.w.Flush()
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if err == nil {
+		err = w.f.Close()
+	}
+	if err == nil {
+		err = os.Rename(w.f.Name(), filepath.Join(w.sp.dir, name))
+	}
+	if err == nil {
+		err = syncDir(w.sp.dir)
+	}
+	if err != nil {
+		w.fail(fmt.Errorf("spooling %s: %w", name, err))
+		w.mem.Run = run
+		if run.Status == schema.RunFailed {
+			w.mem.Offers = nil
+		}
+		return w.mem, "", w.err
+	}
+	w.f = nil
+	return schema.Batch{Run: run, Parts: w.sp.parts(name, run, nil, false)}, name, nil
+}
+
+// writeLine writes one line of a batch file, encoding one element at a time: encoding/json
+// builds a value's whole encoding in memory before writing it.
+func writeLine(w *bufio.Writer, l batchLine) error {
+	switch {
+	case l.Run != nil:
+		run, err := json.Marshal(l.Run)
+		if err != nil {
+			return err
+		}
+		w.Write(runPrefix)
+		w.Write(run)
+	case l.Payloads != nil:
+		w.Write(payloadsPrefix)
+		if err := writeArray(w, l.Payloads); err != nil {
+			return err
+		}
+	default:
+		w.Write(offersPrefix)
+		if err := writeArray(w, l.Offers); err != nil {
+			return err
+		}
+	}
+	_, err := w.WriteString("}\n")
+	return err
+}
+
+func writeArray[T any](w *bufio.Writer, elems []T) error {
+	w.WriteByte('[')
+	for i := range elems {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		e, err := json.Marshal(&elems[i])
+		if err != nil {
+			return err
+		}
+		w.Write(e)
+	}
+	return w.WriteByte(']')
+}
+
+// eachLine calls fn with every line of r, without its newline.
+func eachLine(r io.Reader, fn func(line []byte) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if ferr := fn(bytes.TrimSuffix(line, []byte("\n"))); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readBatch reads a batch file's run line, and the offers and payloads of a file in the former
+// one-line layout. It reads the file once, decoding only the run line.
+func readBatch(path string) (schema.Batch, bool, error) {
+	var b schema.Batch
+	f, err := os.Open(path)
+	if err != nil {
+		return b, false, err
+	}
+	defer f.Close()
+	var run *schema.ScrapeRun
+	parts := false
+	err = eachLine(f, func(line []byte) error {
+		if !bytes.HasPrefix(line, runPrefix) {
+			parts = true
+			return nil
+		}
+		var l batchLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return fmt.Errorf("%w: %w", errNotABatch, err)
+		}
+		run, b.Offers, b.Payloads = l.Run, l.Offers, l.Payloads
+		return nil
+	})
+	if err != nil {
+		return b, false, err
+	}
+	if run == nil {
+		return b, false, fmt.Errorf("%w: no run line", errNotABatch)
+	}
+	b.Run = *run
+	return b, parts, nil
+}
+
+// fileParts reads the parts of a batch file (schema.Parts), each redacted as it is read.
+type fileParts struct {
+	path       string
+	skipOffers bool // a failed run's
+	scrub      bool // redact each part with red as it is read
+	red        *redact.Redactor
+}
+
+func (p fileParts) EachOffers(fn func([]schema.Offer) error) error {
+	if p.skipOffers {
+		return nil
+	}
+	return p.each(offersPrefix, func(l batchLine) error {
+		if p.scrub {
+			redactOffers(p.red, l.Offers)
+		}
+		return fn(l.Offers)
+	})
+}
+
+func (p fileParts) EachPayloads(fn func([]schema.RawPayload) error) error {
+	return p.each(payloadsPrefix, func(l batchLine) error {
+		if p.scrub {
+			redactPayloads(p.red, l.Payloads)
+		}
+		return fn(l.Payloads)
+	})
+}
+
+// each decodes the lines that start with prefix. A line that does not decode makes the batch
+// one the store will never load as it is (schema.ErrRejected).
+func (p fileParts) each(prefix []byte, fn func(batchLine) error) error {
+	f, err := os.Open(p.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n := 0
+	return eachLine(f, func(line []byte) error {
+		n++
+		if !bytes.HasPrefix(line, prefix) {
+			return nil
+		}
+		var l batchLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return fmt.Errorf("reading spooled batch %s, line %d: %w: %w: %w", p.path, n, schema.ErrRejected, errNotABatch, err)
+		}
+		return fn(l)
+	})
+}
+
+// redactPayloads scrubs secrets from payloads: their URLs as messages, their bodies as data.
+func redactPayloads(red *redact.Redactor, payloads []schema.RawPayload) {
+	for i := range payloads {
+		p := &payloads[i]
+		p.URL, p.Body = red.URL(p.URL), red.Data(p.Body)
+	}
+}
+
+// redactOffers scrubs secrets from the offers' text: their source URLs as messages, the rest as
+// data. A source's offers share a few URLs: each is redacted once.
+func redactOffers(red *redact.Redactor, offers []schema.Offer) {
+	urls := map[string]string{}
+	for i := range offers {
+		o := &offers[i]
+		u, ok := urls[o.SourceURL]
+		if !ok {
+			u = red.URL(o.SourceURL)
+			urls[o.SourceURL] = u
+		}
+		o.SourceURL, o.OfferID, o.Region, o.GPUNameRaw = u, red.DataString(o.OfferID), red.DataString(o.Region), red.DataString(o.GPUNameRaw)
+	}
+}
