@@ -219,17 +219,26 @@ func writeVastAsk(buf *bytes.Buffer, template []vastMember, id int, rng *rand.Ra
 	bid = math.Round(bid*factor*1e4) / 1e4
 	search := `{"diskHour": ` + pyFloat(storage) + `, "discountTotalHour": 0, "discountedTotalPerHour": ` + pyFloat(total) +
 		`, "gpuCostPerHour": ` + pyFloat(base) + `, "slaPremiumPerHour": 0.0, "totalHour": ` + pyFloat(total) + `}`
-	cores := strconv.Itoa(16 << rng.IntN(4))
 	set := map[string]string{
-		"id": strconv.Itoa(id), "ask_contract_id": strconv.Itoa(id), "bundle_id": strconv.Itoa(200_000_000 + 7*id),
-		"machine_id": strconv.Itoa(100_000 + rng.IntN(300_000)), "host_id": strconv.Itoa(10_000 + rng.IntN(400_000)),
-		"dph_base": pyFloat(base), "dph_total": pyFloat(total), "discounted_dph_total": pyFloat(total),
-		"dph_total_adj": pyFloat(total * 1.0125), "storage_total_cost": pyFloat(storage), "min_bid": pyFloat(bid),
-		"search": search, "geolocation": vastGeolocations[rng.IntN(len(vastGeolocations))], "cpu_cores": cores,
-		"reliability": pyFloat(math.Round((0.8+0.2*rng.Float64())*1e7) / 1e7),
-		"verification": [...]string{`"verified"`, `"verified"`, `"unverified"`, `"deverified"`}[rng.IntN(4)],
-		"dlperf": pyFloat(math.Round(rng.Float64()*3e6) / 1e4), "score": pyFloat(math.Round(rng.Float64()*3e6) / 1e4),
-		"duration": pyFloat(rng.Float64() * 1e7),
+		"id":                   strconv.Itoa(id),
+		"ask_contract_id":      strconv.Itoa(id),
+		"bundle_id":            strconv.Itoa(200_000_000 + 7*id),
+		"machine_id":           strconv.Itoa(100_000 + rng.IntN(300_000)),
+		"host_id":              strconv.Itoa(10_000 + rng.IntN(400_000)),
+		"dph_base":             pyFloat(base),
+		"dph_total":            pyFloat(total),
+		"discounted_dph_total": pyFloat(total),
+		"dph_total_adj":        pyFloat(total * 1.0125),
+		"storage_total_cost":   pyFloat(storage),
+		"min_bid":              pyFloat(bid),
+		"search":               search,
+		"geolocation":          vastGeolocations[rng.IntN(len(vastGeolocations))],
+		"cpu_cores":            strconv.Itoa(16 << rng.IntN(4)),
+		"reliability":          pyFloat(math.Round((0.8+0.2*rng.Float64())*1e7) / 1e7),
+		"verification":         [...]string{`"verified"`, `"verified"`, `"unverified"`, `"deverified"`}[rng.IntN(4)],
+		"dlperf":               pyFloat(math.Round(rng.Float64()*3e6) / 1e4),
+		"score":                pyFloat(math.Round(rng.Float64()*3e6) / 1e4),
+		"duration":             pyFloat(rng.Float64() * 1e7),
 	}
 	switch p := rng.Float64(); {
 	case p < 0.04:
