@@ -406,8 +406,9 @@ func newVastParse(run schema.Run, sourceURL string, maxRows, size int) *vastPars
 		strs: stringTable{}, gpus: memo[vastGPU, gpus.Match]{}, places: memo[string, vastPlace]{},
 	}
 	// A live row is some 2.4 kB and most give two offers: room for the offers of a body of
-	// such rows, so that they are not copied again and again as the page grows.
-	p.page.offers = make([]schema.Offer, 0, min(size/1000, MaxOffers))
+	// such rows (two per row at most), so that they are not copied again and again as the page
+	// grows.
+	p.page.offers = make([]schema.Offer, 0, min(size/1000, 2*maxRows, MaxOffers))
 	return p
 }
 
