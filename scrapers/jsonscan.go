@@ -102,8 +102,8 @@ var strClass = func() (t [256]uint8) {
 }()
 
 // str reads a string and returns its text between the quotes, undecoded. plain reports that the
-// text is the string's value as it stands: printable ASCII without escapes. Otherwise the caller
-// decodes it with encoding/json (escapes, and the U+FFFD that replaces invalid UTF-8).
+// text is the string's value as it stands: ASCII without escapes. Otherwise the caller decodes
+// it with encoding/json (escapes, and the U+FFFD that replaces invalid UTF-8).
 func (s *jsonScanner) str() (text []byte, plain bool) {
 	if s.peek() != '"' {
 		s.fail()

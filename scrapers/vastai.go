@@ -378,12 +378,10 @@ type vastPage struct {
 // encoding/json. Either way the page is the one encoding/json's decoding gives
 // (FuzzVastScanSameAsDecode).
 func parseVast(body []byte, run schema.Run, sourceURL string, maxRows int) (vastPage, error) {
-	p := newVastParse(run, sourceURL, maxRows, len(body))
-	if p.scan(body) {
-		return p.page, nil
+	if p := newVastParse(run, sourceURL, maxRows, len(body)); p.scan(body) {
+		return p.result(), nil
 	}
-	p.page = vastPage{offers: p.page.offers[:0]}
-	return p.decode(body)
+	return newVastParse(run, sourceURL, maxRows, len(body)).decode(body)
 }
 
 // vastParse is the state of parsing one answer: the page so far, and what its rows share.
@@ -425,7 +423,15 @@ func (p *vastParse) decode(body []byte) (vastPage, error) {
 	if doc.Offers == nil || !rows.found {
 		return vastPage{}, sourceError(VastName, fmt.Errorf("%w: no \"offers\" array in the response", ErrLayoutChanged))
 	}
-	return p.page, nil
+	return p.result(), nil
+}
+
+// result returns the page parsed, its offers nil when there are none (as when appended to nil).
+func (p *vastParse) result() vastPage {
+	if len(p.page.offers) == 0 {
+		p.page.offers = nil
+	}
+	return p.page
 }
 
 // vastRows decodes the "offers" array of a search answer one row at a time.
@@ -553,7 +559,7 @@ type vastValues struct {
 
 // scanOffer reads a row into vo as json.Unmarshal would. It reports false for a row it leaves
 // to encoding/json: one that is no object, a value of another type than its field's, a key with
-// escapes or other bytes than printable ASCII, or one that names a field in another case.
+// escapes or bytes beyond ASCII, or one that names a field in another case.
 func (p *vastParse) scanOffer(s *jsonScanner, vo *vastOffer) bool {
 	if s.peek() != '{' {
 		return false
@@ -662,9 +668,9 @@ func scanExact(s *jsonScanner, slot *exactNumber) (*exactNumber, bool) {
 	return nil, false
 }
 
-// scanString reads a string into *slot and returns slot, or nil for null. Strings of printable
-// ASCII are taken as they stand (from the parse's table when seen before); others are decoded by
-// encoding/json.
+// scanString reads a string into *slot and returns slot, or nil for null. Strings of ASCII
+// without escapes are taken as they stand (from the parse's table when seen before); others are
+// decoded by encoding/json.
 func (p *vastParse) scanString(s *jsonScanner, slot *string) (*string, bool) {
 	switch s.peek() {
 	case 'n':
@@ -718,7 +724,7 @@ func scanSearch(s *jsonScanner, cur, slot *vastSearch, total *exactNumber) (*vas
 }
 
 // foldsToKey reports whether encoding/json, which matches keys to field names ignoring case,
-// would take key (printable ASCII, no escapes) for one of names (all lower case), other than by
+// would take key (ASCII, no escapes) for one of names (all lower case), other than by
 // equality.
 func foldsToKey(key []byte, names []string) bool {
 	if !slices.ContainsFunc(key, func(c byte) bool { return 'A' <= c && c <= 'Z' }) {
