@@ -147,11 +147,13 @@ bench: clickhouse
 	GPUCOST_INTEGRATION=1 $(GO) test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
 	GPUCOST_INTEGRATION=1 $(GO) -C deploy test -timeout 60m -run '^$$' -bench . -benchmem -count=1 ./...
 
-## bench-ratios: the paired comparisons of issue-sized workloads with their limits, several runs
-## each, medians printed: ingest end to end against clickhouse-client inserting the same rows
-## (bench/ingest-ratio.sh); GPUCOST_BENCH_RUNS runs (default 3)
+## bench-ratios: the paired comparisons with their limits, several runs each, medians printed:
+## ParseVast against plain encoding/json on the same 13 MB answer (bench/parse-vast-ratio.sh;
+## GPUCOST_BENCH_COUNT runs, default 5), and ingest end to end against clickhouse-client
+## inserting the same rows (bench/ingest-ratio.sh; GPUCOST_BENCH_RUNS runs, default 3)
 bench-ratios: clickhouse
 	@deploy/need.sh "make bench-ratios" clickhouse-client=clickhouse-client
+	bench/parse-vast-ratio.sh
 	bench/ingest-ratio.sh
 
 ## bench-memory: peak RSS of gpucost scrape against fake providers that answer every request with

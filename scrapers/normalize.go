@@ -20,6 +20,12 @@ import (
 // applyGPU resolves raw (with the reported per-GPU VRAM, 0 = none) and fills the offer's GPU
 // fields and data-quality flags. It returns the match for interconnect decisions.
 func applyGPU(o *schema.Offer, provider, raw string, vramGB float64, alt ...string) gpus.Match {
+	return setGPU(o, raw, vramGB, resolveGPU(provider, raw, vramGB, alt...))
+}
+
+// resolveGPU resolves raw, then each of alt in turn while the name stays unknown (up to the
+// first "").
+func resolveGPU(provider, raw string, vramGB float64, alt ...string) gpus.Match {
 	m := gpus.Resolve(provider, raw, vramGB)
 	for _, a := range alt {
 		if m.Known || a == "" {
@@ -27,6 +33,12 @@ func applyGPU(o *schema.Offer, provider, raw string, vramGB float64, alt ...stri
 		}
 		m = gpus.Resolve(provider, a, vramGB)
 	}
+	return m
+}
+
+// setGPU fills the offer's GPU fields and data-quality flags from m, the match of raw with the
+// reported per-GPU VRAM vramGB, and returns m.
+func setGPU(o *schema.Offer, raw string, vramGB float64, m gpus.Match) gpus.Match {
 	o.GPUNameRaw = raw
 	if !m.Known {
 		o.GPUModel = ""
@@ -73,14 +85,9 @@ func priced(o schema.Offer, pt schema.PriceType, exact decimal.Decimal) schema.O
 	return o
 }
 
-// jsonNumberRe is a JSON number of bounded size: at most 15 integer digits, 30 decimals and a
-// two-digit exponent (Vast writes small prices as 7.407407407407407e-05; 1e999999 would make
-// decimal arithmetic explode).
-var jsonNumberRe = regexp.MustCompile(`^-?(?:0|[1-9]\d{0,14})(?:\.\d{1,30})?(?:[eE][-+]?\d{1,2})?$`)
-
 // exactNumber is a price given as a JSON number, read as the decimal its text says: never
 // through float64, so neither binary noise nor float arithmetic comes before its one rounding.
-// Anything but a number (a string, a boolean, a number out of jsonNumberRe's bounds) is a
+// Anything but a number (a string, a boolean, a number out of boundedNumber's bounds) is a
 // decoding error of its row; null leaves a *exactNumber nil.
 type exactNumber struct{ decimal.Decimal }
 
@@ -88,19 +95,146 @@ func (n *exactNumber) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
-	if !jsonNumberRe.Match(b) {
-		return fmt.Errorf("price %s is not a JSON number within bounds (15 integer digits, 30 decimals, a two-digit exponent)", clip(string(b), 40))
-	}
-	d, err := decimal.NewFromString(string(b))
+	d, err := exactDecimal(b)
 	if err != nil {
-		return fmt.Errorf("price %s: %w", clip(string(b), 40), err)
+		return err
 	}
 	n.Decimal = d
 	return nil
 }
 
+// exactDecimal returns the decimal the JSON number b says, or an error when b is no number
+// within boundedNumber's bounds.
+func exactDecimal(b []byte) (decimal.Decimal, error) {
+	if !boundedNumber(b) {
+		return decimal.Decimal{}, fmt.Errorf("price %s is not a JSON number within bounds (15 integer digits, 30 decimals, a two-digit exponent)", clip(string(b), 40))
+	}
+	if d, ok := smallDecimal(b); ok {
+		return d, nil
+	}
+	d, err := decimal.NewFromString(string(b))
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("price %s: %w", clip(string(b), 40), err)
+	}
+	return d, nil
+}
+
+// smallDecimal returns what decimal.NewFromString returns for b, a number within boundedNumber's
+// bounds whose digits but leading zeros are 18 at most, so that they fit an int64 (prices are);
+// false for other numbers.
+func smallDecimal(b []byte) (decimal.Decimal, bool) {
+	var coef int64
+	digits, exp, i := 0, 0, 0
+	neg := b[0] == '-'
+	if neg {
+		i++
+	}
+	for point := false; i < len(b) && b[i] != 'e' && b[i] != 'E'; i++ {
+		switch {
+		case b[i] == '.':
+			point = true
+			continue
+		case point:
+			exp--
+		}
+		if coef == 0 && b[i] == '0' {
+			continue
+		}
+		if digits++; digits > 18 {
+			return decimal.Decimal{}, false
+		}
+		coef = coef*10 + int64(b[i]-'0')
+	}
+	if i < len(b) {
+		e, err := strconv.Atoi(string(b[i+1:])) // a sign and two digits at most
+		if err != nil {
+			return decimal.Decimal{}, false
+		}
+		exp += e
+	}
+	if neg {
+		coef = -coef
+	}
+	return decimal.New(coef, int32(exp)), true
+}
+
+// boundedNumber reports whether b is a JSON number of bounded size,
+// -?(0|[1-9][0-9]{0,14})(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,2})?: at most 15 integer digits, 30
+// decimals and a two-digit exponent (Vast writes small prices as 7.407407407407407e-05;
+// 1e999999 would make decimal arithmetic explode).
+func boundedNumber(b []byte) bool {
+	i := 0
+	digits := func(most int) int { // how many digits b has from i on, up to most+1
+		n := 0
+		for i < len(b) && n <= most && '0' <= b[i] && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if n := digits(15); n < 1 || n > 15 {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if n := digits(30); n < 1 || n > 30 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '-' || b[i] == '+') {
+			i++
+		}
+		if n := digits(2); n < 1 || n > 2 {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
 // positive reports whether n is set and > 0.
 func (n *exactNumber) positive() bool { return n != nil && n.IsPositive() }
+
+// memo remembers the results of a function for up to memoSize keys. Within one response the
+// same GPU names and places come back in thousands of rows; a hostile one's need not.
+type memo[K comparable, V any] map[K]V
+
+// memoSize bounds each memo and stringTable.
+const memoSize = 4096
+
+// get returns f(k), computed once for each key remembered.
+func (m memo[K, V]) get(k K, f func(K) V) V {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	v := f(k)
+	if len(m) < memoSize {
+		m[k] = v
+	}
+	return v
+}
+
+// stringTable hands out one string for all the equal texts of a response (up to memoSize of
+// them), so repeated names cost one allocation.
+type stringTable map[string]string
+
+// intern returns b as a string, the one handed out before for the same text when there is one.
+func (t stringTable) intern(b []byte) string {
+	if s, ok := t[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(t) < memoSize {
+		t[s] = s
+	}
+	return s
+}
 
 // round rounds f to n decimals.
 func round(f float64, n int) float64 {

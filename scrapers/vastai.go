@@ -325,9 +325,20 @@ type vastOffer struct {
 	CPURAM            *float64     `json:"cpu_ram"` // MB, whole machine
 	DiskSpace         *float64     `json:"disk_space"`
 	ClusterID         *float64     `json:"cluster_id"`
-	Search            *struct {
-		TotalHour *exactNumber `json:"totalHour"`
-	} `json:"search"`
+	Search            *vastSearch  `json:"search"`
+}
+
+// vastSearch is an offer's "search" object. It is an alias of an unnamed struct type, so that
+// encoding/json's messages about it spell the type out.
+type vastSearch = struct {
+	TotalHour *exactNumber `json:"totalHour"`
+}
+
+// vastOfferKeys are the JSON names of vastOffer's fields, all lower case.
+var vastOfferKeys = []string{
+	"id", "num_gpus", "gpu_name", "gpu_ram", "dph_total", "dph_base", "storage_total_cost", "min_bid",
+	"bw_nvlink", "reliability", "reliability2", "verification", "geolocation", "cpu_cores",
+	"cpu_cores_effective", "cpu_ram", "disk_space", "cluster_id", "search",
 }
 
 // ParseVast parses one response of the Vast.ai offers search into offers, in response order:
@@ -351,7 +362,7 @@ type vastOffer struct {
 //
 // A row without an id, GPU count or price is skipped and reported in problems. The error is set
 // when the body is not a whole Vast search response (ErrIncomplete when it is cut short,
-// ErrLayoutChanged when it is something else) or holds more than MaxOffers offers.
+// ErrLayoutChanged when it is something else) or holds more than MaxOffers rows.
 func ParseVast(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	p, err := parseVast(body, run, sourceURL, MaxOffers)
 	return p.offers, sourceErrors(VastName, capProblems(p.problems)), err
@@ -366,8 +377,51 @@ type vastPage struct {
 }
 
 // parseVast parses one search answer row by row, failing when it has more than maxRows rows.
+//
+// An answer is read in one pass over its bytes (vastParse.scan), with the ids of its rows. What
+// that pass does not take, it leaves to encoding/json (vastParse.decode), which reads any body
+// and names what is wrong with it: a body that is not one whole JSON document, an answer of
+// another shape, more than maxRows rows. Within an answer it takes, a row it
+// does not take (a field of another type, a key in another case) is decoded alone by
+// encoding/json. Either way the page is the one encoding/json's decoding gives
+// (FuzzVastScanSameAsDecode).
 func parseVast(body []byte, run schema.Run, sourceURL string, maxRows int) (vastPage, error) {
-	rows := &vastRows{run: run, sourceURL: sourceURL, maxRows: maxRows}
+	if p := newVastParse(run, sourceURL, maxRows, len(body)); p.scan(body) {
+		return p.result(), nil
+	}
+	return newVastParse(run, sourceURL, maxRows, len(body)).decode(body)
+}
+
+// vastParse is the state of parsing one answer: the page so far, and what its rows share.
+type vastParse struct {
+	run       schema.Run
+	sourceURL string
+	maxRows   int
+	page      vastPage
+
+	values vastValues // what the row being scanned points to
+	strs   stringTable
+	gpus   memo[vastGPU, gpus.Match]
+	places memo[string, vastPlace]
+}
+
+// newVastParse starts the parse of an answer of size bytes.
+func newVastParse(run schema.Run, sourceURL string, maxRows, size int) *vastParse {
+	p := &vastParse{
+		run: run, sourceURL: sourceURL, maxRows: maxRows,
+		strs: stringTable{}, gpus: memo[vastGPU, gpus.Match]{}, places: memo[string, vastPlace]{},
+	}
+	// A live row is some 2.4 kB and most give two offers: room for the offers of a body of
+	// such rows (two per row at most), so that they are not copied again and again as the page
+	// grows.
+	p.page.offers = make([]schema.Offer, 0, min(size/1000, 2*maxRows))
+	return p
+}
+
+// decode parses body with encoding/json: the whole body is checked, then the offers array is
+// decoded one row at a time.
+func (p *vastParse) decode(body []byte) (vastPage, error) {
+	rows := &vastRows{p: p}
 	doc := struct {
 		Offers *vastRows `json:"offers"`
 	}{Offers: rows}
@@ -377,62 +431,350 @@ func parseVast(body []byte, run schema.Run, sourceURL string, maxRows int) (vast
 	if doc.Offers == nil || !rows.found {
 		return vastPage{}, sourceError(VastName, fmt.Errorf("%w: no \"offers\" array in the response", ErrLayoutChanged))
 	}
-	return rows.page, nil
+	return p.result(), nil
+}
+
+// result returns the page parsed, its offers nil when there are none (as when appended to nil).
+func (p *vastParse) result() vastPage {
+	if len(p.page.offers) == 0 {
+		p.page.offers = nil
+	}
+	return p.page
 }
 
 // vastRows decodes the "offers" array of a search answer one row at a time.
 type vastRows struct {
-	run       schema.Run
-	sourceURL string
-	maxRows   int
-	found     bool
-	page      vastPage
+	p     *vastParse
+	found bool
 }
 
 func (r *vastRows) UnmarshalJSON(data []byte) error {
 	r.found = true
-	p := &r.page
 	return eachElement(data, func(i int, raw []byte) error {
-		if i >= r.maxRows {
-			return fmt.Errorf("%w: more than %d rows in one answer", ErrTooManyOffers, r.maxRows)
+		if i >= r.p.maxRows {
+			return fmt.Errorf("%w: more than %d rows in one answer", ErrTooManyOffers, r.p.maxRows)
 		}
-		var vo vastOffer
-		if err := json.Unmarshal(raw, &vo); err != nil {
-			var id struct {
-				ID json.Number `json:"id"`
-			}
-			_ = json.Unmarshal(raw, &id) // the row still counts; its id if it has one
-			p.rows = append(p.rows, id.ID.String())
-			p.problems = append(p.problems, sourceError(VastName, fmt.Errorf("offer #%d: decoding: %w", i, err)))
-			return nil
-		}
-		p.rows = append(p.rows, vo.ID.String())
-		os, err := vastOffers(vo, r.run, r.sourceURL)
-		if err != nil {
-			p.problems = append(p.problems, sourceError(VastName, fmt.Errorf("offer %s: %w", vastRowID(vo, i), err)))
-			return nil
-		}
-		for range os {
-			p.offerAsks = append(p.offerAsks, vo.ID.String())
-		}
-		p.offers = append(p.offers, os...) // at most two per row: maxRows bounds them
-		return nil
+		r.p.decodeRow(i, raw)
+		return nil // at most two offers per row: maxRows bounds them
 	})
 }
 
-func vastRowID(vo vastOffer, i int) string {
+// decodeRow adds row i, decoding its bytes raw with encoding/json. A row that does not decode
+// into a vastOffer is a problem; it still counts as a row, with its id if it has one.
+func (p *vastParse) decodeRow(i int, raw []byte) {
+	var vo vastOffer
+	if err := json.Unmarshal(raw, &vo); err != nil {
+		var id struct {
+			ID json.Number `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &id)
+		p.page.rows = append(p.page.rows, id.ID.String())
+		p.page.problems = append(p.page.problems, sourceError(VastName, fmt.Errorf("offer #%d: decoding: %w", i, err)))
+		return
+	}
+	p.addRow(i, &vo)
+}
+
+// addRow adds row i, decoded as vo: its offers, or the problem that keeps it from having any.
+func (p *vastParse) addRow(i int, vo *vastOffer) {
+	id := vo.ID.String()
+	p.page.rows = append(p.page.rows, id)
+	n := len(p.page.offers)
+	if err := p.appendOffers(vo); err != nil {
+		p.page.problems = append(p.page.problems, sourceError(VastName, fmt.Errorf("offer %s: %w", vastRowID(vo, i), err)))
+		return
+	}
+	for range len(p.page.offers) - n {
+		p.page.offerAsks = append(p.page.offerAsks, id)
+	}
+}
+
+// scan reads a whole answer, {"offers": [rows]} with any other members, in one pass. It
+// reports false, with a partial page, for what it leaves to decode: a syntax error, more than
+// maxRows rows, or another shape (no "offers" array, "offers" twice, or a
+// key that encoding/json's matching, which ignores case, takes for "offers").
+func (p *vastParse) scan(body []byte) bool {
+	s := &jsonScanner{data: body}
+	if s.peek() != '{' {
+		return false
+	}
+	s.open()
+	found := false
+	for i := 0; s.next('}', i); i++ {
+		switch key, plain := s.key(); {
+		case !plain:
+			return false
+		case !found && string(key) == "offers":
+			found = true
+			if !p.scanRows(s) {
+				return false
+			}
+		case strings.EqualFold(string(key), "offers"): // a second one, or one in other case
+			return false
+		default:
+			s.skip()
+		}
+	}
+	return found && !s.failed && s.atEnd()
+}
+
+// scanRows reads the offers array.
+func (p *vastParse) scanRows(s *jsonScanner) bool {
+	if s.peek() != '[' {
+		return false
+	}
+	s.open()
+	for i := 0; s.next(']', i); i++ {
+		if i >= p.maxRows {
+			return false
+		}
+		p.scanRow(s, i) // at most two offers per row: maxRows bounds them
+	}
+	return !s.failed
+}
+
+// scanRow reads row i and adds it. A row scanOffer does not take is read again as a whole value
+// and decoded by decodeRow.
+func (p *vastParse) scanRow(s *jsonScanner, i int) {
+	s.peek()
+	start, depth := s.pos, s.depth
+	var vo vastOffer
+	if p.scanOffer(s, &vo) {
+		p.addRow(i, &vo)
+		return
+	}
+	if s.failed {
+		return
+	}
+	s.pos, s.depth = start, depth
+	s.skip()
+	if !s.failed {
+		p.decodeRow(i, s.data[start:s.pos])
+	}
+}
+
+// vastValues holds the values of the row being scanned, which its vastOffer points to.
+type vastValues struct {
+	numGPUs, gpuRAM, bwNVLink, reliability, reliability2    float64
+	cpuCores, cpuCoresEffective, cpuRAM, diskSpace, cluster float64
+	gpuName, verification, geolocation                      string
+	dphTotal, dphBase, storageTotalCost, minBid, totalHour  exactNumber
+	search                                                  vastSearch
+}
+
+// scanOffer reads a row into vo as json.Unmarshal would. It reports false for a row it leaves
+// to encoding/json: one that is no object, a value of another type than its field's, a key with
+// escapes or bytes beyond ASCII, or one that names a field in another case.
+func (p *vastParse) scanOffer(s *jsonScanner, vo *vastOffer) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	s.open()
+	v := &p.values
+	for i := 0; s.next('}', i); i++ {
+		key, plain := s.key()
+		if !plain {
+			return false
+		}
+		ok := true
+		switch string(key) {
+		case "id":
+			ok = scanID(s, &vo.ID)
+		case "num_gpus":
+			vo.NumGPUs, ok = scanFloat(s, &v.numGPUs)
+		case "gpu_name":
+			vo.GPUName, ok = p.scanString(s, &v.gpuName)
+		case "gpu_ram":
+			vo.GPURAM, ok = scanFloat(s, &v.gpuRAM)
+		case "dph_total":
+			vo.DPHTotal, ok = scanExact(s, &v.dphTotal)
+		case "dph_base":
+			vo.DPHBase, ok = scanExact(s, &v.dphBase)
+		case "storage_total_cost":
+			vo.StorageTotalCost, ok = scanExact(s, &v.storageTotalCost)
+		case "min_bid":
+			vo.MinBid, ok = scanExact(s, &v.minBid)
+		case "bw_nvlink":
+			vo.BWNVLink, ok = scanFloat(s, &v.bwNVLink)
+		case "reliability":
+			vo.Reliability, ok = scanFloat(s, &v.reliability)
+		case "reliability2":
+			vo.Reliability2, ok = scanFloat(s, &v.reliability2)
+		case "verification":
+			vo.Verification, ok = p.scanString(s, &v.verification)
+		case "geolocation":
+			vo.Geolocation, ok = p.scanString(s, &v.geolocation)
+		case "cpu_cores":
+			vo.CPUCores, ok = scanFloat(s, &v.cpuCores)
+		case "cpu_cores_effective":
+			vo.CPUCoresEffective, ok = scanFloat(s, &v.cpuCoresEffective)
+		case "cpu_ram":
+			vo.CPURAM, ok = scanFloat(s, &v.cpuRAM)
+		case "disk_space":
+			vo.DiskSpace, ok = scanFloat(s, &v.diskSpace)
+		case "cluster_id":
+			vo.ClusterID, ok = scanFloat(s, &v.cluster)
+		case "search":
+			vo.Search, ok = scanSearch(s, vo.Search, &v.search, &v.totalHour)
+		default:
+			if foldsToKey(key, vastOfferKeys) {
+				return false
+			}
+			s.skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !s.failed
+}
+
+// scanID reads an id given as a number (null leaves id as it is).
+func scanID(s *jsonScanner, id *json.Number) bool {
+	switch c := s.peek(); {
+	case c == 'n':
+		return s.null()
+	case c == '-' || isDigit(c):
+		*id = json.Number(s.number())
+		return true
+	}
+	return false
+}
+
+// scanFloat reads a number into *slot and returns slot, or nil for null.
+func scanFloat(s *jsonScanner, slot *float64) (*float64, bool) {
+	switch c := s.peek(); {
+	case c == 'n':
+		return nil, s.null()
+	case c == '-' || isDigit(c):
+		f, err := strconv.ParseFloat(string(s.number()), 64)
+		if err != nil { // out of float64's range: encoding/json's type error
+			return nil, false
+		}
+		*slot = f
+		return slot, true
+	}
+	return nil, false
+}
+
+// scanExact reads a price into *slot (see exactNumber) and returns slot, or nil for null.
+func scanExact(s *jsonScanner, slot *exactNumber) (*exactNumber, bool) {
+	switch c := s.peek(); {
+	case c == 'n':
+		return nil, s.null()
+	case c == '-' || isDigit(c):
+		d, err := exactDecimal(s.number())
+		if err != nil {
+			return nil, false
+		}
+		slot.Decimal = d
+		return slot, true
+	}
+	return nil, false
+}
+
+// scanString reads a string into *slot and returns slot, or nil for null. Strings of ASCII
+// without escapes are taken as they stand (from the parse's table when seen before); others are
+// decoded by encoding/json.
+func (p *vastParse) scanString(s *jsonScanner, slot *string) (*string, bool) {
+	switch s.peek() {
+	case 'n':
+		return nil, s.null()
+	case '"':
+		start := s.pos
+		text, plain := s.str()
+		switch {
+		case s.failed:
+			return nil, false
+		case plain:
+			*slot = p.strs.intern(text)
+		case json.Unmarshal(s.data[start:s.pos], slot) != nil:
+			return nil, false
+		}
+		return slot, true
+	}
+	return nil, false
+}
+
+// scanSearch reads the search object into cur, which is slot when the row had none yet (a
+// second "search" member adds to the first, as in encoding/json), with its total in total. It
+// returns nil for null.
+func scanSearch(s *jsonScanner, cur, slot *vastSearch, total *exactNumber) (*vastSearch, bool) {
+	switch s.peek() {
+	case 'n':
+		return nil, s.null()
+	case '{':
+	default:
+		return nil, false
+	}
+	if cur == nil {
+		*slot = vastSearch{}
+		cur = slot
+	}
+	s.open()
+	for i := 0; s.next('}', i); i++ {
+		switch key, plain := s.key(); {
+		case plain && string(key) == "totalHour":
+			var ok bool
+			if cur.TotalHour, ok = scanExact(s, total); !ok {
+				return nil, false
+			}
+		case !plain || strings.EqualFold(string(key), "totalHour"):
+			return nil, false
+		default:
+			s.skip()
+		}
+	}
+	return cur, !s.failed
+}
+
+// foldsToKey reports whether encoding/json, which matches keys to field names ignoring case,
+// would take key (ASCII, no escapes) for one of names (all lower case), other than by
+// equality.
+func foldsToKey(key []byte, names []string) bool {
+	if !slices.ContainsFunc(key, func(c byte) bool { return 'A' <= c && c <= 'Z' }) {
+		return false // equal to none of names, and in their case
+	}
+	for _, n := range names {
+		if len(n) == len(key) && strings.EqualFold(string(key), n) {
+			return true
+		}
+	}
+	return false
+}
+
+func vastRowID(vo *vastOffer, i int) string {
 	if vo.ID != "" {
 		return vo.ID.String()
 	}
 	return "#" + strconv.Itoa(i)
 }
 
-func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer, error) {
+// vastGPU is a GPU name to resolve: the name, its per-GPU VRAM, and the name to try when the
+// first stays unknown ("" = none).
+type vastGPU struct {
+	name string
+	vram float64
+	alt  string
+}
+
+func resolveVastGPU(g vastGPU) gpus.Match { return resolveGPU(VastName, g.name, g.vram, g.alt) }
+
+// vastPlace is the region and country of a geolocation.
+type vastPlace struct{ region, country string }
+
+func vastPlaceOf(geo string) vastPlace {
+	r, c := vastLocation(&geo)
+	return vastPlace{region: r, country: c}
+}
+
+// appendOffers appends vo's offers to the page.
+func (p *vastParse) appendOffers(vo *vastOffer) error {
 	if _, err := vo.ID.Int64(); err != nil {
-		return nil, fmt.Errorf("no usable id %q", vo.ID)
+		return fmt.Errorf("no usable id %q", vo.ID)
 	}
 	if !positive(vo.NumGPUs) || *vo.NumGPUs != float64(uint16(*vo.NumGPUs)) {
-		return nil, fmt.Errorf("num_gpus %v is not a GPU count", deref(vo.NumGPUs))
+		return fmt.Errorf("num_gpus %v is not a GPU count", deref(vo.NumGPUs))
 	}
 	count := uint16(*vo.NumGPUs)
 	storage := decimal.Zero
@@ -448,11 +790,11 @@ func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer,
 	case vo.DPHBase.positive():
 		onDemand = vo.DPHBase.Add(storage)
 	default:
-		return nil, errors.New("no price (dph_total, search.totalHour and dph_base all missing or zero)")
+		return errors.New("no price (dph_total, search.totalHour and dph_base all missing or zero)")
 	}
 
 	o := schema.Offer{
-		SourceURL: sourceURL,
+		SourceURL: p.sourceURL,
 		Provider:  VastName,
 		OfferID:   vo.ID.String(),
 		Tier:      schema.TierUnverified,
@@ -462,11 +804,14 @@ func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer,
 		Stock:     schema.StockUnknown,
 		DQFlags:   []schema.DQFlag{},
 	}
-	run.Stamp(&o)
+	p.run.Stamp(&o)
 	if vo.Verification != nil && *vo.Verification == "verified" {
 		o.Tier = schema.TierVerified
 	}
-	o.Region, o.Country = vastLocation(vo.Geolocation)
+	if vo.Geolocation != nil {
+		place := p.places.get(*vo.Geolocation, vastPlaceOf)
+		o.Region, o.Country = place.region, place.country
+	}
 
 	name := strings.TrimSpace(deref(vo.GPUName))
 	vram := 0.0
@@ -477,7 +822,7 @@ func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer,
 	if positive(vo.BWNVLink) {
 		alt = name + " SXM" // NVLink proven: tried only when the name alone stays unknown
 	}
-	m := applyGPU(&o, VastName, name, vram, alt)
+	m := setGPU(&o, name, vram, p.gpus.get(vastGPU{name: name, vram: vram, alt: alt}, resolveVastGPU))
 
 	switch {
 	case vo.BWNVLink == nil:
@@ -511,11 +856,11 @@ func vastOffers(vo vastOffer, run schema.Run, sourceURL string) ([]schema.Offer,
 		o.Reliability = ptr(round(*r, 6))
 	}
 
-	out := []schema.Offer{priced(o, schema.OnDemand, onDemand)}
+	p.page.offers = append(p.page.offers, priced(o, schema.OnDemand, onDemand))
 	if vo.MinBid.positive() {
-		out = append(out, priced(o, schema.Spot, vo.MinBid.Add(storage)))
+		p.page.offers = append(p.page.offers, priced(o, schema.Spot, vo.MinBid.Add(storage)))
 	}
-	return out, nil
+	return nil
 }
 
 // vastLocation splits "California, US" (or "Czechia, CZ, EU" with georegion) into a region

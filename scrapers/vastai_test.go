@@ -449,10 +449,6 @@ func FuzzParseVast(f *testing.F) {
 	})
 }
 
-func BenchmarkParseVast(b *testing.B) {
-	benchmarkParse(b, scrapers.ParseVast, "vastai_market.json", runNov29, scrapers.DefaultVastURL)
-}
-
 // vastMarket is a fake Vast search endpoint over a marketplace file: it filters on gpu_name
 // (eq, notin) and num_gpus (eq, gte, lte), sorts on dph_total, applies limit and a silent clamp,
 // and answers with the offers' original bytes.
