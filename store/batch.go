@@ -107,10 +107,11 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 	s.step(StepChecked)
 	// The batch is read a part at a time (a spooled batch from its file), and written in chunks
 	// of about one insert block, each compared with what is stored.
+	storedPayloads, storedOffers := newStoredRows[payloadKey](), newStoredRows[offerRowKey]()
 	var chunk []schema.RawPayload
 	held := 0
 	flushPayloads := func() error {
-		n, err := s.completePayloads(ctx, runID, provider, chunk, true)
+		n, err := s.completePayloads(ctx, runID, provider, chunk, true, storedPayloads)
 		res.PayloadsWritten += n
 		chunk, held = chunk[:0], 0
 		return err
@@ -139,7 +140,7 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 	var pending []schema.Offer
 	var rows span
 	writeOffers := func(offers []schema.Offer) error {
-		n, err := s.completeOffers(ctx, runID, provider, offers)
+		n, err := s.completeOffers(ctx, runID, provider, offers, storedOffers)
 		res.OffersWritten += n
 		rows.add(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
 		return err
@@ -320,43 +321,42 @@ func keyOfPayload(p schema.RawPayload) payloadKey {
 // completePayloads inserts the payloads of one run and provider that are not stored yet, each
 // payload counted as often as it occurs. bounded limits the lookup to the payloads' own fetch
 // times (a scrape batch: the times are part of the batch); otherwise every stored payload of the
-// run and provider is looked at (an import).
-func (s *Store) completePayloads(ctx context.Context, runID, provider string, payloads []schema.RawPayload, bounded bool) (int, error) {
+// run and provider is looked at (an import). stored counts what was stored before the load
+// began, across its calls.
+func (s *Store) completePayloads(ctx context.Context, runID, provider string, payloads []schema.RawPayload, bounded bool, stored *storedRows[payloadKey]) (int, error) {
 	if len(payloads) == 0 {
 		return 0, nil
 	}
-	q := `SELECT url, status, lower(hex(MD5(body))) AS h, count() FROM ` + s.table("raw_payloads") + ` WHERE provider = ? AND run_id = ?`
-	args := []any{provider, runID}
+	from, to := time.Unix(0, 0).UTC(), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC) // within DateTime on every server
 	if bounded {
-		from, to := timeRange(len(payloads), func(i int) time.Time { return payloads[i].FetchedAt })
-		q += ` AND fetched_at >= ? AND fetched_at < ?`
-		args = append(args, from, to)
+		from, to = timeRange(len(payloads), func(i int) time.Time { return payloads[i].FetchedAt })
 	}
-	q += ` GROUP BY url, status, h`
-	stored := map[payloadKey]uint64{}
 	what := fmt.Sprintf("reading the stored payloads of run %s/%s", runID, provider)
-	rows, err := s.conn.Query(s.ctx(ctx), q, args...)
-	if err != nil {
-		return 0, s.queryError(what, err)
-	}
-	for rows.Next() {
-		var k payloadKey
-		var n uint64
-		if err := rows.Scan(&k.url, &k.status, &k.md5, &n); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("%s: %w", what, err)
+	for _, r := range stored.unread(from, to) {
+		rows, err := s.conn.Query(s.ctx(ctx), `SELECT url, status, lower(hex(MD5(body))) AS h, count() FROM `+s.table("raw_payloads")+`
+			WHERE provider = ? AND run_id = ? AND fetched_at >= ? AND fetched_at < ? GROUP BY url, status, h`, provider, runID, r.from, r.to)
+		if err != nil {
+			return 0, s.queryError(what, err)
 		}
-		stored[k] += n
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, s.queryError(what, err)
+		for rows.Next() {
+			var k payloadKey
+			var n uint64
+			if err := rows.Scan(&k.url, &k.status, &k.md5, &n); err != nil {
+				rows.Close()
+				return 0, fmt.Errorf("%s: %w", what, err)
+			}
+			stored.count[k] += n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, s.queryError(what, err)
+		}
 	}
 	var missing []schema.RawPayload
 	for _, p := range payloads {
 		k := keyOfPayload(p)
-		if stored[k] > 0 {
-			stored[k]--
+		if stored.count[k] > 0 {
+			stored.count[k]--
 			continue
 		}
 		missing = append(missing, p)
@@ -378,42 +378,44 @@ func keyOfOffer(o schema.Offer) offerRowKey {
 }
 
 // completeOffers inserts the offers of one run and provider that are not stored yet (looked up
-// within their own observation times), each counted as often as it occurs.
-func (s *Store) completeOffers(ctx context.Context, runID, provider string, offers []schema.Offer) (int, error) {
+// within their own observation times), each counted as often as it occurs. stored counts what
+// was stored before the load began, across its calls.
+func (s *Store) completeOffers(ctx context.Context, runID, provider string, offers []schema.Offer, stored *storedRows[offerRowKey]) (int, error) {
 	if len(offers) == 0 {
 		return 0, nil
 	}
 	from, to := timeRange(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
 	what := fmt.Sprintf("reading the stored offers of run %s/%s", runID, provider)
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT offer_id, price_type, observed_at, count() FROM `+s.table("offers")+`
-		WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ?
-		GROUP BY offer_id, price_type, observed_at`, runID, provider, from, to)
-	if err != nil {
-		return 0, s.queryError(what, err)
-	}
-	stored := map[offerRowKey]uint64{}
-	for rows.Next() {
-		var k offerRowKey
-		var at time.Time
-		var n uint64
-		if err := rows.Scan(&k.offerID, &k.priceType, &at, &n); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("%s: %w", what, err)
+	for _, r := range stored.unread(from, to) {
+		rows, err := s.conn.Query(s.ctx(ctx), `SELECT offer_id, price_type, observed_at, count() FROM `+s.table("offers")+`
+			WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ?
+			GROUP BY offer_id, price_type, observed_at`, runID, provider, r.from, r.to)
+		if err != nil {
+			return 0, s.queryError(what, err)
 		}
-		k.observedAt = at.Unix()
-		stored[k] += n
+		for rows.Next() {
+			var k offerRowKey
+			var at time.Time
+			var n uint64
+			if err := rows.Scan(&k.offerID, &k.priceType, &at, &n); err != nil {
+				rows.Close()
+				return 0, fmt.Errorf("%s: %w", what, err)
+			}
+			k.observedAt = at.Unix()
+			stored.count[k] += n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, s.queryError(what, err)
+		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, s.queryError(what, err)
-	}
-	missing := offers // nothing stored yet, the usual case: all of them, not a copy
-	if len(stored) > 0 {
+	missing := offers // nothing stored before, the usual case: all of them, not a copy
+	if len(stored.count) > 0 {
 		missing = nil
 		for _, o := range offers {
 			k := keyOfOffer(o)
-			if stored[k] > 0 {
-				stored[k]--
+			if stored.count[k] > 0 {
+				stored.count[k]--
 				continue
 			}
 			missing = append(missing, o)
@@ -423,6 +425,40 @@ func (s *Store) completeOffers(ctx context.Context, runID, provider string, offe
 		return 0, err
 	}
 	return len(missing), nil
+}
+
+// storedRows counts the rows of one run and provider that were stored before a load began,
+// read range by range as the load's parts arrive: each second once, before the load writes into
+// it, so that the load's own inserts are never taken for rows stored earlier, and a batch of many
+// parts observed in one second is looked up once.
+type storedRows[K comparable] struct {
+	count map[K]uint64
+	read  []span // the ranges read so far
+}
+
+func newStoredRows[K comparable]() *storedRows[K] { return &storedRows[K]{count: map[K]uint64{}} }
+
+// unread returns the parts of [from, to) not read yet, and marks them read.
+func (st *storedRows[K]) unread(from, to time.Time) []span {
+	todo := []span{{from: from, to: to, n: 1}}
+	for _, r := range st.read {
+		var left []span
+		for _, t := range todo {
+			if !r.to.After(t.from) || !t.to.After(r.from) { // no overlap
+				left = append(left, t)
+				continue
+			}
+			if t.from.Before(r.from) {
+				left = append(left, span{from: t.from, to: r.from, n: 1})
+			}
+			if r.to.Before(t.to) {
+				left = append(left, span{from: r.to, to: t.to, n: 1})
+			}
+		}
+		todo = left
+	}
+	st.read = append(st.read, span{from: from, to: to, n: 1})
+	return todo
 }
 
 // span is the time range of a batch's offers, [from, to) to the second, grown part by part;

@@ -55,7 +55,7 @@ func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult
 		p := imp.Payload
 		p.RunID = imp.RunID
 		// The file's fetch time is the import's, new each time: look it up by its content.
-		n, err := s.completePayloads(ctx, imp.RunID, p.Provider, []schema.RawPayload{p}, false)
+		n, err := s.completePayloads(ctx, imp.RunID, p.Provider, []schema.RawPayload{p}, false, newStoredRows[payloadKey]())
 		if err != nil {
 			return res, err
 		}
@@ -63,7 +63,7 @@ func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult
 	}
 	for _, provider := range providers {
 		offers := byProvider[provider]
-		n, err := s.completeOffers(ctx, imp.RunID, provider, offers)
+		n, err := s.completeOffers(ctx, imp.RunID, provider, offers, newStoredRows[offerRowKey]())
 		res.OffersWritten += n
 		if err != nil {
 			return res, err
