@@ -29,7 +29,10 @@ import (
 // rounded once to schema.PriceDecimals from the exact amount quoted (schema.Offer.SetPrice or
 // SetPricePerGPU), or with only its whole-offer price, exact, and a zero per-GPU price: the
 // pipeline then prices it (validate.go). The run's stamp on offers and payloads is the
-// pipeline's to set. The scrapers' sources are Sources as they are.
+// pipeline's to set. A source that reads many pages hands each over as it reads it
+// (run.Keep): the pipeline writes it to the spool and the source keeps nothing of it, so a
+// run's memory does not grow with the market; what a source returns in its Extract instead is
+// taken the same way. The scrapers' sources are Sources as they are.
 type Source interface {
 	Name() string
 	Fetch(ctx context.Context, run schema.Run) (schema.Extract, error)
@@ -196,7 +199,10 @@ type Report struct {
 	Status     schema.RunStatus // ok: every provider ok; failed: every provider failed; else partial
 	Providers  []ProviderReport // sorted by provider
 	Replayed   []ReplayReport   // spooled batches of earlier runs handled first
-	Batches    []schema.Batch   // what was (or, on a dry run, would be) loaded, sorted by provider
+	// Batches are what was (or, on a dry run, would be) loaded, sorted by provider. A dry run's
+	// hold their offers and payloads; a run's went through the spool (their Parts read its
+	// files, only while they are there: a loaded batch's leaves the spool).
+	Batches []schema.Batch
 	// Waiting is how many batches the spool holds after the run, still to be loaded.
 	Waiting int
 	// Quarantined is how many batches the spool's quarantine folder (QuarantineDir) holds after
