@@ -69,23 +69,79 @@ func (g *gen) marketOffer(i int) schema.Offer {
 	return s.offer()
 }
 
-// BenchmarkPlan plans workloads × offers end to end (index build included). The target: 1,000
-// workloads × 100,000 offers under 250 ms on a 2-core machine.
+// benchInputs caches the drawn inputs by size: drawing a million offers takes seconds, and
+// every -count run of a benchmark would draw them again.
+var benchInputs = map[[2]int]optimizer.Input{}
+
+// cachedBenchInput is benchInput(workloads, offerCount), drawn once per test binary.
+func cachedBenchInput(workloads, offerCount int) optimizer.Input {
+	key := [2]int{workloads, offerCount}
+	in, ok := benchInputs[key]
+	if !ok {
+		in = benchInput(workloads, offerCount)
+		benchInputs[key] = in
+	}
+	return in
+}
+
+// planSizes are the workloads × offers the plan is benchmarked at: the market scale
+// is 1,000 workloads over 100k and 1M offers.
+var planSizes = []struct{ workloads, offers int }{
+	{100, 10_000}, {100, 100_000}, {1000, 10_000}, {1000, 100_000}, {1000, 1_000_000},
+}
+
+// BenchmarkPlan plans workloads × offers end to end (index build included) and reports
+// ms/plan. The targets on a 2-core machine: 1,000 workloads × 100,000 offers under 250 ms,
+// × 1,000,000 offers under 1 s, growing about ×10 with the offers (linear). A size whose
+// tenth of the offers was measured just before in the same run also reports
+// growth-per-10x-offers, its ms/plan over that one's (10 is linear).
 //
 //	go test ./optimizer -run '^$' -bench BenchmarkPlan -benchmem
 func BenchmarkPlan(b *testing.B) {
-	for _, nw := range []int{100, 1000} {
-		for _, no := range []int{10_000, 100_000} {
-			in := benchInput(nw, no)
+	msPerPlan := map[[2]int]float64{}
+	for _, size := range planSizes {
+		b.Run(fmt.Sprintf("workloads=%d/offers=%d", size.workloads, size.offers), func(b *testing.B) {
+			in := cachedBenchInput(size.workloads, size.offers)
 			opts := optimizer.DefaultOptions()
-			b.Run(fmt.Sprintf("workloads=%d/offers=%d", nw, no), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := optimizer.Optimize(in, opts); err != nil {
-						b.Fatal(err)
-					}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := optimizer.Optimize(in, opts); err != nil {
+					b.Fatal(err)
 				}
-			})
-		}
+			}
+			ms := float64(b.Elapsed().Microseconds()) / 1000 / float64(b.N)
+			b.ReportMetric(ms, "ms/plan")
+			msPerPlan[[2]int{size.workloads, size.offers}] = ms
+			if tenth, ok := msPerPlan[[2]int{size.workloads, size.offers / 10}]; ok {
+				b.ReportMetric(ms/tenth, "growth-per-10x-offers")
+			}
+		})
+	}
+}
+
+// BenchmarkIndexMarket times the market index alone (buildMarket), which is the part of a
+// plan that grows with the offers, at 100k and 1M offers, and reports growth-per-10x-offers
+// as BenchmarkPlan does (10 is linear).
+//
+//	go test ./optimizer -run '^$' -bench BenchmarkIndexMarket -benchmem
+func BenchmarkIndexMarket(b *testing.B) {
+	msPerIndex := map[int]float64{}
+	for _, offers := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("offers=%d", offers), func(b *testing.B) {
+			in := cachedBenchInput(1000, offers)
+			opts := optimizer.DefaultOptions()
+			b.ReportAllocs()
+			for b.Loop() {
+				if optimizer.IndexMarket(in, opts) == 0 {
+					b.Fatal("no class indexed")
+				}
+			}
+			ms := float64(b.Elapsed().Microseconds()) / 1000 / float64(b.N)
+			b.ReportMetric(ms, "ms/index")
+			msPerIndex[offers] = ms
+			if tenth, ok := msPerIndex[offers/10]; ok {
+				b.ReportMetric(ms/tenth, "growth-per-10x-offers")
+			}
+		})
 	}
 }
