@@ -374,10 +374,9 @@ func microDollars(d decimal.Decimal) int64 {
 }
 
 // sortOffers sorts one bucket's offers in the order of compareOfferRefs. All are of one
-// provider and price type, so that order is by price, offer id, region and position in
-// Input.Offers; when every price is a whole number of micro-dollars it compares integers
-// first, the prices in micro-dollars and the offer ids' first bytes, and the strings only
-// between offers that tie on both.
+// provider, so that order is by price and then offer id first; when every price is a whole
+// number of micro-dollars it compares integers first, the prices in micro-dollars and the
+// offer ids' first 8 bytes, and the whole comparison only between offers that tie on both.
 func sortOffers(offers []offerRef) {
 	if slices.ContainsFunc(offers, func(ref offerRef) bool { return ref.priceMicros < 0 }) {
 		slices.SortFunc(offers, compareOfferRefs)
