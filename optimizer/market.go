@@ -63,7 +63,21 @@ type currentKey struct {
 	priceType       schema.PriceType
 }
 
-// market is the offer index Optimize builds once per plan.
+// market is the offer index Optimize builds once per plan, in time linear in the offers but
+// for each bucket's sort. Every offer that can be planned on is filed under its class (what
+// any workload judges alike, classKey) and, within the class, in its provider's bucket,
+// cheapest first: the planner evaluates a workload once per class and walks a bucket's
+// offers only until they cost more than the candidates it keeps, so it seldom reads past a
+// bucket's head.
+//
+// buildMarket makes it in passes over the offers: the first judges which prices hold
+// (judgeFreshness); the second finds each offer's class and bucket and counts the bucket's
+// offers (classifyOffers); the third copies each offer, unpacked into an offerRef, into its
+// bucket, every bucket a slice of one array of the considered offers, so that no offer costs
+// an allocation (fileOffers). Each bucket is then sorted on integers, the price in
+// micro-dollars and the offer id's first 8 bytes, its strings compared only between offers
+// that tie on both (sortOffers); the classes, some hundreds, and their buckets, a handful
+// each, are sorted by their keys.
 type market struct {
 	classes    []*class     // deterministic order (class.order)
 	visitOrder []*class     // cheapest per GPU first: fills the top-k early so pruning bites
