@@ -70,11 +70,11 @@ type currentKey struct {
 // offers only until they cost more than the candidates it keeps, so it seldom reads past a
 // bucket's head.
 //
-// buildMarket makes it in passes over the offers: the first judges which prices hold
-// (judgeFreshness); the second finds each offer's class and bucket and counts the bucket's
-// offers (classifyOffers); the third copies each offer, unpacked into an offerRef, into its
-// bucket, every bucket a slice of one array of the considered offers, so that no offer costs
-// an allocation (fileOffers). Each bucket is then sorted on integers, the price in
+// buildMarket makes it in two passes over the offers: the first judges whether each price
+// holds, finds each offer's class and bucket and counts the bucket's offers
+// (classifyOffers); the second copies each offer, unpacked into an offerRef, into its bucket,
+// every bucket a slice of one array of the considered offers, so that no offer costs an
+// allocation (fileOffers). Each bucket is then sorted on integers, the price in
 // micro-dollars and the offer id's first 8 bytes, its strings compared only between offers
 // that tie on both (sortOffers); the classes, some hundreds, and their buckets, a handful
 // each, are sorted by their keys.
@@ -111,8 +111,9 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		maxAge:         time.Duration(o.MaxOfferAgeHours * float64(time.Hour)),
 	}
 	m.summary.Offers = len(offers)
-	fresh := m.judgeFreshness(offers, now)
+	fresh := newFreshness(now, m.maxAge)
 	byKey, bucketOf := m.classifyOffers(offers, fresh, o, need)
+	m.excludeStale(fresh)
 	fileOffers(offers, bucketOf, m.summary.Considered)
 	m.listModels(byKey)
 	m.orderClasses(byKey)
@@ -121,17 +122,19 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 
 // classifyOffers finds the class and provider bucket of each offer that can be planned on,
 // and returns the classes by key and, per offer, its bucket (nil for the offers left out),
-// each bucket's size counted. Before that it keeps the offers a current placement may be
+// each bucket's size counted. It judges every offer's price with fresh, which notes it under
+// its provider. Before filing an offer it keeps the offers a current placement may be
 // priced from, whether or not their prices still hold. It counts in the summary what it
 // leaves out: offers of GPU models the catalog lacks, offers without GPUs or a positive
 // price, offers whose price no longer holds, and reserved and term prices unless
 // Options.AllowCommitments.
-func (m *market) classifyOffers(offers []schema.Offer, fresh []bool, o *Options, need map[currentKey]bool) (map[classKey]*class, []*bucket) {
+func (m *market) classifyOffers(offers []schema.Offer, fresh *freshness, o *Options, need map[currentKey]bool) (map[classKey]*class, []*bucket) {
 	models := newModelLookup(need)
 	byKey := make(map[classKey]*class)
 	bucketOf := make([]*bucket, len(offers))
 	for i := range offers {
 		off := &offers[i]
+		holds := fresh.holds(off)
 		info := models.lookup(off.GPUModel)
 		switch {
 		case !info.ok:
@@ -145,7 +148,7 @@ func (m *market) classifyOffers(offers []schema.Offer, fresh []bool, o *Options,
 			m.keepForCurrent(off, info.model.Name, need)
 		}
 		switch {
-		case !fresh[i]:
+		case !holds:
 			m.summary.Stale++
 			m.noteExpired(off, info.model.Name)
 			continue
