@@ -123,11 +123,10 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 // classifyOffers finds the class and provider bucket of each offer that can be planned on,
 // and returns the classes by key and, per offer, its bucket (nil for the offers left out),
 // each bucket's size counted. It judges every offer's price with fresh, which notes it under
-// its provider. Before filing an offer it keeps the offers a current placement may be
-// priced from, whether or not their prices still hold. It counts in the summary what it
-// leaves out: offers of GPU models the catalog lacks, offers without GPUs or a positive
-// price, offers whose price no longer holds, and reserved and term prices unless
-// Options.AllowCommitments.
+// its provider, and keeps the offers a current placement may be priced from, whether or not
+// their prices still hold. It counts in the summary what it leaves out: offers of GPU models
+// the catalog lacks, offers without GPUs or a positive price, offers whose price no longer
+// holds, and reserved and term prices unless Options.AllowCommitments.
 func (m *market) classifyOffers(offers []schema.Offer, fresh *freshness, o *Options, need map[currentKey]bool) (map[classKey]*class, []*bucket) {
 	models := newModelLookup(need)
 	byKey := make(map[classKey]*class)
