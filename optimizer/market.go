@@ -278,7 +278,7 @@ func fileOffers(offers []schema.Offer, bucketOf []*bucket, considered int) {
 // Input.Offers.
 func newOfferRef(off *schema.Offer, inputIndex int) offerRef {
 	ref := offerRef{offer: off, priceMicros: microDollars(off.PriceUSDPerHour), idPrefix: prefixKey(off.OfferID), available: -1, continent: off.Continent(), inputIndex: inputIndex}
-	if ref.priceMicros >= 0 {
+	if ref.priceMicros >= 0 && ref.priceMicros <= 1<<53 {
 		ref.price = float64(ref.priceMicros) / 1e6 // both exact, so rounded once, as InexactFloat64 is
 	} else {
 		ref.price = off.PriceUSDPerHour.InexactFloat64()

@@ -79,3 +79,19 @@ func TestPrefixKeyOrdersAsStrings(t *testing.T) {
 		t.Errorf("prefixKey(%q) = %s, want 0x6162000000000000", "ab", got)
 	}
 }
+
+// TestOfferRefPriceIsInexactFloat64 checks that the float price an offer entry takes from
+// its micro-dollars is the one InexactFloat64 gives, so pruning compares the same numbers.
+func TestOfferRefPriceIsInexactFloat64(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 17))
+	for range 100_000 {
+		price := decimal.New(r.Int64N(1_000_000_000_000), -int32(r.IntN(7)))
+		if price.IsZero() {
+			continue
+		}
+		off := schema.Offer{PriceUSDPerHour: price}
+		if got, want := newOfferRef(&off, 0).price, price.InexactFloat64(); got != want {
+			t.Fatalf("price %s: entry has %v, InexactFloat64 %v", price, got, want)
+		}
+	}
+}
