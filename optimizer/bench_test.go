@@ -93,32 +93,31 @@ var planSizes = []struct{ workloads, offers int }{
 }
 
 // BenchmarkPlan plans workloads × offers end to end (index build included) and reports
-// ms/plan, and cpu-ms/plan, the CPU time of the whole process (the collector's included), which
-// other benchmarks running beside move much less than the wall clock. The targets on a 2-core machine: 1,000 workloads × 100,000 offers under 250 ms,
-// × 1,000,000 offers under 1 s, growing about ×10 with the offers (linear). A size whose
-// tenth of the offers was measured just before in the same run also reports
-// growth-per-10x-offers, its ms/plan over that one's (10 is linear).
+// ms/plan and cpu-ms/plan, the CPU time of the whole process (the collector's included),
+// which other benchmarks running beside move much less than the wall clock. The targets on a
+// 2-core machine: 1,000 workloads × 100,000 offers under 250 ms, × 1,000,000 offers under 1 s,
+// growing at most about ×10 with the offers (linear). A size whose tenth of the offers was
+// measured just before in the same run also reports growth-per-10x-offers, its cpu-ms/plan
+// over that one's.
 //
 //	go test ./optimizer -run '^$' -bench BenchmarkPlan -benchmem
 func BenchmarkPlan(b *testing.B) {
-	msPerPlan := map[[2]int]float64{}
+	cpuMsPerPlan := map[[2]int]float64{}
 	for _, size := range planSizes {
 		b.Run(fmt.Sprintf("workloads=%d/offers=%d", size.workloads, size.offers), func(b *testing.B) {
 			in := cachedBenchInput(size.workloads, size.offers)
 			opts := optimizer.DefaultOptions()
 			b.ReportAllocs()
-			cpu := processCPU(b)
+			cpuStart := processCPU(b)
 			for b.Loop() {
 				if _, err := optimizer.Optimize(in, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, processCPU(b)-cpu, "cpu-ms/plan")
-			ms := float64(b.Elapsed().Microseconds()) / 1000 / float64(b.N)
-			b.ReportMetric(ms, "ms/plan")
-			msPerPlan[[2]int{size.workloads, size.offers}] = ms
-			if tenth, ok := msPerPlan[[2]int{size.workloads, size.offers / 10}]; ok {
-				b.ReportMetric(ms/tenth, "growth-per-10x-offers")
+			cpuMs := reportTimes(b, cpuStart, "ms/plan")
+			cpuMsPerPlan[[2]int{size.workloads, size.offers}] = cpuMs
+			if tenth, ok := cpuMsPerPlan[[2]int{size.workloads, size.offers / 10}]; ok {
+				b.ReportMetric(cpuMs/tenth, "growth-per-10x-offers")
 			}
 		})
 	}
@@ -130,27 +129,35 @@ func BenchmarkPlan(b *testing.B) {
 //
 //	go test ./optimizer -run '^$' -bench BenchmarkIndexMarket -benchmem
 func BenchmarkIndexMarket(b *testing.B) {
-	msPerIndex := map[int]float64{}
+	cpuMsPerIndex := map[int]float64{}
 	for _, offers := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("offers=%d", offers), func(b *testing.B) {
 			in := cachedBenchInput(1000, offers)
 			opts := optimizer.DefaultOptions()
 			b.ReportAllocs()
-			cpu := processCPU(b)
+			cpuStart := processCPU(b)
 			for b.Loop() {
 				if optimizer.IndexMarket(in, opts) == 0 {
 					b.Fatal("no class indexed")
 				}
 			}
-			reportCPU(b, processCPU(b)-cpu, "cpu-ms/index")
-			ms := float64(b.Elapsed().Microseconds()) / 1000 / float64(b.N)
-			b.ReportMetric(ms, "ms/index")
-			msPerIndex[offers] = ms
-			if tenth, ok := msPerIndex[offers/10]; ok {
-				b.ReportMetric(ms/tenth, "growth-per-10x-offers")
+			cpuMs := reportTimes(b, cpuStart, "ms/index")
+			cpuMsPerIndex[offers] = cpuMs
+			if tenth, ok := cpuMsPerIndex[offers/10]; ok {
+				b.ReportMetric(cpuMs/tenth, "growth-per-10x-offers")
 			}
 		})
 	}
+}
+
+// reportTimes reports the wall and CPU milliseconds per iteration of b's loop, as unit and
+// cpu-unit (the process's CPU time since cpuStart), and returns the CPU figure.
+func reportTimes(b *testing.B, cpuStart time.Duration, unit string) float64 {
+	n := float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/n, unit)
+	cpuMs := float64((processCPU(b) - cpuStart).Microseconds()) / 1000 / n
+	b.ReportMetric(cpuMs, "cpu-"+unit)
+	return cpuMs
 }
 
 // processCPU is the CPU time, user and system, the test process has used so far.
@@ -160,9 +167,4 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU reports cpu, the CPU time used by b.N iterations, in milliseconds per iteration.
-func reportCPU(b *testing.B, cpu time.Duration, unit string) {
-	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), unit)
 }
