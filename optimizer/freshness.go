@@ -21,42 +21,55 @@ type providerState struct {
 	fresh     bool      // some offer's price holds now
 }
 
-// judgeFreshness reports, per offer, whether its price holds now (its ValidUntil, else
-// Options.MaxOfferAgeHours after it was observed). It records every provider seen and
-// excludes, with the reason, each provider none of whose prices holds.
-func (m *market) judgeFreshness(offers []schema.Offer, now time.Time) []bool {
-	// Providers, interned: one map lookup per offer.
-	var states []providerState
-	stateOf := make(map[string]int)
-	fresh := make([]bool, len(offers))
-	for i := range offers {
-		off := &offers[i]
-		si, ok := stateOf[off.Provider]
-		if !ok {
-			si = len(states)
-			stateOf[off.Provider] = si
-			states = append(states, providerState{})
-			m.providers[off.Provider] = true
-		}
-		st := &states[si]
-		if off.ObservedAt.After(st.newest) {
-			st.newest = off.ObservedAt
-		}
-		if off.ValidUntil != nil && off.ValidUntil.After(st.validTill) {
-			st.validTill = *off.ValidUntil
-		}
-		fresh[i] = off.Holds(now, m.maxAge)
-		st.fresh = st.fresh || fresh[i]
+// freshness judges, offer by offer, whether a price holds now (its ValidUntil, else
+// Options.MaxOfferAgeHours after it was observed), and keeps per provider what its offers say
+// of how fresh its prices are.
+type freshness struct {
+	now     time.Time
+	maxAge  time.Duration
+	states  []providerState
+	stateOf map[string]int // provider → index in states: providers interned, one lookup per offer
+}
+
+// newFreshness starts judging prices at now, a price without an end holding for maxAge.
+func newFreshness(now time.Time, maxAge time.Duration) *freshness {
+	return &freshness{now: now, maxAge: maxAge, stateOf: make(map[string]int)}
+}
+
+// holds reports whether the offer's price holds now, and notes it under its provider.
+func (f *freshness) holds(off *schema.Offer) bool {
+	si, ok := f.stateOf[off.Provider]
+	if !ok {
+		si = len(f.states)
+		f.stateOf[off.Provider] = si
+		f.states = append(f.states, providerState{})
+	}
+	st := &f.states[si]
+	if off.ObservedAt.After(st.newest) {
+		st.newest = off.ObservedAt
+	}
+	if off.ValidUntil != nil && off.ValidUntil.After(st.validTill) {
+		st.validTill = *off.ValidUntil
+	}
+	fresh := off.Holds(f.now, f.maxAge)
+	st.fresh = st.fresh || fresh
+	return fresh
+}
+
+// excludeStale records every provider f has seen and excludes, with the reason, each
+// provider none of whose prices holds.
+func (m *market) excludeStale(f *freshness) {
+	for name := range f.stateOf {
+		m.providers[name] = true
 	}
 	for _, name := range sortedKeys(m.providers) {
-		st := &states[stateOf[name]]
+		st := &f.states[f.stateOf[name]]
 		if st.fresh {
 			continue
 		}
 		m.staleProviders[name] = true
-		m.excluded = append(m.excluded, excludeProvider(name, st, now, m.maxAge))
+		m.excluded = append(m.excluded, excludeProvider(name, st, f.now, f.maxAge))
 	}
-	return fresh
 }
 
 // excludeProvider says why a provider none of whose prices holds is left out: its offers

@@ -18,6 +18,7 @@ type offerRef struct {
 	offer       *schema.Offer
 	price       float64 // PriceUSDPerHour, for pruning only
 	priceMicros int64   // PriceUSDPerHour in micro-dollars, exact; -1 when it has more decimals
+	idPrefix    uint64  // the first 8 bytes of OfferID: ordered as the ids are, where they differ
 	available   int64   // AvailableCount, -1 when unknown
 	continent   string  // Offer.Continent(): "" when the provider publishes no location
 	inputIndex  int     // position in Input.Offers: the last tie-break
@@ -27,6 +28,7 @@ type offerRef struct {
 type bucket struct {
 	provider string
 	offers   []offerRef
+	size     int // offers filed in it, counted before they are copied in
 }
 
 // class groups offers that any workload judges alike: same GPU model and VRAM, GPUs per
@@ -41,7 +43,7 @@ type class struct {
 	priceType    schema.PriceType
 	modelIndex   int // index in market.models
 	order        int // position in the deterministic class order
-	buckets      []bucket
+	buckets      []*bucket
 	minPrice     float64
 }
 
@@ -61,7 +63,21 @@ type currentKey struct {
 	priceType       schema.PriceType
 }
 
-// market is the offer index Optimize builds once per plan.
+// market is the offer index Optimize builds once per plan, in time linear in the offers but
+// for each bucket's sort. Every offer that can be planned on is filed under its class (what
+// any workload judges alike, classKey) and, within the class, in its provider's bucket,
+// cheapest first: the planner evaluates a workload once per class and walks a bucket's
+// offers only until they cost more than the candidates it keeps, so it seldom reads past a
+// bucket's head.
+//
+// buildMarket makes it in two passes over the offers: the first judges whether each price
+// holds, finds each offer's class and bucket and counts the bucket's offers
+// (classifyOffers); the second copies each offer, unpacked into an offerRef, into its bucket,
+// every bucket a slice of one array of the considered offers, so that no offer costs an
+// allocation (fileOffers). Each bucket is then sorted on integers, the price in
+// micro-dollars and the offer id's first 8 bytes, its strings compared only between offers
+// that tie on both (sortOffers); the classes, some hundreds, and their buckets, a handful
+// each, are sorted by their keys.
 type market struct {
 	classes    []*class     // deterministic order (class.order)
 	visitOrder []*class     // cheapest per GPU first: fills the top-k early so pruning bites
@@ -95,23 +111,29 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 		maxAge:         time.Duration(o.MaxOfferAgeHours * float64(time.Hour)),
 	}
 	m.summary.Offers = len(offers)
-	fresh := m.judgeFreshness(offers, now)
-	byKey := m.indexOffers(offers, fresh, o, need)
+	fresh := newFreshness(now, m.maxAge)
+	byKey, bucketOf := m.classifyOffers(offers, fresh, o, need)
+	m.excludeStale(fresh)
+	fileOffers(offers, bucketOf, m.summary.Considered)
 	m.listModels(byKey)
 	m.orderClasses(byKey)
 	return m
 }
 
-// indexOffers files each offer that can be planned on under its class, and returns the
-// classes by key. Before that it keeps the offers a current placement may be priced from,
-// whether or not their prices still hold. It counts in the summary what it leaves out:
-// offers of GPU models the catalog lacks, offers without GPUs or a positive price, offers
-// whose price no longer holds, and reserved and term prices unless Options.AllowCommitments.
-func (m *market) indexOffers(offers []schema.Offer, fresh []bool, o *Options, need map[currentKey]bool) map[classKey]*class {
+// classifyOffers finds the class and provider bucket of each offer that can be planned on,
+// and returns the classes by key and, per offer, its bucket (nil for the offers left out),
+// each bucket's size counted. It judges every offer's price with fresh, which notes it under
+// its provider, and keeps the offers a current placement may be priced from, whether or not
+// their prices still hold. It counts in the summary what it leaves out: offers of GPU models
+// the catalog lacks, offers without GPUs or a positive price, offers whose price no longer
+// holds, and reserved and term prices unless Options.AllowCommitments.
+func (m *market) classifyOffers(offers []schema.Offer, fresh *freshness, o *Options, need map[currentKey]bool) (map[classKey]*class, []*bucket) {
 	models := newModelLookup(need)
 	byKey := make(map[classKey]*class)
+	bucketOf := make([]*bucket, len(offers))
 	for i := range offers {
 		off := &offers[i]
+		holds := fresh.holds(off)
 		info := models.lookup(off.GPUModel)
 		switch {
 		case !info.ok:
@@ -125,7 +147,7 @@ func (m *market) indexOffers(offers []schema.Offer, fresh []bool, o *Options, ne
 			m.keepForCurrent(off, info.model.Name, need)
 		}
 		switch {
-		case !fresh[i]:
+		case !holds:
 			m.summary.Stale++
 			m.noteExpired(off, info.model.Name)
 			continue
@@ -134,9 +156,11 @@ func (m *market) indexOffers(offers []schema.Offer, fresh []bool, o *Options, ne
 			continue
 		}
 		m.summary.Considered++
-		addToClass(byKey, off, i, info)
+		b := classFor(byKey, off, info).bucketFor(off.Provider)
+		b.size++
+		bucketOf[i] = b
 	}
-	return byKey
+	return byKey, bucketOf
 }
 
 // keepForCurrent keeps an offer of the canonical GPU model named model for pricing the
@@ -196,16 +220,6 @@ func (l *modelLookup) lookup(spelling string) *modelInfo {
 	return info
 }
 
-// addToClass files an offer, the inputIndex-th of Input.Offers, in its provider's bucket of
-// its class.
-func addToClass(byKey map[classKey]*class, off *schema.Offer, inputIndex int, info *modelInfo) {
-	c := classFor(byKey, off, info)
-	b := c.bucketFor(off.Provider)
-	ref := newOfferRef(off, inputIndex)
-	b.offers = append(b.offers, ref)
-	c.minPrice = min(c.minPrice, ref.price)
-}
-
 // classFor returns the class of an offer, made on first sight. An offer that gives no VRAM
 // has its catalog model's; one that names no interconnect has an unknown one.
 func classFor(byKey map[classKey]*class, off *schema.Offer, info *modelInfo) *class {
@@ -233,19 +247,42 @@ func classFor(byKey map[classKey]*class, off *schema.Offer, info *modelInfo) *cl
 
 // bucketFor returns the bucket of a provider's offers in class c, made on first sight.
 func (c *class) bucketFor(provider string) *bucket {
-	for j := range c.buckets { // a handful of providers: a scan beats a map
-		if c.buckets[j].provider == provider {
-			return &c.buckets[j]
+	for _, b := range c.buckets { // a handful of providers: a scan beats a map
+		if b.provider == provider {
+			return b
 		}
 	}
-	c.buckets = append(c.buckets, bucket{provider: provider})
-	return &c.buckets[len(c.buckets)-1]
+	b := &bucket{provider: provider}
+	c.buckets = append(c.buckets, b)
+	return b
+}
+
+// fileOffers copies every offer that has a bucket (bucketOf, per offer; nil for the offers
+// left out) into it. The considered offers' entries are one array, each bucket's offers a
+// slice of it sized in advance: no offer costs an allocation.
+func fileOffers(offers []schema.Offer, bucketOf []*bucket, considered int) {
+	all := make([]offerRef, considered)
+	for _, b := range bucketOf {
+		if b != nil && b.offers == nil {
+			b.offers, all = all[:0:b.size], all[b.size:]
+		}
+	}
+	for i, b := range bucketOf {
+		if b != nil {
+			b.offers = append(b.offers, newOfferRef(&offers[i], i))
+		}
+	}
 }
 
 // newOfferRef unpacks what the planner's inner loop reads of an offer, the inputIndex-th of
 // Input.Offers.
 func newOfferRef(off *schema.Offer, inputIndex int) offerRef {
-	ref := offerRef{offer: off, price: off.PriceUSDPerHour.InexactFloat64(), priceMicros: microDollars(off.PriceUSDPerHour), available: -1, continent: off.Continent(), inputIndex: inputIndex}
+	ref := offerRef{offer: off, priceMicros: microDollars(off.PriceUSDPerHour), idPrefix: prefixKey(off.OfferID), available: -1, continent: off.Continent(), inputIndex: inputIndex}
+	if ref.priceMicros >= 0 && ref.priceMicros <= 1<<53 {
+		ref.price = float64(ref.priceMicros) / 1e6 // both exact, so rounded once, as InexactFloat64 is
+	} else {
+		ref.price = off.PriceUSDPerHour.InexactFloat64()
+	}
 	if off.AvailableCount != nil {
 		ref.available = int64(*off.AvailableCount)
 	}
@@ -272,14 +309,17 @@ func (m *market) listModels(byKey map[classKey]*class) {
 }
 
 // orderClasses lists the classes in their deterministic order (compareClasses), each one's
-// buckets by provider and every bucket's offers cheapest first (compareOfferRefs); and, for
-// the planner, the same classes cheapest per GPU first: the kept candidates fill early, so
-// pruning bites.
+// buckets by provider and every bucket's offers cheapest first (sortOffers), noting each
+// class's lowest price; and, for the planner, the same classes cheapest per GPU first: the
+// kept candidates fill early, so pruning bites.
 func (m *market) orderClasses(byKey map[classKey]*class) {
 	for _, c := range byKey {
-		slices.SortFunc(c.buckets, func(a, b bucket) int { return strings.Compare(a.provider, b.provider) })
-		for bi := range c.buckets {
-			slices.SortFunc(c.buckets[bi].offers, compareOfferRefs)
+		slices.SortFunc(c.buckets, func(a, b *bucket) int { return strings.Compare(a.provider, b.provider) })
+		for _, b := range c.buckets {
+			sortOffers(b.offers)
+			for _, ref := range b.offers {
+				c.minPrice = min(c.minPrice, ref.price)
+			}
 		}
 		m.classes = append(m.classes, c)
 	}
@@ -347,6 +387,39 @@ func microDollars(d decimal.Decimal) int64 {
 		c *= 10
 	}
 	return c
+}
+
+// sortOffers sorts one bucket's offers in the order of compareOfferRefs. All are of one
+// provider, so that order is by price and then offer id first; when every price is a whole
+// number of micro-dollars it compares integers first, the prices in micro-dollars and the
+// offer ids' first 8 bytes, and the whole comparison only between offers that tie on both.
+func sortOffers(offers []offerRef) {
+	if slices.ContainsFunc(offers, func(ref offerRef) bool { return ref.priceMicros < 0 }) {
+		slices.SortFunc(offers, compareOfferRefs)
+		return
+	}
+	slices.SortFunc(offers, func(a, b offerRef) int {
+		if a.priceMicros != b.priceMicros {
+			return cmp.Compare(a.priceMicros, b.priceMicros)
+		}
+		if a.idPrefix != b.idPrefix {
+			return cmp.Compare(a.idPrefix, b.idPrefix)
+		}
+		return compareOfferRefs(a, b)
+	})
+}
+
+// prefixKey packs the first 8 bytes of s big-endian, zero-padded, into an integer: when two
+// strings' keys differ, they compare as the strings do.
+func prefixKey(s string) uint64 {
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(s) {
+			k |= uint64(s[i])
+		}
+	}
+	return k
 }
 
 // compareOfferRefs orders offers by price, then by the stable key.

@@ -152,7 +152,7 @@ func (p *planner) searchClass(w *Workload, variants []variant, pol *policy, c *c
 		return
 	}
 	for bi := range c.buckets {
-		b := &c.buckets[bi]
+		b := c.buckets[bi]
 		if !providerAllowed(w, b.provider) {
 			if !ms.feasible {
 				p.noteReject(ms, rejection{stage: stageProvider, class: c, variantIdx: bestVi, offer: b.offers[0].offer})
