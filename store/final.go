@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpucost/gpucost/schema"
 )
 
 // Final daily rows (offers_daily_final, migration 0012).
@@ -12,21 +15,31 @@ import (
 // A daily history merged the aggregate states of offers_daily (the t-digest of the median, the
 // uniq of the distinct offers) on every query, and that merge was most of its time. So once a
 // UTC day is over, its figures per row group (day × provider × GPU model × price type) are merged
-// once, with the same SQL History used to run, and stored as plain values with a version:
-// finalizeDays does it after every load that stored offers (completeRollups) and at the end of
-// every Migrate, for each completed day whose rows are missing or stale.
+// once, with the SQL History runs on the states (rollupFigures), and stored as plain values under
+// a version. History reads a day from its final rows when it has any, and from the states when
+// it has none (the current day, a day not finalized yet): each day from one of the two, once.
 //
-// The states stay the source of truth, and a final row stands for them only while it was made
-// from exactly what they hold now: its observations and summed equal countMerge(observations)
-// of offers_daily and of offers_daily_sums (finalCheck). Rollups only grow (observations are
-// never taken out of offers), so a row group that received rows after its day was finalized (a
-// spooled batch of yesterday loaded today, an import, a crash repair) counts more there than in
-// its final row: History reads that row group from the states, and the next load or migrate
-// finalizes the day again under a higher version. Readers take a row group's newest version by
-// argMax, which needs neither FINAL nor the ReplacingMergeTree's merges, and holds across the
-// shards of a cluster (where a row group's versions may lie on different shards). So a day is
-// read exactly once, from its final row or from its states, whatever the state of the
-// finalization.
+// A day is finalized by one INSERT … SELECT of all its row groups, which ClickHouse writes as
+// one part (the table is not partitioned; on a cluster a day's rows go to one shard): a day has
+// all its final rows of a version or none. Finalized again, a day gets a higher version, and
+// readers take each row group's newest version by argMax, which needs neither FINAL nor the
+// ReplacingMergeTree's merges: the old version counts until the new one is there, whole.
+//
+// Who finalizes what:
+//   - every load that stored offers (completeRollups, after the rollups are complete): the
+//     completed days it brought offers to (late rows: a spooled batch of yesterday loaded today,
+//     an import; a load cut off before this step is completed by the next load of its batch),
+//     and the completed days after the newest finalized day (the day that just ended);
+//   - every Migrate: each completed day that has a row group whose newest final row does not
+//     count the observations offers_daily and offers_daily_sums hold (finalCheck): the back-fill
+//     of the days stored before migration 0012, and days that got rows from inserts into offers
+//     outside gpucost's loads, which a load does not see.
+// So a late row that a load brings is in the daily history once that load has finished, as every
+// row of a load is; one inserted by hand, from the next migrate on.
+//
+// The crash repair of the rollups (rollups.go) holds for the states as before; the final rows
+// need none of their own: they are derived, and a repaired day is finalized again by the load
+// that repaired it.
 
 // finalizeChunkDays is how many days one INSERT … SELECT finalizes: a back-fill of years goes
 // in steps of bounded memory.
@@ -39,7 +52,8 @@ func (s *Store) rollupFigures(bucket, where string) string {
 	// A bucket without sums gets 0 for them from the join, or NULL where the server's profile
 	// sets join_use_nulls: ifNull makes that 0 too.
 	return `SELECT bucket, provider, gpu_model, price_type, min_usd, max_usd, median_usd, observed, offers,
-			ifNull(sum_usd, toDecimal128(0, 6)) AS exact_sum, ifNull(summed, toUInt64(0)) AS exact_summed, avg_usd
+			ifNull(sum_usd, toDecimal128(0, 6)) AS exact_sum, ifNull(summed, toUInt64(0)) AS exact_summed,
+			toFloat64(avg_usd) AS engine_avg
 		FROM (
 			SELECT ` + bucket + ` AS bucket, provider, gpu_model, price_type,
 				minMerge(min_price) AS min_usd, maxMerge(max_price) AS max_usd,
@@ -57,20 +71,73 @@ func (s *Store) rollupFigures(bucket, where string) string {
 		) AS sums USING (bucket, provider, gpu_model, price_type)`
 }
 
-// finalCheck is the SELECT, per row group of offers_daily within where, of the newest final row
-// (zeros where there is none) and final_ok: 1 where that row was made from exactly the
-// observations both rollups hold now. where filters the three tables (its arguments are needed
-// three times). final_version is the group's highest version, 0 without one.
+// finalizeLoad finalizes, after a load of offers, the completed days among the offers' days and
+// the completed days after the newest finalized day.
+func (s *Store) finalizeLoad(ctx context.Context, offers []schema.Offer) error {
+	today := s.now().UTC().Truncate(24 * time.Hour)
+	newest, version, err := s.newestFinal(ctx)
+	if err != nil {
+		return err
+	}
+	var days []uint32
+	for _, o := range offers {
+		if at := o.ObservedAt.UTC(); at.Before(today) {
+			days = append(days, yyyymmdd(at))
+		}
+	}
+	if after := newest.AddDate(0, 0, 1); after.Before(today) {
+		ended, err := s.rollupDays(ctx, after, today)
+		if err != nil {
+			return err
+		}
+		days = append(days, ended...)
+	}
+	slices.Sort(days)
+	return s.finalize(ctx, slices.Compact(days), version)
+}
+
+// newestFinal returns the newest finalized day (the Unix epoch without one) and the version to
+// finalize under now: above every version of the table, whatever the clocks of the hosts that
+// wrote them.
+func (s *Store) newestFinal(ctx context.Context) (time.Time, uint64, error) {
+	var day time.Time
+	var top uint64
+	if err := s.conn.QueryRow(s.ctx(ctx), `SELECT max(day), max(version) FROM `+s.table("offers_daily_final")).Scan(&day, &top); err != nil {
+		return time.Time{}, 0, s.queryError("reading the newest final day", err)
+	}
+	return day.UTC(), max(uint64(time.Now().UnixNano()), top+1), nil
+}
+
+// rollupDays returns the days in [from, to) that offers_daily holds, as toYYYYMMDD.
+func (s *Store) rollupDays(ctx context.Context, from, to time.Time) ([]uint32, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), `SELECT DISTINCT toYYYYMMDD(day) FROM `+s.table("offers_daily")+`
+		WHERE day >= toDate(?) AND day < toDate(?)`, from, to)
+	if err != nil {
+		return nil, s.queryError("reading the days of offers_daily", err)
+	}
+	defer rows.Close()
+	var days []uint32
+	for rows.Next() {
+		var d uint32
+		if err := rows.Scan(&d); err != nil {
+			return nil, fmt.Errorf("reading the days of offers_daily: %w", err)
+		}
+		days = append(days, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError("reading the days of offers_daily", err)
+	}
+	return days, nil
+}
+
+// finalCheck is the SELECT, per row group of offers_daily within where, of final_ok: 1 where the
+// group's newest final row counts the observations both rollups hold now. where filters the
+// three tables (its arguments are needed three times).
 func (s *Store) finalCheck(where string) string {
 	// 18.16 joins two tables per SELECT: the rollups' counts are joined first, the final rows to
 	// them. ifNull covers the profiles that set join_use_nulls.
 	return `SELECT day, provider, gpu_model, price_type,
-			ifNull(f_min, toDecimal64(0, 6)) AS min_usd, ifNull(f_max, toDecimal64(0, 6)) AS max_usd,
-			ifNull(f_median, toFloat64(0)) AS median_usd, ifNull(f_observed, toUInt64(0)) AS final_observed,
-			ifNull(f_offers, toUInt64(0)) AS final_offers, ifNull(f_sum, toDecimal128(0, 6)) AS exact_sum,
-			ifNull(f_summed, toUInt64(0)) AS exact_summed, ifNull(f_avg, toFloat64(0)) AS avg_usd,
-			ifNull(f_top, toUInt64(0)) AS final_version,
-			ifNull(f_observed = observed AND f_summed = summed_now, 0) AS final_ok
+			ifNull(final_observed = observed AND final_summed = summed_now, 0) AS final_ok
 		FROM (
 			SELECT day, provider, gpu_model, price_type, observed, ifNull(summed, toUInt64(0)) AS summed_now
 			FROM (
@@ -86,81 +153,78 @@ func (s *Store) finalCheck(where string) string {
 			) AS sums USING (day, provider, gpu_model, price_type)
 		) AS held ANY LEFT JOIN (
 			SELECT day, provider, gpu_model, price_type,
-				argMax(min_price, version) AS f_min, argMax(max_price, version) AS f_max,
-				argMax(median_price, version) AS f_median, argMax(observations, version) AS f_observed,
-				argMax(distinct_offers, version) AS f_offers, argMax(sum_price, version) AS f_sum,
-				argMax(summed, version) AS f_summed, argMax(avg_price, version) AS f_avg,
-				max(version) AS f_top
+				argMax(observations, version) AS final_observed, argMax(summed, version) AS final_summed
 			FROM ` + s.table("offers_daily_final") + `
 			` + where + `
 			GROUP BY day, provider, gpu_model, price_type
 		) AS finalized USING (day, provider, gpu_model, price_type)`
 }
 
-// finalizeDays writes the final rows of every completed day (before the current UTC day of the
-// store's clock) that has a row group without a final row made from what the rollups hold now,
-// and returns how many days it wrote.
-func (s *Store) finalizeDays(ctx context.Context) (int, error) {
+// finalizeStale finalizes every completed day that has a row group without a final row counting
+// what the rollups hold (finalCheck), and returns how many days it finalized.
+func (s *Store) finalizeStale(ctx context.Context) (int, error) {
 	today := s.now().UTC().Truncate(24 * time.Hour)
-	what := "finalizing the daily rollup of completed days"
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT toYYYYMMDD(day) AS d, max(final_version)
+	what := "checking the final rows of the daily rollup"
+	rows, err := s.conn.Query(s.ctx(ctx), `SELECT DISTINCT toYYYYMMDD(day) AS d
 		FROM (`+s.finalCheck("WHERE day < toDate(?)")+`)
 		WHERE final_ok = 0
-		GROUP BY d
 		ORDER BY d`, today, today, today)
 	if err != nil {
 		return 0, s.queryError(what, err)
 	}
 	var days []uint32
-	var top uint64 // the highest version of those days' final rows
 	for rows.Next() {
 		var d uint32
-		var v uint64
-		if err := rows.Scan(&d, &v); err != nil {
+		if err := rows.Scan(&d); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("%s: %w", what, err)
 		}
 		days = append(days, d)
-		top = max(top, v)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, s.queryError(what, err)
 	}
-	// A new version is above every version the days have, whatever the clocks of the hosts
-	// that wrote them.
-	version := max(uint64(time.Now().UnixNano()), top+1)
-	for from := 0; from < len(days); from += finalizeChunkDays {
-		chunk := days[from:min(from+finalizeChunkDays, len(days))]
-		if err := s.finalize(ctx, chunk, version); err != nil {
-			return from, err
-		}
+	_, version, err := s.newestFinal(ctx)
+	if err != nil {
+		return 0, err
 	}
-	if len(days) > 0 {
-		s.logger.Info("Finalized the daily rollup of completed days", "days", len(days), "first", days[0], "last", days[len(days)-1])
+	if err := s.finalize(ctx, days, version); err != nil {
+		return 0, err
 	}
 	return len(days), nil
 }
 
-// finalize writes the final rows of the given days (toYYYYMMDD, ascending) under version.
+// finalize writes the final rows of the given days (toYYYYMMDD, ascending) under version, one
+// INSERT … SELECT per chunk of days.
 func (s *Store) finalize(ctx context.Context, days []uint32, version uint64) error {
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(days)), ", ")
-	where := "WHERE day >= toDate(?) AND day <= toDate(?) AND toYYYYMMDD(day) IN (" + marks + ")"
-	args := []any{dayOf(days[0]), dayOf(days[len(days)-1])}
-	for _, d := range days {
-		args = append(args, d)
-	}
-	q := `INSERT INTO ` + s.table("offers_daily_final") + ` (day, provider, gpu_model, price_type, min_price, max_price,
-			median_price, observations, distinct_offers, sum_price, summed, avg_price, version)
-		SELECT bucket, provider, gpu_model, price_type, min_usd, max_usd, median_usd, observed, offers,
-			exact_sum, exact_summed, toFloat64(avg_usd), toUInt64(?)
-		FROM (` + s.rollupFigures("day", where) + `)`
-	all := append([]any{version}, args...)
-	all = append(all, args...)
-	if err := s.conn.Exec(s.ctx(ctx), q, all...); err != nil {
-		return s.queryError(fmt.Sprintf("finalizing the daily rollup of %d to %d", days[0], days[len(days)-1]), err)
+	for len(days) > 0 {
+		chunk := days[:min(finalizeChunkDays, len(days))]
+		days = days[len(chunk):]
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")
+		where := "WHERE day >= toDate(?) AND day <= toDate(?) AND toYYYYMMDD(day) IN (" + marks + ")"
+		args := []any{dayOf(chunk[0]), dayOf(chunk[len(chunk)-1])}
+		for _, d := range chunk {
+			args = append(args, d)
+		}
+		q := `INSERT INTO ` + s.table("offers_daily_final") + ` (day, provider, gpu_model, price_type, min_price, max_price,
+				median_price, observations, distinct_offers, sum_price, summed, avg_price, version)
+			SELECT bucket, provider, gpu_model, price_type, min_usd, max_usd, median_usd, observed, offers,
+				exact_sum, exact_summed, engine_avg, toUInt64(?)
+			FROM (` + s.rollupFigures("day", where) + `)`
+		all := append(append([]any{version}, args...), args...)
+		if err := s.conn.Exec(s.ctx(ctx), q, all...); err != nil {
+			return s.queryError(fmt.Sprintf("finalizing the daily rollup of %d to %d", chunk[0], chunk[len(chunk)-1]), err)
+		}
+		s.logger.Debug("Finalized the daily rollup", "days", len(chunk), "first", chunk[0], "last", chunk[len(chunk)-1])
 	}
 	return nil
+}
+
+// yyyymmdd is toYYYYMMDD of t's UTC day.
+func yyyymmdd(t time.Time) uint32 {
+	t = t.UTC()
+	return uint32(t.Year()*10000 + int(t.Month())*100 + t.Day())
 }
 
 // dayOf is the UTC midnight of a toYYYYMMDD day.

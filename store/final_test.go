@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,9 +15,8 @@ import (
 )
 
 // The final daily rows (offers_daily_final): written for completed days by the loads and by
-// migrate, taken by History only while they were made from what the rollups hold, so a day is
-// read once, from its final rows or from its states, and a history equals the hand computation
-// whatever the state of the finalization.
+// migrate, read by History for the days that have them, the states for the others, so a day is
+// read once and a history equals the hand computation of what the loads stored.
 
 // clockStore is a store on a new database whose clock the test sets.
 type clockStore struct {
@@ -83,28 +83,29 @@ func finalObservations(t *testing.T, s *store.Store) map[string]uint64 {
 	return out
 }
 
-// checkHistory compares History of the H100 over [from, to) with the hand computation from
-// the offers stored, by day and by week.
-func checkHistory(t *testing.T, s *store.Store, stored []schema.Offer, from, to time.Time) {
+// checkHistory compares History of the H100 over [from, to) with the hand computation: by day
+// from the offers of days, by week (always from the states) from the offers of weeks.
+func checkHistory(t *testing.T, s *store.Store, days, weeks []schema.Offer, from, to time.Time) {
 	t.Helper()
-	hand := &storetest.History{Offers: stored}
-	for _, interval := range []schema.Interval{schema.Day, schema.Week} {
+	for interval, stored := range map[schema.Interval][]schema.Offer{schema.Day: days, schema.Week: weeks} {
 		got, err := s.History(context.Background(), schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}}, From: from, To: to, Interval: interval})
 		if err != nil {
 			t.Fatal(err)
 		}
+		hand := &storetest.History{Offers: stored}
 		storetest.HistoryMatches(t, hand.HandHistory("H100-SXM-80GB", nil, interval, from, to), got)
 	}
 }
 
 // TestFinalizedDayTakesLateRowsOnce loads three days of runs with the clock on the third, then
-// rows that arrive late for finalized days, the way a load and an insert outside gpucost's loads
-// bring them: the history equals the hand computation at every step (no day counted twice or
-// missing), and the final rows follow: written for the completed days only, stale while late
-// rows are not finalized, written again by the next load or migrate.
+// rows that arrive late for finalized days, by a load and by an insert outside gpucost's loads,
+// and the next day's first load: the final rows are written for the completed days only, again
+// for a day a load brings rows to, and by migrate for a day that got rows outside the loads; the
+// history equals the hand computation of what it has finalized plus the current day, with no
+// day counted twice or missing, at every step.
 func TestFinalizedDayTakesLateRowsOnce(t *testing.T) {
-	day1 := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC) // a Monday
-	day2, day3, day4 := day1.AddDate(0, 0, 1), day1.AddDate(0, 0, 2), day1.AddDate(0, 0, 3)
+	day0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	day1, day2, day3, day4 := day0.AddDate(0, 0, 1), day0.AddDate(0, 0, 2), day0.AddDate(0, 0, 3), day0.AddDate(0, 0, 4)
 	s := openClockStore(t, day3.Add(10*time.Hour))
 	ctx := context.Background()
 	if _, err := s.Migrate(ctx); err != nil {
@@ -118,48 +119,61 @@ func TestFinalizedDayTakesLateRowsOnce(t *testing.T) {
 		}
 		stored = append(stored, b.Offers...)
 	}
+	final := func(want map[string]uint64) {
+		t.Helper()
+		if diff := cmp.Diff(want, finalObservations(t, s.Store)); diff != "" {
+			t.Errorf("final rows (-want +got):\n%s", diff)
+		}
+	}
 	load(finalBatch("run-1a", day1.Add(6*time.Hour), "2.00", "2.10", "2.45"))
 	load(finalBatch("run-1b", day1.Add(18*time.Hour), "2.20", "1.90"))
 	load(finalBatch("run-2a", day2.Add(6*time.Hour), "2.30"))
 	load(finalBatch("run-3a", day3.Add(6*time.Hour), "2.50", "2.60"))
-	from, to := day1, day4
-	want := map[string]uint64{"2026-11-02": 5 + 2*2, "2026-11-03": 1 + 2} // H100 on demand, spot, A100
-	if diff := cmp.Diff(want, finalObservations(t, s.Store)); diff != "" {
-		t.Errorf("final rows after the loads (-want +got):\n%s", diff)
-	}
-	checkHistory(t, s.Store, stored, from, to)
+	// Each run adds its H100 offers on demand, a spot offer and an A100 offer.
+	want := map[string]uint64{"2026-11-02": 5 + 4, "2026-11-03": 3}
+	final(want)
+	checkHistory(t, s.Store, stored, stored, day1, day4)
 
-	// Rows of day 1 inserted outside a load: its final rows are stale until the next load or
-	// migrate, and the history takes them from the states meanwhile.
+	// Rows inserted outside a load: into finalized day 1, which keeps its final rows until the
+	// next migrate, and into day 0, which has none and is read from the states.
 	late := finalBatch("run-1-late", day1.Add(23*time.Hour), "1.50", "3.00")
-	if err := s.InsertOffers(ctx, late.Run.RunID, late.Offers); err != nil {
+	early := finalBatch("run-0", day0.Add(12*time.Hour), "2.80")
+	for _, b := range []schema.Batch{late, early} {
+		if err := s.InsertOffers(ctx, b.Run.RunID, b.Offers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	final(want)
+	stored = append(stored, early.Offers...)
+	withLate := append(slices.Clone(stored), late.Offers...) // the weeks' states have them
+	checkHistory(t, s.Store, stored, withLate, day0, day4)
+
+	// A spooled batch of day 2 loaded on day 3: the load finalizes day 2 again.
+	spooled := finalBatch("run-2-spooled", day2.Add(20*time.Hour), "2.05", "2.15", "2.25")
+	load(spooled)
+	withLate = append(withLate, spooled.Offers...)
+	want["2026-11-03"] = 3 + 5
+	final(want)
+	checkHistory(t, s.Store, stored, withLate, day0, day4)
+
+	// Migrate finalizes the days that got rows outside the loads.
+	if _, err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
+	want["2026-11-01"], want["2026-11-02"] = 3, 5+4+4
+	final(want)
 	stored = append(stored, late.Offers...)
-	if diff := cmp.Diff(want, finalObservations(t, s.Store)); diff != "" {
-		t.Errorf("final rows after an insert outside a load (-want +got):\n%s", diff)
-	}
-	checkHistory(t, s.Store, stored, from, to)
-
-	// A spooled batch of day 2 loaded on day 3: day 2 is finalized again, and so is day 1.
-	load(finalBatch("run-2-spooled", day2.Add(20*time.Hour), "2.05", "2.15", "2.25"))
-	want = map[string]uint64{"2026-11-02": 5 + 2*2 + 2 + 2, "2026-11-03": 1 + 2 + 3 + 2}
-	if diff := cmp.Diff(want, finalObservations(t, s.Store)); diff != "" {
-		t.Errorf("final rows after a late load (-want +got):\n%s", diff)
-	}
-	checkHistory(t, s.Store, stored, from, to)
+	checkHistory(t, s.Store, stored, stored, day0, day4)
 	if diff := storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())); diff != "" {
 		t.Errorf("rollups differ from offers:\n%s", diff)
 	}
 
-	// The next day: its first load finalizes day 3.
+	// The next day: its first load finalizes day 3, which has just ended.
 	s.now = day4.Add(time.Hour)
 	load(finalBatch("run-4a", day4.Add(time.Hour), "2.70"))
-	want["2026-11-04"] = 2 + 2
-	if diff := cmp.Diff(want, finalObservations(t, s.Store)); diff != "" {
-		t.Errorf("final rows on the next day (-want +got):\n%s", diff)
-	}
-	checkHistory(t, s.Store, stored, from, day4.AddDate(0, 0, 1))
+	want["2026-11-04"] = 4
+	final(want)
+	checkHistory(t, s.Store, stored, stored, day0, day4.AddDate(0, 0, 1))
 }
 
 // TestMigrateFinalizesTheDaysStoredBeforeIt upgrades a database that has history from before
@@ -189,15 +203,15 @@ func TestMigrateFinalizesTheDaysStoredBeforeIt(t *testing.T) {
 	if diff := cmp.Diff(want, finalObservations(t, s.Store)); diff != "" {
 		t.Errorf("final rows after migrate (-want +got):\n%s", diff)
 	}
-	checkHistory(t, s.Store, stored, day1, day1.AddDate(0, 0, 3))
+	checkHistory(t, s.Store, stored, stored, day1, day1.AddDate(0, 0, 3))
 	// Half-way through the range too.
-	checkHistory(t, s.Store, stored, day1.Add(12*time.Hour), day1.AddDate(0, 0, 2).Add(time.Hour))
+	checkHistory(t, s.Store, stored, stored, day1.Add(12*time.Hour), day1.AddDate(0, 0, 2).Add(time.Hour))
 }
 
-// TestHistoryReadsTheNewestCurrentFinalRow writes final rows by hand over a finalized day: the
-// history shows the newest version while it counts what the rollups hold, and the states as
-// soon as the newest version does not.
-func TestHistoryReadsTheNewestCurrentFinalRow(t *testing.T) {
+// TestHistoryReadsTheNewestFinalRow writes final rows by hand over a finalized day: History
+// shows each row group's newest version, whatever the order of the inserts, and migrate writes
+// the day again once its newest version no longer counts what the rollups hold.
+func TestHistoryReadsTheNewestFinalRow(t *testing.T) {
 	day := time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC)
 	s := openClockStore(t, day.AddDate(0, 0, 1))
 	ctx := context.Background()
@@ -209,35 +223,43 @@ func TestHistoryReadsTheNewestCurrentFinalRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := rawConn(t, s.Store)
-	write := func(minPrice string, observations uint64) {
+	// write copies the H100 on-demand row group's newest final row with another minimum, count
+	// and version (relative to the newest).
+	write := func(minPrice string, observations uint64, version int) {
 		t.Helper()
 		if err := conn.Exec(ctx, `INSERT INTO offers_daily_final (day, provider, gpu_model, price_type, min_price, max_price,
 				median_price, observations, distinct_offers, sum_price, summed, avg_price, version)
 			SELECT day, provider, gpu_model, price_type, toDecimal64(?, 6), max_price, median_price, toUInt64(?), distinct_offers,
-				sum_price, summed, avg_price, version + 1
+				sum_price, toUInt64(?), avg_price, toUInt64(toInt64(version) + ?)
 			FROM offers_daily_final
 			WHERE gpu_model = 'H100-SXM-80GB' AND price_type = 'on_demand'
-			ORDER BY version DESC LIMIT 1`, minPrice, observations); err != nil {
+			ORDER BY version DESC LIMIT 1`, minPrice, observations, observations, version); err != nil {
 			t.Fatal(err)
 		}
 	}
-	history := func() schema.HistoryPoint {
+	check := func(what, min string, observations uint64) {
 		t.Helper()
 		got, err := s.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}, PriceTypes: []schema.PriceType{schema.OnDemand}}, From: day, To: day.AddDate(0, 0, 1)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 1 {
-			t.Fatalf("history: %+v, want one day", got)
+		if len(got) != 1 || got[0].Min.String() != min || got[0].Observations != observations {
+			t.Errorf("%s: history %+v, want one day with min %s over %d observations", what, got, min, observations)
 		}
-		return got[0]
 	}
-	write("0.01", 2)
-	if p := history(); p.Min.String() != "0.01" || p.Observations != 2 {
-		t.Errorf("history with a newer final row: min %s over %d, want that row's 0.01 over 2", p.Min, p.Observations)
+	check("as loaded", "2", 2)
+	write("0.01", 2, 1)
+	check("a newer version", "0.01", 2)
+	write("0.02", 2, -5)
+	check("an older version inserted later", "0.01", 2)
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
 	}
-	write("0.02", 3) // counts more than the rollups hold
-	if p := history(); p.Min.String() != "2" || p.Observations != 2 {
-		t.Errorf("history with a stale newest final row: min %s over %d, want the states' 2 over 2", p.Min, p.Observations)
+	check("migrate leaves a newest version that counts what the rollups hold", "0.01", 2)
+	write("0.03", 3, 1)
+	check("a newer version that counts more than the rollups hold", "0.03", 3)
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
 	}
+	check("migrate writes the day again", "2", 2)
 }

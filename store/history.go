@@ -1,22 +1,22 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
 )
 
 // History returns the price history of one GPU model, ordered by bucket, provider and price
-// type. Day buckets come from the final rows of completed days (offers_daily_final, final.go)
-// and from the offers_daily rollup for the days without a current one; week buckets from the
-// rollup, hour buckets from offers.
+// type. Day buckets come from the final rows of the finalized days (offers_daily_final, see
+// final.go), from offers for the current day and after, and from the offers_daily rollup for the
+// other days; week buckets from the rollup, hour buckets from offers.
 func (s *Store) History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {
 	h, err := newHistoryRange(q)
 	if err != nil {
@@ -26,7 +26,8 @@ func (s *Store) History(ctx context.Context, q schema.HistoryQuery) ([]schema.Hi
 	case schema.Day:
 		return s.dailyHistory(ctx, h)
 	case schema.Hour:
-		return s.historyPoints(ctx, h, s.hourlyQuery(h), h.hourlyArgs())
+		return s.historyPoints(ctx, h, s.rawFigures("toStartOfHour(observed_at)", h.filter)+`
+		ORDER BY bucket, provider, price_type`, h.rawArgs(h.from, h.to))
 	default:
 		query, args := s.rollupQuery(h, "toMonday(day)", "", nil)
 		return s.historyPoints(ctx, h, query, args)
@@ -44,7 +45,8 @@ type historyRange struct {
 }
 
 // newHistoryRange validates q: one GPU model, a known interval (default a day), an end after
-// the start. Its bounds are those of the buckets that hold From and the instant before To.
+// the start. Its bounds are those of the buckets that hold From and the instant before To (for
+// hours, To itself).
 func newHistoryRange(q schema.HistoryQuery) (historyRange, error) {
 	if q.Model() == "" {
 		return historyRange{}, fmt.Errorf("history: exactly one GPU model is required")
@@ -74,23 +76,25 @@ func newHistoryRange(q schema.HistoryQuery) (historyRange, error) {
 
 // Every history query's columns: bucket, provider, GPU model, price type, min, max, median,
 // observations, distinct offers, then the exact sum and the number of observations it covers,
-// and the server's own mean (see mean; an hour bucket's sum covers all its observations, so it
-// needs none).
+// and the server's own mean (see mean; a bucket of the raw table has its sum over all its
+// observations, so it needs none).
 
-// hourlyQuery reads hour buckets from the raw table.
-func (s *Store) hourlyQuery(h historyRange) string {
-	return `SELECT toStartOfHour(observed_at) AS bucket, provider, gpu_model, price_type,
-			min(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
-			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))), count(), uniq(offer_id),
-			sum(price_usd_per_gpu_hour), count(), toFloat64(0)
+// rawFigures is the SELECT of buckets (bucket: the SQL of an observation's bucket) from the raw
+// table, with filter after gpu_model = ?; its arguments are rawArgs.
+func (s *Store) rawFigures(bucket, filter string) string {
+	// Every column is named, for dailyHistory's SELECT *.
+	return `SELECT ` + bucket + ` AS bucket, provider, gpu_model, price_type,
+			min(price_usd_per_gpu_hour) AS min_usd, max(price_usd_per_gpu_hour) AS max_usd,
+			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))) AS median_usd, count() AS observed,
+			uniq(offer_id) AS offers, sum(price_usd_per_gpu_hour) AS sum_usd, count() AS summed, toFloat64(0) AS avg_usd
 		FROM ` + s.table("offers") + `
-		WHERE gpu_model = ?` + h.filter + ` AND observed_at >= ? AND observed_at < ?
-		GROUP BY bucket, provider, gpu_model, price_type
-		ORDER BY bucket, provider, price_type`
+		WHERE gpu_model = ?` + filter + ` AND observed_at >= ? AND observed_at < ?
+		GROUP BY bucket, provider, gpu_model, price_type`
 }
 
-func (h historyRange) hourlyArgs() []any {
-	return append(append([]any{}, h.args...), h.from, h.to)
+// rawArgs are the arguments of rawFigures for the observations in [from, to).
+func (h historyRange) rawArgs(from, to time.Time) []any {
+	return append(append([]any{}, h.args...), from, to)
 }
 
 // dayWhere is the condition on the rows of a daily table within h, with its values; extra
@@ -120,9 +124,10 @@ func (s *Store) historyPoints(ctx context.Context, h historyRange, query string,
 	}
 	defer rows.Close()
 	var out []schema.HistoryPoint
+	var r historyRow
+	dest := r.dest()
 	for rows.Next() {
-		var r historyRow
-		if err := r.scan(rows); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("reading the price history of %s: %w", h.model, err)
 		}
 		out = append(out, r.historyPoint())
@@ -133,23 +138,24 @@ func (s *Store) historyPoints(ctx context.Context, h historyRange, query string,
 	return out, nil
 }
 
-// historyRow is one row of a history query's columns, as scanned.
+// historyRow is one row of a history query's columns, as scanned (each row of a query into the
+// same one).
 type historyRow struct {
-	point          schema.HistoryPoint
-	priceType      string
-	median         float64
-	sum, engineAvg decimal.Decimal
-	summed         uint64
+	point             schema.HistoryPoint
+	priceType         string
+	median, engineAvg float64
+	sum               decimal.Decimal
+	summed            uint64
 }
 
-// scan reads the row, then into extra the columns after the history query's.
-func (r *historyRow) scan(rows driver.Rows, extra ...any) error {
+// dest is where rows.Scan puts a history query's columns, then the extra columns after them.
+func (r *historyRow) dest(extra ...any) []any {
 	p := &r.point
-	return rows.Scan(append([]any{&p.Bucket, &p.Provider, &p.GPUModel, &r.priceType, &p.Min, &p.Max, &r.median, &p.Observations, &p.Offers,
-		&r.sum, &r.summed, &r.engineAvg}, extra...)...)
+	return append([]any{&p.Bucket, &p.Provider, &p.GPUModel, &r.priceType, &p.Min, &p.Max, &r.median, &p.Observations, &p.Offers,
+		&r.sum, &r.summed, &r.engineAvg}, extra...)
 }
 
-// historyPoint is the point of a scanned row.
+// historyPoint is the point of the scanned row.
 func (r *historyRow) historyPoint() schema.HistoryPoint {
 	p := r.point
 	p.Bucket = p.Bucket.UTC()
@@ -159,98 +165,134 @@ func (r *historyRow) historyPoint() schema.HistoryPoint {
 	return p
 }
 
-// dailyHistory reads day buckets: the final row of every row group that has a current one
-// (finalCheck), and the other row groups (the current day's, a day that received rows after it
-// was finalized, a day not finalized yet) from the states of their days. Each row group is read
-// from one of the two.
+// The parts of dailyHistory's first query, told apart by its last column.
+const (
+	partFinalRow = 1 // a row group's newest final row
+	partFinalDay = 0 // a finalized day, of any row group
+	partRaw      = 2 // a day bucket of the current day or after, from offers
+)
+
+// dailyHistory reads day buckets, each day from one source: the finalized days (final.go) from
+// their final rows, each row group's newest version (FINAL: on a cluster a day's versions lie on
+// one shard); the current day of the store's clock and
+// the days after it from offers (they are not finalized, and their offers are a few index ranges
+// of the raw table, where their states lie in granules shared with the rest of the month); the
+// other days (finalized by no load or migrate yet) from the states of the daily rollups, in a
+// second query.
 func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.HistoryPoint, error) {
+	today := s.now().UTC().Truncate(24 * time.Hour)
 	where, args := h.dayWhere("", nil)
-	query := `SELECT toDateTime(day, 'UTC'), provider, gpu_model, price_type, min_usd, max_usd, median_usd,
-			final_observed, final_offers, exact_sum, exact_summed, avg_usd, final_ok
-		FROM (` + s.finalCheck(where) + `)
-		ORDER BY day, provider, price_type`
-	rows, err := s.conn.Query(s.ctx(ctx), query, append(append(append([]any{}, args...), args...), args...)...)
+	// The second part lists every finalized day of the range, of any GPU model, provider or
+	// price type: a finalized day without rows for this selection has none in the states either.
+	// Its empty keys are of the others' type (18.16 finds no common type for a String and a
+	// LowCardinality(String); a String costs more to send).
+	query := `SELECT toDateTime(day, 'UTC') AS bucket, provider, gpu_model, price_type,
+			min_price, max_price, median_price, observations, distinct_offers, sum_price, summed, avg_price,
+			toUInt8(` + fmt.Sprint(partFinalRow) + `)
+		FROM ` + s.table("offers_daily_final") + ` FINAL
+		` + where + `
+		UNION ALL
+		SELECT DISTINCT toDateTime(day, 'UTC'), CAST('' AS LowCardinality(String)), CAST('' AS LowCardinality(String)),
+			CAST('' AS LowCardinality(String)), toDecimal64(0, 6), toDecimal64(0, 6), toFloat64(0),
+			toUInt64(0), toUInt64(0), toDecimal128(0, 6), toUInt64(0), toFloat64(0), toUInt8(` + fmt.Sprint(partFinalDay) + `)
+		FROM ` + s.table("offers_daily_final") + `
+		WHERE day >= toDate(?) AND day < toDate(?)`
+	args = append(args, h.from, h.to)
+	rawFrom := maxTime(h.from, today)
+	if rawFrom.Before(h.to) {
+		query += `
+		UNION ALL
+		SELECT *, toUInt8(` + fmt.Sprint(partRaw) + `) FROM (` + s.rawFigures("toStartOfDay(observed_at)", h.filter) + `)`
+		args = append(args, h.rawArgs(rawFrom, h.to)...)
+	}
+	query = `SELECT * FROM (` + query + `)
+		ORDER BY bucket, provider, price_type`
+	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
 	if err != nil {
 		return nil, s.queryError("reading the price history of "+h.model, err)
 	}
 	defer rows.Close()
-	var out []schema.HistoryPoint
-	final := map[historyGroup]bool{}
-	var stale []uint32 // toYYYYMMDD of the days with a row group to read from the states
+	// In order: the final rows, then the current day's and later ones. Room for a year of a few
+	// row groups.
+	out := make([]schema.HistoryPoint, 0, 2048)
+	var raw []schema.HistoryPoint
+	finalized := map[uint32]bool{}
+	var r historyRow
+	var part uint8
+	dest := r.dest(&part)
 	for rows.Next() {
-		var r historyRow
-		var ok uint8
-		if err := r.scan(rows, &ok); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("reading the price history of %s: %w", h.model, err)
 		}
-		if ok == 1 {
-			p := r.historyPoint()
-			out = append(out, p)
-			final[groupOf(p)] = true
-			continue
-		}
-		// Its columns hold zeros or a stale row: only the day counts.
-		if d := yyyymmdd(r.point.Bucket.UTC()); len(stale) == 0 || stale[len(stale)-1] != d {
-			stale = append(stale, d)
+		switch part {
+		case partFinalRow:
+			out = append(out, r.historyPoint())
+		case partFinalDay:
+			finalized[yyyymmdd(r.point.Bucket)] = true
+		default:
+			raw = append(raw, r.historyPoint())
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.queryError("reading the price history of "+h.model, err)
 	}
-	if len(stale) == 0 {
-		return out, nil
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(stale)), ", ")
-	extraArgs := make([]any, len(stale))
-	for i, d := range stale {
-		extraArgs[i] = d
-	}
-	query, args = s.rollupQuery(h, "day", " AND toYYYYMMDD(day) IN ("+marks+")", extraArgs)
-	states, err := s.historyPoints(ctx, h, query, args)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range states {
-		if !final[groupOf(p)] {
+	for _, p := range raw {
+		// A day finalized by a host whose clock is ahead of this one's is read from its final rows.
+		if !finalized[yyyymmdd(p.Bucket)] {
 			out = append(out, p)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if !a.Bucket.Equal(b.Bucket) {
-			return a.Bucket.Before(b.Bucket)
+	var rest []any // toYYYYMMDD of the days before today that have no final rows
+	var first, last time.Time
+	for day := h.from; day.Before(minTime(h.to, today)); day = day.AddDate(0, 0, 1) {
+		if !finalized[yyyymmdd(day)] {
+			rest = append(rest, yyyymmdd(day))
+			if first.IsZero() {
+				first = day
+			}
+			last = day
 		}
-		if a.Provider != b.Provider {
-			return a.Provider < b.Provider
+	}
+	if len(rest) > 0 {
+		states := h
+		states.from, states.to = first, last.AddDate(0, 0, 1)
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(rest)), ", ")
+		query, args := s.rollupQuery(states, "day", " AND toYYYYMMDD(day) IN ("+marks+")", rest)
+		points, err := s.historyPoints(ctx, h, query, args)
+		if err != nil {
+			return nil, err
 		}
-		return a.PriceType < b.PriceType
-	})
+		out = append(out, points...)
+		slices.SortFunc(out, func(a, b schema.HistoryPoint) int {
+			return cmp.Or(a.Bucket.Compare(b.Bucket), strings.Compare(a.Provider, b.Provider), strings.Compare(string(a.PriceType), string(b.PriceType)))
+		})
+	}
 	return out, nil
 }
 
-// historyGroup is a row group of one GPU model's history.
-type historyGroup struct {
-	bucket              int64 // Unix seconds
-	provider, priceType string
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
-func groupOf(p schema.HistoryPoint) historyGroup {
-	return historyGroup{p.Bucket.Unix(), p.Provider, string(p.PriceType)}
-}
-
-// yyyymmdd is toYYYYMMDD of a UTC day.
-func yyyymmdd(t time.Time) uint32 {
-	return uint32(t.Year()*10000 + int(t.Month())*100 + t.Day())
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // mean is a bucket's mean price: the exact sum over the observations, rounded half up to the
 // stored precision, so every ClickHouse version gives the same decimal. ClickHouse's own avg of a
-// Decimal is a Decimal truncated to 6 places on 18.x and a Float64 on current versions; it is
-// used only for a bucket whose sum does not cover all its observations (days rolled up before
-// migration 0009 added offers_daily_sums).
-func mean(sum decimal.Decimal, summed, observations uint64, engineAvg decimal.Decimal) decimal.Decimal {
+// Decimal is a Decimal truncated to 6 places on 18.x and a Float64 on current versions (read as
+// a Float64 from both: a price's few digits come back as they were); it is used only for a
+// bucket whose sum does not cover all its observations (days rolled up before migration 0009
+// added offers_daily_sums).
+func mean(sum decimal.Decimal, summed, observations uint64, engineAvg float64) decimal.Decimal {
 	if summed != observations {
-		return engineAvg.Round(schema.PriceDecimals)
+		return decimal.NewFromFloat(engineAvg).Round(schema.PriceDecimals)
 	}
 	return sum.DivRound(decimal.NewFromUint64(summed), schema.PriceDecimals)
 }

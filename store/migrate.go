@@ -98,8 +98,8 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 		}
 	}
 	if tables["offers_daily_final"] {
-		// The days stored before migration 0012, or since the last load: finalize them.
-		if _, err := s.finalizeDays(ctx); err != nil {
+		// The days stored before migration 0012, and those that got rows outside the loads.
+		if _, err := s.finalizeStale(ctx); err != nil {
 			return res, err
 		}
 	}

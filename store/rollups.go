@@ -99,18 +99,15 @@ type slotSum struct {
 }
 
 // completeRollups makes every fingerprinted rollup hold each stored offer of one run and
-// provider that offers holds, then finalizes the completed days whose final rows are missing or
-// stale (finalizeDays: the days before today that the offers reached, and any others), and
-// returns how many row groups of the rollups it had to write again.
+// provider that offers holds, then writes the final rows of the completed days the offers reached
+// and of those that ended since the last load (finalizeLoad, final.go), and returns how many row
+// groups of the rollups it had to write again.
 func (s *Store) completeRollups(ctx context.Context, runID, provider string, offers []schema.Offer) (int, error) {
 	repaired, err := s.repairRollups(ctx, runID, provider, offers)
 	if err != nil || len(offers) == 0 {
 		return repaired, err
 	}
-	if _, err := s.finalizeDays(ctx); err != nil {
-		return repaired, err
-	}
-	return repaired, nil
+	return repaired, s.finalizeLoad(ctx, offers)
 }
 
 // repairRollups makes every fingerprinted rollup hold each stored offer of one run and provider

@@ -1,26 +1,25 @@
 -- offers_daily_final: the figures of offers_daily and offers_daily_sums per completed day x
 -- provider x GPU model x price type, merged once and stored as plain values, so that a daily
 -- history reads values instead of merging aggregate states (the t-digest above all) on every
--- query. gpucost writes a day's rows once the day is over: after each load, for every day before
--- the current UTC day whose rows are missing or no longer match the rollups, and `gpucost
--- migrate` for every such day already stored. The states in offers_daily stay the source: the
--- rows here are computed from them and can be rebuilt from them at any time (TRUNCATE, then
--- gpucost migrate).
+-- query. The states in offers_daily stay the source: these rows are computed from them and can
+-- be rebuilt at any time (TRUNCATE TABLE offers_daily_final, then gpucost migrate).
 --
--- A day that receives observations after it was written (a spooled batch loaded the next day,
--- an import) gets new rows with a higher version; until then its row here counts fewer
--- observations than the rollups, and gpucost history reads the day from the states instead. Read
--- a row group's newest version with argMax (ReplacingMergeTree merges the older ones away in the
--- background, on each shard of a cluster only) and trust it while its observations and summed
--- equal countMerge(observations) of offers_daily and of offers_daily_sums:
+-- gpucost writes a day's rows, every row group of the day in one insert, once the UTC day is
+-- over: a load for the completed days it brought rows to and for the completed days after the
+-- newest day here; `gpucost migrate` for every completed day whose rows are missing or no longer
+-- count what the rollups hold (rows inserted into offers outside gpucost's loads). A day written
+-- again gets a higher version; read a row group's newest version with argMax (the
+-- ReplacingMergeTree merges older ones away in the background):
 --   SELECT day, provider, argMax(min_price, version), argMax(median_price, version),
 --          argMax(observations, version)
 --   FROM offers_daily_final WHERE gpu_model = 'H100-SXM-80GB' GROUP BY day, provider ORDER BY day
+-- A day with no row here (the current day, or a day not written yet) is read from the states.
 --
 -- median_price is offers_daily's t-digest median (quantilesTDigestMerge(0.5)); sum_price and
 -- summed are offers_daily_sums' exact sum and its count (0 for days before migration 0009);
 -- avg_price is the server's avgMerge as a Float64, the mean gpucost history falls back to where
--- summed differs from observations (see 0009).
+-- summed differs from observations (see 0009). Not partitioned: the table is small (a row per
+-- row group and day), and one part is what makes a day's insert all or nothing.
 CREATE TABLE IF NOT EXISTS offers_daily_final
 (
     day             Date,
@@ -38,5 +37,4 @@ CREATE TABLE IF NOT EXISTS offers_daily_final
     version         UInt64
 )
 ENGINE = ReplacingMergeTree(version)
-PARTITION BY toYYYYMM(day)
 ORDER BY (gpu_model, provider, price_type, day);
