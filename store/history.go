@@ -174,11 +174,10 @@ const (
 
 // dailyHistory reads day buckets, each day from one source: the finalized days (final.go) from
 // their final rows, each row group's newest version (FINAL: on a cluster a day's versions lie on
-// one shard); the current day of the store's clock and
-// the days after it from offers (they are not finalized, and their offers are a few index ranges
-// of the raw table, where their states lie in granules shared with the rest of the month); the
-// other days (finalized by no load or migrate yet) from the states of the daily rollups, in a
-// second query.
+// one shard); the current day of the store's clock and the days after it from offers (they are
+// not finalized, and their offers are a few index ranges of the raw table, where their states
+// lie in granules shared with the rest of the month); the other days (finalized by no load or
+// migrate yet) from the states of the daily rollups, in a second query.
 func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.HistoryPoint, error) {
 	today := s.now().UTC().Truncate(24 * time.Hour)
 	where, args := h.dayWhere("", nil)
