@@ -167,9 +167,8 @@ func (r *historyRow) historyPoint() schema.HistoryPoint {
 
 // The parts of dailyHistory's first query, told apart by its last column.
 const (
-	partFinalRow = 1 // a row group's newest final row
-	partFinalDay = 0 // a finalized day, of any row group
-	partRaw      = 2 // a day bucket of the current day or after, from offers
+	partFinal = 1 // a row group's newest final row
+	partRaw   = 2 // a day bucket of the current day or after, from offers
 )
 
 // dailyHistory reads day buckets, each day from one source: the finalized days (final.go) from
@@ -177,26 +176,15 @@ const (
 // one shard); the current day of the store's clock and the days after it from offers (they are
 // not finalized, and their offers are a few index ranges of the raw table, where their states
 // lie in granules shared with the rest of the month); the other days (finalized by no load or
-// migrate yet) from the states of the daily rollups, in a second query.
+// migrate yet) from the states of the daily rollups, in another query.
 func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.HistoryPoint, error) {
 	today := s.now().UTC().Truncate(24 * time.Hour)
 	where, args := h.dayWhere("", nil)
-	// The second part lists every finalized day of the range, of any GPU model, provider or
-	// price type: a finalized day without rows for this selection has none in the states either.
-	// Its empty keys are of the others' type (18.16 finds no common type for a String and a
-	// LowCardinality(String); a String costs more to send).
 	query := `SELECT toDateTime(day, 'UTC') AS bucket, provider, gpu_model, price_type,
 			min_price, max_price, median_price, observations, distinct_offers, sum_price, summed, avg_price,
-			toUInt8(` + fmt.Sprint(partFinalRow) + `)
+			toUInt8(` + fmt.Sprint(partFinal) + `)
 		FROM ` + s.table("offers_daily_final") + ` FINAL
-		` + where + `
-		UNION ALL
-		SELECT DISTINCT toDateTime(day, 'UTC'), CAST('' AS LowCardinality(String)), CAST('' AS LowCardinality(String)),
-			CAST('' AS LowCardinality(String)), toDecimal64(0, 6), toDecimal64(0, 6), toFloat64(0),
-			toUInt64(0), toUInt64(0), toDecimal128(0, 6), toUInt64(0), toFloat64(0), toUInt8(` + fmt.Sprint(partFinalDay) + `)
-		FROM ` + s.table("offers_daily_final") + `
-		WHERE day >= toDate(?) AND day < toDate(?)`
-	args = append(args, h.from, h.to)
+		` + where
 	rawFrom := maxTime(h.from, today)
 	if rawFrom.Before(h.to) {
 		query += `
@@ -223,17 +211,28 @@ func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.Hist
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("reading the price history of %s: %w", h.model, err)
 		}
-		switch part {
-		case partFinalRow:
-			out = append(out, r.historyPoint())
-		case partFinalDay:
-			finalized[yyyymmdd(r.point.Bucket)] = true
-		default:
-			raw = append(raw, r.historyPoint())
+		p := r.historyPoint()
+		if part == partFinal {
+			out = append(out, p)
+			finalized[yyyymmdd(p.Bucket)] = true
+		} else {
+			raw = append(raw, p)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.queryError("reading the price history of "+h.model, err)
+	}
+	rest := unfinalized(h.from, minTime(h.to, today), finalized)
+	if len(rest) > 0 {
+		// Days without final rows of this selection may be finalized days it has no rows in.
+		days, err := s.finalizedDays(ctx, dayOf(rest[0]), dayOf(rest[len(rest)-1]).AddDate(0, 0, 1))
+		if err != nil {
+			return nil, err
+		}
+		for d := range days {
+			finalized[d] = true
+		}
+		rest = unfinalized(dayOf(rest[0]), dayOf(rest[len(rest)-1]).AddDate(0, 0, 1), finalized)
 	}
 	for _, p := range raw {
 		// A day finalized by a host whose clock is ahead of this one's is read from its final rows.
@@ -241,22 +240,15 @@ func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.Hist
 			out = append(out, p)
 		}
 	}
-	var rest []any // toYYYYMMDD of the days before today that have no final rows
-	var first, last time.Time
-	for day := h.from; day.Before(minTime(h.to, today)); day = day.AddDate(0, 0, 1) {
-		if !finalized[yyyymmdd(day)] {
-			rest = append(rest, yyyymmdd(day))
-			if first.IsZero() {
-				first = day
-			}
-			last = day
-		}
-	}
 	if len(rest) > 0 {
 		states := h
-		states.from, states.to = first, last.AddDate(0, 0, 1)
+		states.from, states.to = dayOf(rest[0]), dayOf(rest[len(rest)-1]).AddDate(0, 0, 1)
 		marks := strings.TrimSuffix(strings.Repeat("?, ", len(rest)), ", ")
-		query, args := s.rollupQuery(states, "day", " AND toYYYYMMDD(day) IN ("+marks+")", rest)
+		days := make([]any, len(rest))
+		for i, d := range rest {
+			days[i] = d
+		}
+		query, args := s.rollupQuery(states, "day", " AND toYYYYMMDD(day) IN ("+marks+")", days)
 		points, err := s.historyPoints(ctx, h, query, args)
 		if err != nil {
 			return nil, err
@@ -267,6 +259,39 @@ func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.Hist
 		})
 	}
 	return out, nil
+}
+
+// unfinalized returns the days in [from, to) that finalized does not hold, as toYYYYMMDD.
+func unfinalized(from, to time.Time, finalized map[uint32]bool) []uint32 {
+	var days []uint32
+	for day := from; day.Before(to); day = day.AddDate(0, 0, 1) {
+		if d := yyyymmdd(day); !finalized[d] {
+			days = append(days, d)
+		}
+	}
+	return days
+}
+
+// finalizedDays returns the days in [from, to) that have final rows, of any row group.
+func (s *Store) finalizedDays(ctx context.Context, from, to time.Time) (map[uint32]bool, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), `SELECT DISTINCT toYYYYMMDD(day) FROM `+s.table("offers_daily_final")+`
+		WHERE day >= toDate(?) AND day < toDate(?)`, from, to)
+	if err != nil {
+		return nil, s.queryError("reading the finalized days", err)
+	}
+	defer rows.Close()
+	days := map[uint32]bool{}
+	for rows.Next() {
+		var d uint32
+		if err := rows.Scan(&d); err != nil {
+			return nil, fmt.Errorf("reading the finalized days: %w", err)
+		}
+		days[d] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError("reading the finalized days", err)
+	}
+	return days, nil
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -292,6 +317,21 @@ func minTime(a, b time.Time) time.Time {
 func mean(sum decimal.Decimal, summed, observations uint64, engineAvg float64) decimal.Decimal {
 	if summed != observations {
 		return decimal.NewFromFloat(engineAvg).Round(schema.PriceDecimals)
+	}
+	// A sum of the stored precision whose coefficient fits an int64 (any realistic one) is
+	// divided as integers, rounded as DivRound rounds (half away from zero), without its
+	// allocations: a year of daily history divides thousands of them.
+	if sum.Exponent() == -schema.PriceDecimals && summed > 0 && summed < 1<<62 && sum.NumDigits() <= 18 {
+		c, n := sum.CoefficientInt64(), int64(summed)
+		q, r := c/n, c%n
+		if 2*max(r, -r) >= n {
+			if c < 0 {
+				q--
+			} else {
+				q++
+			}
+		}
+		return decimal.New(q, -schema.PriceDecimals)
 	}
 	return sum.DivRound(decimal.NewFromUint64(summed), schema.PriceDecimals)
 }
