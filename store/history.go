@@ -82,11 +82,10 @@ func newHistoryRange(q schema.HistoryQuery) (historyRange, error) {
 // rawFigures is the SELECT of buckets (bucket: the SQL of an observation's bucket) from the raw
 // table, with filter after gpu_model = ?; its arguments are rawArgs.
 func (s *Store) rawFigures(bucket, filter string) string {
-	// Every column is named, for dailyHistory's SELECT *.
 	return `SELECT ` + bucket + ` AS bucket, provider, gpu_model, price_type,
-			min(price_usd_per_gpu_hour) AS min_usd, max(price_usd_per_gpu_hour) AS max_usd,
-			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))) AS median_usd, count() AS observed,
-			uniq(offer_id) AS offers, sum(price_usd_per_gpu_hour) AS sum_usd, count() AS summed, toFloat64(0) AS avg_usd
+			min(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour),
+			toFloat64(quantileTDigest(0.5)(toFloat64(price_usd_per_gpu_hour))), count(), uniq(offer_id),
+			sum(price_usd_per_gpu_hour), count(), toFloat64(0)
 		FROM ` + s.table("offers") + `
 		WHERE gpu_model = ?` + filter + ` AND observed_at >= ? AND observed_at < ?
 		GROUP BY bucket, provider, gpu_model, price_type`
@@ -165,62 +164,32 @@ func (r *historyRow) historyPoint() schema.HistoryPoint {
 	return p
 }
 
-// The parts of dailyHistory's first query, told apart by its last column.
-const (
-	partFinal = 1 // a row group's newest final row
-	partRaw   = 2 // a day bucket of the current day or after, from offers
-)
-
 // dailyHistory reads day buckets, each day from one source: the finalized days (final.go) from
 // their final rows, each row group's newest version (FINAL: on a cluster a day's versions lie on
-// one shard); the current day of the store's clock and the days after it from offers (they are
-// not finalized, and their offers are a few index ranges of the raw table, where their states
-// lie in granules shared with the rest of the month); the other days (finalized by no load or
-// migrate yet) from the states of the daily rollups, in another query.
+// one shard); the current day of the store's clock and the days after it from offers, in a query
+// of its own at the same time (they are not finalized, and their offers are a few index ranges
+// of the raw table, where their states lie in granules shared with the rest of the month); the
+// other days (finalized by no load or migrate yet) from the states of the daily rollups.
 func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.HistoryPoint, error) {
 	today := s.now().UTC().Truncate(24 * time.Hour)
-	where, args := h.dayWhere("", nil)
-	query := `SELECT toDateTime(day, 'UTC') AS bucket, provider, gpu_model, price_type,
-			min_price, max_price, median_price, observations, distinct_offers, sum_price, summed, avg_price,
-			toUInt8(` + fmt.Sprint(partFinal) + `)
-		FROM ` + s.table("offers_daily_final") + ` FINAL
-		` + where
-	rawFrom := maxTime(h.from, today)
-	if rawFrom.Before(h.to) {
-		query += `
-		UNION ALL
-		SELECT *, toUInt8(` + fmt.Sprint(partRaw) + `) FROM (` + s.rawFigures("toStartOfDay(observed_at)", h.filter) + `)`
-		args = append(args, h.rawArgs(rawFrom, h.to)...)
-	}
-	query = `SELECT * FROM (` + query + `)
-		ORDER BY bucket, provider, price_type`
-	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
-	if err != nil {
-		return nil, s.queryError("reading the price history of "+h.model, err)
-	}
-	defer rows.Close()
-	// In order: the final rows, then the current day's and later ones. Room for a year of a few
-	// row groups.
-	out := make([]schema.HistoryPoint, 0, 2048)
 	var raw []schema.HistoryPoint
-	finalized := map[uint32]bool{}
-	var r historyRow
-	var part uint8
-	dest := r.dest(&part)
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("reading the price history of %s: %w", h.model, err)
-		}
-		p := r.historyPoint()
-		if part == partFinal {
-			out = append(out, p)
-			finalized[yyyymmdd(p.Bucket)] = true
-		} else {
-			raw = append(raw, p)
-		}
+	rawDone := make(chan error, 1)
+	if rawFrom := maxTime(h.from, today); rawFrom.Before(h.to) {
+		go func() {
+			var err error
+			raw, err = s.historyPoints(ctx, h, s.rawFigures("toStartOfDay(observed_at)", h.filter)+`
+				ORDER BY bucket, provider, price_type`, h.rawArgs(rawFrom, h.to))
+			rawDone <- err
+		}()
+	} else {
+		rawDone <- nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.queryError("reading the price history of "+h.model, err)
+	out, finalized, err := s.finalPoints(ctx, h)
+	if rawErr := <-rawDone; err == nil {
+		err = rawErr
+	}
+	if err != nil {
+		return nil, err
 	}
 	rest := unfinalized(h.from, minTime(h.to, today), finalized)
 	if len(rest) > 0 {
@@ -254,11 +223,47 @@ func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.Hist
 			return nil, err
 		}
 		out = append(out, points...)
-		slices.SortFunc(out, func(a, b schema.HistoryPoint) int {
-			return cmp.Or(a.Bucket.Compare(b.Bucket), strings.Compare(a.Provider, b.Provider), strings.Compare(string(a.PriceType), string(b.PriceType)))
-		})
+	}
+	// Each source is in order, and the final rows' days come before the current day's.
+	order := func(a, b schema.HistoryPoint) int {
+		return cmp.Or(a.Bucket.Compare(b.Bucket), strings.Compare(a.Provider, b.Provider), strings.Compare(string(a.PriceType), string(b.PriceType)))
+	}
+	if !slices.IsSortedFunc(out, order) {
+		slices.SortFunc(out, order)
 	}
 	return out, nil
+}
+
+// finalPoints reads the final rows of h's selection, in order, and returns them with their days
+// (toYYYYMMDD).
+func (s *Store) finalPoints(ctx context.Context, h historyRange) ([]schema.HistoryPoint, map[uint32]bool, error) {
+	where, args := h.dayWhere("", nil)
+	rows, err := s.conn.Query(s.ctx(ctx), `SELECT toDateTime(day, 'UTC') AS bucket, provider, gpu_model, price_type,
+			min_price, max_price, median_price, observations, distinct_offers, sum_price, summed, avg_price
+		FROM `+s.table("offers_daily_final")+` FINAL
+		`+where+`
+		ORDER BY bucket, provider, price_type`, args...)
+	if err != nil {
+		return nil, nil, s.queryError("reading the price history of "+h.model, err)
+	}
+	defer rows.Close()
+	// Room for a year of a few row groups.
+	out := make([]schema.HistoryPoint, 0, 2048)
+	days := map[uint32]bool{}
+	var r historyRow
+	dest := r.dest()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, fmt.Errorf("reading the price history of %s: %w", h.model, err)
+		}
+		p := r.historyPoint()
+		out = append(out, p)
+		days[yyyymmdd(p.Bucket)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, s.queryError("reading the price history of "+h.model, err)
+	}
+	return out, days, nil
 }
 
 // unfinalized returns the days in [from, to) that finalized does not hold, as toYYYYMMDD.
