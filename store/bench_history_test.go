@@ -26,12 +26,12 @@ const (
 )
 
 // BenchmarkHistoryOneYear20M compares a one-year daily history of one GPU model as store.History
-// reads it (the final rows of the completed days, the states of the current one: the last day
+// reads it (the final rows of the completed days, offers for the current one: the last day
 // of the data is the store clock's today) with the same figures merged from the states of the
 // whole year (what History read before migration 0012), the states without the t-digest median,
 // and the raw offers table, on a store of 20 million offers. Run it with `make bench`; it needs
 // the local ClickHouse and GPUCOST_INTEGRATION=1. Each reports ms/query and ×raw, how many times
-// faster than the raw table it is. finalize-load and finalize-migrate are what the final rows add
+// faster than the raw table it is (against raw's last run: with -count, take the medians). finalize-load and finalize-migrate are what the final rows add
 // to a load of the current day's offers and to a migrate, when no day needs finalizing.
 func BenchmarkHistoryOneYear20M(b *testing.B) {
 	storetest.Enabled(b)

@@ -16,14 +16,16 @@ import (
 // uniq of the distinct offers) on every query, and that merge was most of its time. So once a
 // UTC day is over, its figures per row group (day × provider × GPU model × price type) are merged
 // once, with the SQL History runs on the states (rollupFigures), and stored as plain values under
-// a version. History reads a day from its final rows when it has any, and from the states when
-// it has none (the current day, a day not finalized yet): each day from one of the two, once.
+// a version. History (history.go) reads a day from its final rows when it has any, the current
+// day from offers, and another day without final rows from the states: each day from one
+// source, once.
 //
 // A day is finalized by one INSERT … SELECT of all its row groups, which ClickHouse writes as
 // one part (the table is not partitioned; on a cluster a day's rows go to one shard): a day has
 // all its final rows of a version or none. Finalized again, a day gets a higher version, and
-// readers take each row group's newest version by argMax, which needs neither FINAL nor the
-// ReplacingMergeTree's merges: the old version counts until the new one is there, whole.
+// readers take each row group's newest version, History with FINAL (exact on a cluster too, a
+// day's versions lying on one shard), finalCheck with argMax: the old version counts until the
+// new one is there, whole.
 //
 // Who finalizes what:
 //   - every load that stored offers (completeRollups, after the rollups are complete): the
