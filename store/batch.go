@@ -461,17 +461,25 @@ func (st *storedRows[K]) unread(from, to time.Time) []span {
 	return todo
 }
 
-// span is the time range of a batch's offers, [from, to) to the second, grown part by part;
-// empty (n == 0) it matches nothing.
+// span is the time range of a batch's offers, [from, to) to the second, grown part by part,
+// and the days its offers were observed on (Unix days: days since 1970-01-01 UTC); empty
+// (n == 0) it matches nothing.
 type span struct {
 	from, to time.Time
 	n        int
+	days     map[int64]bool
 }
 
 // add grows the span by n times.
 func (s *span) add(n int, at func(int) time.Time) {
 	if n == 0 {
 		return
+	}
+	if s.days == nil {
+		s.days = map[int64]bool{}
+	}
+	for i := range n {
+		s.days[at(i).Unix()/86400] = true // the times are after 1970: no negative remainder
 	}
 	from, to := timeRange(n, at)
 	if s.n == 0 || from.Before(s.from) {

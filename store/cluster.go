@@ -45,10 +45,12 @@ import (
 // shardingKeys are the Distributed sharding expressions of tables whose rows must stay together;
 // the others spread rows at random. offers_latest's rows are written by its view on the shard of
 // their offers, and by the store's repair (rollups.go) through the Distributed table: both must
-// reach the same shard, or FINAL (per shard) would keep two rows of one key.
+// reach the same shard, or FINAL (per shard) would keep two rows of one key. A day's final rows
+// (final.go) go to one shard, so that their insert is all or nothing there too.
 var shardingKeys = map[string]string{
-	"offers":        "cityHash64(provider, offer_id, price_type)",
-	"offers_latest": "cityHash64(provider, offer_id, price_type)",
+	"offers":             "cityHash64(provider, offer_id, price_type)",
+	"offers_latest":      "cityHash64(provider, offer_id, price_type)",
+	"offers_daily_final": "toYYYYMMDD(day)",
 }
 
 var (

@@ -22,7 +22,9 @@ type MigrateResult struct {
 // is safe to run again, and two processes
 // running it at once (two cron jobs starting together) both succeed: every statement is
 // idempotent, and a migration recorded twice is read once. A migration that fails half-way
-// returns an error naming the file and statement; running Migrate again completes it.
+// returns an error naming the file and statement; running Migrate again completes it. Last, it
+// writes the final daily rows of the completed days that have none or a stale one (final.go):
+// the back-fill of the days stored before migration 0012.
 func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	return s.MigrateFS(ctx, schema.Migrations)
 }
@@ -92,6 +94,12 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 	}
 	if s.cluster != "" {
 		if err := s.ensureShardingKeys(ctx, tables); err != nil {
+			return res, err
+		}
+	}
+	if tables["offers_daily_final"] {
+		// The days stored before migration 0012, and those that got rows outside the loads.
+		if _, err := s.finalizeStale(ctx); err != nil {
 			return res, err
 		}
 	}

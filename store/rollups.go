@@ -99,8 +99,20 @@ type slotSum struct {
 }
 
 // completeRollups makes every fingerprinted rollup hold each stored offer of one run and
-// provider observed within rows, and returns how many row groups it had to write again.
+// provider observed within rows, then writes the final rows of the completed days the rows
+// reached and of those that ended since the last load (finalizeLoad, final.go), and returns how
+// many row groups of the rollups it had to write again.
 func (s *Store) completeRollups(ctx context.Context, runID, provider string, rows span) (int, error) {
+	repaired, err := s.repairRollups(ctx, runID, provider, rows)
+	if err != nil || rows.n == 0 {
+		return repaired, err
+	}
+	return repaired, s.finalizeLoad(ctx, rows.days)
+}
+
+// repairRollups makes every fingerprinted rollup hold each stored offer of one run and provider
+// observed within rows, and returns how many row groups it had to write again.
+func (s *Store) repairRollups(ctx context.Context, runID, provider string, rows span) (int, error) {
 	if rows.n == 0 {
 		return 0, nil
 	}
