@@ -37,11 +37,16 @@ func (c *offerChunks) at(i int) *schema.Offer {
 	return &c.chunks[i/offerChunk][i%offerChunk]
 }
 
-// latestKey is an offer with its price unpacked, for ordering the latest market.
+// latestKey is an offer with what orders it in the latest market unpacked, so that sorting
+// compares numbers and reads no offer: its price's coefficient and exponent, and the ranks of its
+// provider and price type among those of the market (their order as strings).
 type latestKey struct {
-	o    *schema.Offer
-	coef int64 // the price's coefficient: Decimal(18, 6) fits an int64
-	exp  int32
+	coef     int64 // Decimal(18, 6) fits an int64
+	offerID  string
+	o        *schema.Offer
+	provider int32
+	exp      int32
+	pt       int32
 }
 
 // cheapestFirst returns the offers collected in the order of the latest market: cheapest
@@ -53,10 +58,19 @@ func (c *offerChunks) cheapestFirst() []schema.Offer {
 	if c.n == 0 {
 		return nil
 	}
+	providers, priceTypes := map[string]int32{}, map[schema.PriceType]int32{}
 	keys := make([]latestKey, c.n)
 	for i := range keys {
 		o := c.at(i)
-		keys[i] = latestKey{o: o, coef: o.PriceUSDPerGPUHour.CoefficientInt64(), exp: o.PriceUSDPerGPUHour.Exponent()}
+		providers[o.Provider] = 0
+		priceTypes[o.PriceType] = 0
+		keys[i] = latestKey{coef: o.PriceUSDPerGPUHour.CoefficientInt64(), exp: o.PriceUSDPerGPUHour.Exponent(), offerID: o.OfferID, o: o}
+	}
+	rank(providers)
+	rank(priceTypes)
+	for i := range keys {
+		k := &keys[i]
+		k.provider, k.pt = providers[k.o.Provider], priceTypes[k.o.PriceType]
 	}
 	slices.SortFunc(keys, compareLatest)
 	out := make([]schema.Offer, c.n)
@@ -66,24 +80,34 @@ func (c *offerChunks) cheapestFirst() []schema.Offer {
 	return out
 }
 
+// rank sets each value of ranks to the position of its key among the keys in order.
+func rank[K cmp.Ordered](ranks map[K]int32) {
+	keys := make([]K, 0, len(ranks))
+	for k := range ranks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		ranks[k] = int32(i)
+	}
+}
+
 // compareLatest orders two offers of the latest market.
 func compareLatest(a, b latestKey) int {
-	byPrice := 0
-	if a.exp == b.exp {
-		byPrice = cmp.Compare(a.coef, b.coef)
-	} else {
-		byPrice = a.o.PriceUSDPerGPUHour.Cmp(b.o.PriceUSDPerGPUHour)
+	if a.exp != b.exp {
+		if c := a.o.PriceUSDPerGPUHour.Cmp(b.o.PriceUSDPerGPUHour); c != 0 {
+			return c
+		}
+	} else if a.coef != b.coef {
+		return cmp.Compare(a.coef, b.coef)
 	}
-	if byPrice != 0 {
-		return byPrice
+	if a.provider != b.provider {
+		return cmp.Compare(a.provider, b.provider)
 	}
-	if c := cmp.Compare(a.o.Provider, b.o.Provider); c != 0 {
+	if c := cmp.Compare(a.offerID, b.offerID); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.o.OfferID, b.o.OfferID); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.o.PriceType, b.o.PriceType)
+	return cmp.Compare(a.pt, b.pt)
 }
 
 // toPlanColumns are the columns of the offers that planning reads (package optimizer) and the
