@@ -42,46 +42,92 @@ func (g GPU) OnDemand() *schema.Offer { return g.Of(schema.OnDemand) }
 // Spot returns the cheapest spot offer, or nil.
 func (g GPU) Spot() *schema.Offer { return g.Of(schema.Spot) }
 
+// Group is the market of one GPU model at one price type: its cheapest offer, how many offers
+// it has, the providers among them and the newest observed_at.
+type Group struct {
+	Cheapest  schema.Offer
+	Offers    int
+	Providers []string // distinct
+	SeenAt    time.Time
+}
+
 // PerGPU summarises offers, which come cheapest $/GPU-hour first (as LatestOffers returns
 // them), per GPU model, in model order. Offers of GPUs not in the catalog (no gpu_model) are
 // left out.
 func PerGPU(offers []schema.Offer) []GPU {
-	index := map[string]int{}
-	providers := map[string]map[string]bool{}
-	var out []GPU
+	type key struct {
+		model string
+		pt    schema.PriceType
+	}
+	index := map[key]int{}
+	providers := map[key]map[string]bool{}
+	var groups []Group
 	for i := range offers {
 		o := &offers[i]
 		if o.GPUModel == "" {
 			continue
 		}
-		j, ok := index[o.GPUModel]
+		k := key{o.GPUModel, o.PriceType}
+		j, ok := index[k]
 		if !ok {
-			j = len(out)
-			index[o.GPUModel] = j
-			g := GPU{GPUModel: o.GPUModel, VRAMGB: o.VRAMGB}
-			if m, ok := gpus.Lookup(o.GPUModel); ok {
-				g.VRAMGB = m.VRAMGB
-			}
-			out = append(out, g)
-			providers[o.GPUModel] = map[string]bool{}
+			j = len(groups)
+			index[k] = j
+			groups = append(groups, Group{Cheapest: *o})
+			providers[k] = map[string]bool{}
 		}
-		g := &out[j]
+		g := &groups[j]
 		g.Offers++
-		providers[o.GPUModel][o.Provider] = true
+		if !providers[k][o.Provider] {
+			providers[k][o.Provider] = true
+			g.Providers = append(g.Providers, o.Provider)
+		}
 		if o.ObservedAt.After(g.SeenAt) {
 			g.SeenAt = o.ObservedAt
 		}
-		switch c := g.Of(o.PriceType); {
-		case c == nil:
-			g.Cheapest = append(g.Cheapest, *o)
-		case o.PriceUSDPerGPUHour.LessThan(c.PriceUSDPerGPUHour):
-			*c = *o
+		if o.PriceUSDPerGPUHour.LessThan(g.Cheapest.PriceUSDPerGPUHour) {
+			g.Cheapest = *o
+		}
+	}
+	return Summarize(groups)
+}
+
+// Summarize makes the summaries of the GPU models of groups, in model order. Groups come in the
+// order their cheapest offers come in the cheapest-first list of the market (that is the order
+// of equal prices in GPU.Cheapest), one per GPU model and price type; the store's LatestPerGPU
+// computes them on the server.
+func Summarize(groups []Group) []GPU {
+	index := map[string]int{}
+	providers := map[string]map[string]bool{}
+	var out []GPU
+	for i := range groups {
+		gr := &groups[i]
+		model := gr.Cheapest.GPUModel
+		j, ok := index[model]
+		if !ok {
+			j = len(out)
+			index[model] = j
+			out = append(out, GPU{GPUModel: model})
+			providers[model] = map[string]bool{}
+		}
+		g := &out[j]
+		g.Cheapest = append(g.Cheapest, gr.Cheapest)
+		g.Offers += gr.Offers
+		for _, p := range gr.Providers {
+			providers[model][p] = true
+		}
+		if gr.SeenAt.After(g.SeenAt) {
+			g.SeenAt = gr.SeenAt
 		}
 	}
 	for i := range out {
 		g := &out[i]
 		g.Providers = len(providers[g.GPUModel])
 		slices.SortStableFunc(g.Cheapest, func(a, b schema.Offer) int { return a.PriceUSDPerGPUHour.Cmp(b.PriceUSDPerGPUHour) })
+		// The model's first offer in the cheapest-first list is its cheapest.
+		g.VRAMGB = g.Cheapest[0].VRAMGB
+		if m, ok := gpus.Lookup(g.GPUModel); ok {
+			g.VRAMGB = m.VRAMGB
+		}
 	}
 	slices.SortFunc(out, func(a, b GPU) int { return cmp.Compare(a.GPUModel, b.GPUModel) })
 	return out

@@ -17,9 +17,10 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Offers is what planning reads of the store.
+// Offers is what planning reads of the store: the latest offers with the fields planning and the
+// report read (the store's LatestOffersToPlan leaves the others zero).
 type Offers interface {
-	LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error)
+	LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error)
 	LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error)
 }
 
@@ -50,7 +51,7 @@ func ReadWorkloads(path string) (*optimizer.File, error) {
 // Today is a plan made now, with what it was made from.
 type Today struct {
 	Plan     *optimizer.Plan
-	Offers   []schema.Offer     // the offers read (the market the plan saw)
+	Offers   []schema.Offer     // the offers read (the market the plan saw), with the fields planning reads
 	GoodRuns []schema.ScrapeRun // the newest good run of each provider
 }
 
@@ -58,7 +59,7 @@ type Today struct {
 // the workloads in errors.
 func Make(ctx context.Context, s Offers, file string, wl *optimizer.File, opts optimizer.Options, now time.Time) (Today, error) {
 	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + lately
-	offers, err := s.LatestOffers(ctx, schema.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
+	offers, err := s.LatestOffersToPlan(ctx, schema.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
 	if err != nil {
 		return Today{}, err
 	}

@@ -25,10 +25,11 @@ func (s *Store) Observations(ctx context.Context, f schema.ObservationFilter, fn
 		return 0, s.queryError("reading observations", err)
 	}
 	defer rows.Close()
+	var sc offerScanner
 	n := 0
 	for rows.Next() {
-		o, err := scanOffer(rows)
-		if err != nil {
+		var o schema.Offer
+		if err := sc.scanOffer(rows, &o); err != nil {
 			return n, fmt.Errorf("reading observations: %w", err)
 		}
 		if err := fn(&o); err != nil {
@@ -64,31 +65,54 @@ func (s *Store) observationsQuery(f schema.ObservationFilter) (string, []any, er
 	return q, args, nil
 }
 
-// scanOffer reads one row of offerColumns.
-func scanOffer(rows driver.Rows) (schema.Offer, error) {
-	var (
-		o                                    schema.Offer
-		tier, priceType, intra, inter, stock string
-		flags                                []string
-	)
-	if err := rows.Scan(&o.ObservedAt, &o.ValidUntil, &o.RunID, &o.SourceURL, &o.Provider, &o.OfferID, &tier, &o.Region, &o.Country,
+// offerScanner reads rows of offerColumns or toPlanColumns. Its destinations live as long as the read: a pointer
+// to a variable of scanOffer's own would escape through Scan's ...any and cost an allocation per
+// column and row.
+type offerScanner struct {
+	dest                                 []any
+	tier, priceType, intra, inter, stock string
+	flags                                []string
+}
+
+// scanOffer reads one row of offerColumns into o, a zero Offer.
+func (sc *offerScanner) scanOffer(rows driver.Rows, o *schema.Offer) error {
+	sc.dest = append(sc.dest[:0], &o.ObservedAt, &o.ValidUntil, &o.RunID, &o.SourceURL, &o.Provider, &o.OfferID, &sc.tier, &o.Region, &o.Country,
 		&o.GPUModel, &o.GPUNameRaw, &o.GPUCount, &o.VRAMGB, &o.VCPUs, &o.RAMGB, &o.DiskGB,
-		&priceType, &o.PriceUSDPerHour, &o.PriceUSDPerGPUHour,
-		&intra, &o.NVLinkGbps, &inter, &o.AvailableCount, &stock, &o.Reliability, &flags); err != nil {
-		return o, fmt.Errorf("scanning a row: %w", err)
+		&sc.priceType, &o.PriceUSDPerHour, &o.PriceUSDPerGPUHour,
+		&sc.intra, &o.NVLinkGbps, &sc.inter, &o.AvailableCount, &sc.stock, &o.Reliability, &sc.flags)
+	if err := rows.Scan(sc.dest...); err != nil {
+		return fmt.Errorf("scanning a row: %w", err)
 	}
+	sc.finish(o)
+	o.Stock = schema.Stock(sc.stock)
+	for _, f := range sc.flags {
+		o.DQFlags = append(o.DQFlags, schema.DQFlag(f))
+	}
+	return nil
+}
+
+// scanPlanOffer reads one row of toPlanColumns into o, a zero Offer.
+func (sc *offerScanner) scanPlanOffer(rows driver.Rows, o *schema.Offer) error {
+	sc.dest = append(sc.dest[:0], &o.ObservedAt, &o.ValidUntil, &o.Provider, &o.OfferID, &sc.tier, &o.Region, &o.Country,
+		&o.GPUModel, &o.GPUCount, &o.VRAMGB, &sc.priceType, &o.PriceUSDPerHour, &o.PriceUSDPerGPUHour,
+		&sc.intra, &sc.inter, &o.AvailableCount, &o.Reliability)
+	if err := rows.Scan(sc.dest...); err != nil {
+		return fmt.Errorf("scanning a row: %w", err)
+	}
+	sc.finish(o)
+	return nil
+}
+
+// finish sets what the columns of both scans give o beyond its own fields: times in UTC and
+// the enums.
+func (sc *offerScanner) finish(o *schema.Offer) {
 	o.ObservedAt = o.ObservedAt.UTC()
 	if o.ValidUntil != nil {
 		v := o.ValidUntil.UTC()
 		o.ValidUntil = &v
 	}
-	o.Tier = schema.Tier(tier)
-	o.PriceType = schema.PriceType(priceType)
-	o.IntraNode = schema.IntraNode(intra)
-	o.InterNode = schema.InterNode(inter)
-	o.Stock = schema.Stock(stock)
-	for _, f := range flags {
-		o.DQFlags = append(o.DQFlags, schema.DQFlag(f))
-	}
-	return o, nil
+	o.Tier = schema.Tier(sc.tier)
+	o.PriceType = schema.PriceType(sc.priceType)
+	o.IntraNode = schema.IntraNode(sc.intra)
+	o.InterNode = schema.InterNode(sc.inter)
 }

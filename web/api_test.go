@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
 )
@@ -26,6 +27,11 @@ type refusingStore struct{ t *testing.T }
 
 func (s refusingStore) LatestOffers(context.Context, schema.OfferFilter) ([]schema.Offer, error) {
 	s.t.Error("a bad request reached the store (LatestOffers)")
+	return nil, errors.New("refused")
+}
+
+func (s refusingStore) LatestPerGPU(context.Context, schema.OfferFilter) ([]market.GPU, error) {
+	s.t.Error("a bad request reached the store (LatestPerGPU)")
 	return nil, errors.New("refused")
 }
 

@@ -112,14 +112,12 @@ func renderDashboard(page dashboardPage) ([]byte, error) {
 }
 
 func (a *analytics) fillDashboard(ctx context.Context, now time.Time, page *dashboardPage) error {
-	var offers []schema.Offer
 	if err := a.query(ctx, func(ctx context.Context, st Prices) (err error) {
-		offers, err = st.LatestOffers(ctx, schema.OfferFilter{MaxAge: dashboardMarketAge})
+		page.Rows, err = st.LatestPerGPU(ctx, schema.OfferFilter{MaxAge: dashboardMarketAge})
 		return err
 	}); err != nil {
 		return err
 	}
-	page.Rows = market.PerGPU(offers)
 	models := make([]market.GPU, len(page.Rows))
 	copy(models, page.Rows)
 	sort.SliceStable(models, func(i, j int) bool { return models[i].Offers > models[j].Offers })

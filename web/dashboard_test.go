@@ -19,6 +19,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
 	"github.com/gpucost/gpucost/tooltest"
@@ -51,6 +52,11 @@ func (m memStore) LatestOffers(_ context.Context, f schema.OfferFilter) ([]schem
 		return out[i].Provider+out[i].OfferID < out[j].Provider+out[j].OfferID
 	})
 	return out, nil
+}
+
+func (m memStore) LatestPerGPU(ctx context.Context, f schema.OfferFilter) ([]market.GPU, error) {
+	offers, err := m.LatestOffers(ctx, f)
+	return market.PerGPU(offers), err
 }
 
 func (m memStore) History(_ context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {

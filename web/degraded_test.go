@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
 )
@@ -68,6 +69,11 @@ type countingStore struct {
 func (c countingStore) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	c.offers.Add(1)
 	return c.Prices.LatestOffers(ctx, f)
+}
+
+func (c countingStore) LatestPerGPU(ctx context.Context, f schema.OfferFilter) ([]market.GPU, error) {
+	c.offers.Add(1)
+	return c.Prices.LatestPerGPU(ctx, f)
 }
 
 func (c countingStore) History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error) {

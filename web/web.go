@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -23,6 +24,8 @@ import (
 // concurrent use and must return when their context ends.
 type Prices interface {
 	LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error)
+	// LatestPerGPU is market.PerGPU of LatestOffers(ctx, f), computed by the store.
+	LatestPerGPU(ctx context.Context, f schema.OfferFilter) ([]market.GPU, error)
 	History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error)
 	Changes(ctx context.Context, q schema.ChangesQuery) ([]schema.PriceChange, error)
 }

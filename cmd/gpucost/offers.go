@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/export"
-	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
 )
@@ -56,16 +55,18 @@ func runOffers(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	offers, err := s.LatestOffers(ctx, f)
-	if err != nil {
-		return err
-	}
+	var offers []schema.Offer
 	if *perGPU {
-		models := market.PerGPU(offers)
+		models, err := s.LatestPerGPU(ctx, f)
+		if err != nil {
+			return err
+		}
 		offers = make([]schema.Offer, len(models))
 		for i, m := range models {
 			offers[i] = m.Cheapest[0]
 		}
+	} else if offers, err = s.LatestOffers(ctx, f); err != nil {
+		return err
 	}
 	if *limit > 0 && len(offers) > *limit {
 		offers = offers[:*limit]

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpucost/gpucost/market"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// offerChunk is how many offers offerChunks allocates at a time.
+const offerChunk = 4096
+
+// offerChunks collects the offers of a read in chunks of a fixed size, so that a market of a
+// million offers is never copied as it grows (one growing slice copied 1.8 GB for 1M offers),
+// then puts them in order with one copy.
+type offerChunks struct {
+	chunks [][]schema.Offer
+	n      int
+}
+
+// next returns the zero offer to scan the next row into.
+func (c *offerChunks) next() *schema.Offer {
+	i := c.n % offerChunk
+	if i == 0 {
+		c.chunks = append(c.chunks, make([]schema.Offer, offerChunk))
+	}
+	c.n++
+	return &c.chunks[len(c.chunks)-1][i]
+}
+
+// at returns the i-th offer collected.
+func (c *offerChunks) at(i int) *schema.Offer {
+	return &c.chunks[i/offerChunk][i%offerChunk]
+}
+
+// latestKey is an offer with what orders it in the latest market unpacked, so that sorting
+// compares numbers and reads no offer: its price's coefficient and exponent, and the ranks of its
+// provider and price type among those of the market (their order as strings).
+type latestKey struct {
+	coef     int64 // Decimal(18, 6) fits an int64
+	offerID  string
+	o        *schema.Offer
+	index    int32 // in the order read
+	provider int32
+	exp      int32
+	pt       int32
+}
+
+// cheapestFirst returns the offers collected in the order of the latest market: cheapest
+// $/GPU-hour first, ties by provider, offer id and price type. It is the order of the ORDER BY of
+// latestOffersQuery, which sorts first on the float of the price: the float is monotonic in the
+// exact price, which sorts next, so the exact price alone gives the same order. Offer keys are
+// unique in the latest market, so the order is total. No offers is nil.
+func (c *offerChunks) cheapestFirst() []schema.Offer {
+	if c.n == 0 {
+		return nil
+	}
+	providers, priceTypes := map[string]int32{}, map[schema.PriceType]int32{}
+	keys := make([]latestKey, c.n)
+	for i := range keys {
+		o := c.at(i)
+		providers[o.Provider] = 0
+		priceTypes[o.PriceType] = 0
+		keys[i] = latestKey{coef: o.PriceUSDPerGPUHour.CoefficientInt64(), exp: o.PriceUSDPerGPUHour.Exponent(), offerID: o.OfferID, o: o, index: int32(i)}
+	}
+	rank(providers)
+	rank(priceTypes)
+	for i := range keys {
+		k := &keys[i]
+		k.provider, k.pt = providers[k.o.Provider], priceTypes[k.o.PriceType]
+	}
+	slices.SortFunc(keys, compareLatest)
+	// Each offer goes to its place in the order it was read: the chunks are read in sequence
+	// (copying in the sorted order read them at random, twice as slow for 1M offers).
+	place := make([]int32, c.n)
+	for i, k := range keys {
+		place[k.index] = int32(i)
+	}
+	out := make([]schema.Offer, c.n)
+	for i, p := range place {
+		out[p] = *c.at(i)
+	}
+	return out
+}
+
+// rank sets each value of ranks to the position of its key among the keys in order.
+func rank[K cmp.Ordered](ranks map[K]int32) {
+	keys := make([]K, 0, len(ranks))
+	for k := range ranks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		ranks[k] = int32(i)
+	}
+}
+
+// compareLatest orders two offers of the latest market.
+func compareLatest(a, b latestKey) int {
+	if a.exp != b.exp {
+		if c := a.o.PriceUSDPerGPUHour.Cmp(b.o.PriceUSDPerGPUHour); c != 0 {
+			return c
+		}
+	} else if a.coef != b.coef {
+		return cmp.Compare(a.coef, b.coef)
+	}
+	if a.provider != b.provider {
+		return cmp.Compare(a.provider, b.provider)
+	}
+	if c := cmp.Compare(a.offerID, b.offerID); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.pt, b.pt)
+}
+
+// toPlanColumns are the columns of the offers that planning reads (package optimizer) and the
+// report's market section with it: LatestOffersToPlan leaves the other fields of its offers zero.
+const toPlanColumns = `observed_at, valid_until, provider, offer_id, tier, region, country,
+	gpu_model, gpu_count, vram_gb, price_type, price_usd_per_hour, price_usd_per_gpu_hour,
+	intra_node, inter_node, available_count, reliability`
+
+// LatestOffersToPlan returns the latest offers that match f as LatestOffers does, in its order,
+// with the fields of toPlanColumns only: run_id, source_url, gpu_name_raw, vcpus, ram_gb, disk_gb,
+// nvlink_gbps, stock and dq_flags are left zero. Planning reads the whole market, and a third
+// of the time of reading 1M offers went on columns it never looks at.
+func (s *Store) LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
+	q, args := s.latestOffersQuery(f, toPlanColumns)
+	var got offerChunks
+	var sc offerScanner
+	if err := s.readOffers(ctx, "reading the latest offers to plan on", q, args, sc.scanPlanOffer, got.next); err != nil {
+		return nil, err
+	}
+	return got.cheapestFirst(), nil
+}
+
+// LatestPerGPU summarises the latest offers that match f (its Limit aside) per GPU model, as
+// market.PerGPU summarises what LatestOffers returns for f, without reading the market into Go:
+// the server finds the cheapest offer of every GPU model and price type and counts the offers,
+// providers and newest observation of each (one query on the columns it needs), and only those
+// cheapest offers are read whole (a second query, by key). An offer observed again between the
+// two is read as it is then.
+func (s *Store) LatestPerGPU(ctx context.Context, f schema.OfferFilter) ([]market.GPU, error) {
+	const what = "reading the latest offers per GPU model"
+	where, args := s.latestWhere(f)
+	latest := s.table("offers_latest") + " FINAL WHERE " + strings.Join(append(where, "gpu_model != ''"), " AND ")
+	// Every offer at its group's lowest price joins the group's figures; the first of them in
+	// the cheapest-first order (ties by provider and offer id) is the group's cheapest.
+	q := `SELECT provider, price_type, offer_id, offers, seen_at, providers
+		FROM (SELECT gpu_model, price_type, price_usd_per_gpu_hour, provider, offer_id FROM ` + latest + `) AS market
+		ALL INNER JOIN (
+			SELECT gpu_model, price_type, min(price_usd_per_gpu_hour) AS price_usd_per_gpu_hour,
+				count() AS offers, max(observed_at) AS seen_at, groupUniqArray(provider) AS providers
+			FROM ` + latest + `
+			GROUP BY gpu_model, price_type) AS groups
+		USING (gpu_model, price_type, price_usd_per_gpu_hour)
+		ORDER BY gpu_model, price_type, provider, offer_id
+		LIMIT 1 BY gpu_model, price_type`
+	rows, err := s.conn.Query(s.ctx(ctx), q, append(args, args...)...)
+	if err != nil {
+		return nil, s.queryError(what, err)
+	}
+	defer rows.Close()
+	groups := map[schema.Key]*market.Group{}
+	var keys []any
+	for rows.Next() {
+		var (
+			k      schema.Key
+			pt     string
+			offers uint64
+			g      market.Group
+		)
+		if err := rows.Scan(&k.Provider, &pt, &k.OfferID, &offers, &g.SeenAt, &g.Providers); err != nil {
+			return nil, fmt.Errorf("%s: scanning a row: %w", what, err)
+		}
+		k.PriceType = schema.PriceType(pt)
+		g.Offers, g.SeenAt = int(offers), g.SeenAt.UTC()
+		groups[k] = &g
+		keys = append(keys, k.Provider, pt, k.OfferID)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError(what, err)
+	}
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	q = "SELECT " + offerColumns + " FROM " + s.table("offers_latest") + " FINAL WHERE (provider, price_type, offer_id) IN (" +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(groups)), ", ") + ")"
+	var got offerChunks
+	var sc offerScanner
+	if err := s.readOffers(ctx, what, q, keys, sc.scanOffer, got.next); err != nil {
+		return nil, err
+	}
+	out := make([]market.Group, 0, len(groups))
+	for _, o := range got.cheapestFirst() {
+		if g := groups[o.Key()]; g != nil {
+			g.Cheapest = o
+			out = append(out, *g)
+		}
+	}
+	return market.Summarize(out), nil
+}

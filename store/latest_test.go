@@ -1,0 +1,127 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpucost/gpucost/market"
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/store/storetest"
+)
+
+// openLatestMarket returns a store on a fresh database holding a generated market of n offers
+// (the latest-market benchmark's generator: many providers and models, tied prices, older
+// versions, stale and imported offers), on the benchmark's clock.
+func openLatestMarket(t *testing.T, n int) *store.Store {
+	t.Helper()
+	s := storetest.Open(t)
+	ctx := context.Background()
+	if err := generateBenchLatest(ctx, storetest.Conn(t, storetest.DatabaseDSN(t, s.Database())), n); err != nil {
+		t.Fatal(err)
+	}
+	at, err := store.Open(ctx, storetest.DatabaseDSN(t, s.Database()), store.Options{Now: func() time.Time { return benchLatestNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { at.Close() })
+	return at
+}
+
+// latestFilters are the filters of the latest-market tests: the default view and each filter.
+func latestFilters() map[string]schema.OfferFilter {
+	return map[string]schema.OfferFilter{
+		"all":          {},
+		"max age 6h":   {MaxAge: 6 * time.Hour},
+		"planning":     {MaxAge: 8 * 24 * time.Hour, ExpiredWithin: 7 * 24 * time.Hour},
+		"gpu":          {Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB", "RTX-4090-24GB"}}, MaxAge: 6 * time.Hour},
+		"provider":     {Selection: schema.Selection{Providers: []string{"runpod", "vastai"}}},
+		"price type":   {Selection: schema.Selection{PriceTypes: []schema.PriceType{schema.Spot}}, MaxAge: 24 * time.Hour},
+		"min vram":     {MinVRAMGB: 80, MaxAge: 6 * time.Hour},
+		"interconnect": {MinIntraNode: schema.IntraNVLink},
+		"nothing":      {Selection: schema.Selection{Providers: []string{"nobody"}}},
+	}
+}
+
+// TestLatestOffersOrderInGoIsTheServers: without a limit the latest market is put in order in
+// Go; with one, the server orders it. Both give the same offers in the same order, ties of
+// price (many in the generated market) included.
+func TestLatestOffersOrderInGoIsTheServers(t *testing.T) {
+	s := openLatestMarket(t, 20_000)
+	ctx := context.Background()
+	for name, f := range latestFilters() {
+		t.Run(name, func(t *testing.T) {
+			inGo, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Limit = 1_000_000
+			onServer, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name != "nothing" && len(inGo) == 0 {
+				t.Fatal("no offers")
+			}
+			if diff := cmp.Diff(onServer, inGo, cmpOffers); diff != "" {
+				t.Errorf("ordered in Go (+) and on the server (-):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLatestOffersToPlan: the offers planning reads are LatestOffers' with the columns it does
+// not read left zero.
+func TestLatestOffersToPlan(t *testing.T) {
+	s := openLatestMarket(t, 5_000)
+	ctx := context.Background()
+	for name, f := range latestFilters() {
+		t.Run(name, func(t *testing.T) {
+			all, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range all {
+				o := &all[i]
+				o.RunID, o.SourceURL, o.GPUNameRaw, o.Stock, o.DQFlags = "", "", "", "", nil
+				o.VCPUs, o.RAMGB, o.DiskGB, o.NVLinkGbps = nil, nil, nil, nil
+			}
+			got, err := s.LatestOffersToPlan(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(all, got, cmpOffers); diff != "" {
+				t.Errorf("LatestOffersToPlan (-LatestOffers without the columns +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLatestPerGPUIsPerGPUOfLatestOffers: the per-model summaries computed on the server are
+// those market.PerGPU makes of the whole latest market, for every filter.
+func TestLatestPerGPUIsPerGPUOfLatestOffers(t *testing.T) {
+	s := openLatestMarket(t, 20_000)
+	ctx := context.Background()
+	for name, f := range latestFilters() {
+		t.Run(name, func(t *testing.T) {
+			offers, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := market.PerGPU(offers)
+			got, err := s.LatestPerGPU(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name != "nothing" && len(want) == 0 {
+				t.Fatal("no GPU models")
+			}
+			if diff := cmp.Diff(want, got, cmpOffers); diff != "" {
+				t.Errorf("LatestPerGPU (-PerGPU of LatestOffers +got):\n%s", diff)
+			}
+		})
+	}
+}
