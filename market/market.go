@@ -53,7 +53,8 @@ type Group struct {
 
 // PerGPU summarises offers, which come cheapest $/GPU-hour first (as LatestOffers returns
 // them), per GPU model, in model order. Offers of GPUs not in the catalog (no gpu_model) are
-// left out.
+// left out. It is the definition the store's LatestPerGPU computes on the server, without
+// reading the market: its tests hold it to PerGPU, and stores in memory use PerGPU itself.
 func PerGPU(offers []schema.Offer) []GPU {
 	type key struct {
 		model string
