@@ -50,6 +50,18 @@ type latestKey struct {
 	pt       int32
 }
 
+// all returns the offers collected, in the order read.
+func (c *offerChunks) all() []schema.Offer {
+	if c.n == 0 {
+		return nil
+	}
+	out := make([]schema.Offer, 0, c.n)
+	for _, chunk := range c.chunks {
+		out = append(out, chunk[:min(len(chunk), c.n-len(out))]...)
+	}
+	return out
+}
+
 // cheapestFirst returns the offers collected in the order of the latest market: cheapest
 // $/GPU-hour first, ties by provider, offer id and price type. It is the order of the ORDER BY of
 // latestOffersQuery, which sorts first on the float of the price: the float is monotonic in the
@@ -123,10 +135,12 @@ const toPlanColumns = `observed_at, valid_until, provider, offer_id, tier, regio
 	gpu_model, gpu_count, vram_gb, price_type, price_usd_per_hour, price_usd_per_gpu_hour,
 	intra_node, inter_node, available_count, reliability`
 
-// LatestOffersToPlan returns the latest offers that match f as LatestOffers does, in its order,
-// with the fields of toPlanColumns only: run_id, source_url, gpu_name_raw, vcpus, ram_gb, disk_gb,
-// nvlink_gbps, stock and dq_flags are left zero. Planning reads the whole market, and a third
-// of the time of reading 1M offers went on columns it never looks at.
+// LatestOffersToPlan returns the latest offers that match f as LatestOffers does, in no
+// particular order (a plan does not depend on the order of its offers: the optimizer's
+// TestDeterministic; nor does the report's market), with the fields of toPlanColumns only:
+// run_id, source_url, gpu_name_raw, vcpus, ram_gb, disk_gb, nvlink_gbps, stock and dq_flags are
+// left zero. Planning reads the whole market: a third of the time of reading 1M offers went on
+// columns it never looks at, and more than half of what was left on putting them in order.
 func (s *Store) LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	q, args := s.latestOffersQuery(f, toPlanColumns)
 	var got offerChunks
@@ -134,7 +148,7 @@ func (s *Store) LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([
 	if err := s.readOffers(ctx, "reading the latest offers to plan on", q, args, sc.scanPlanOffer, got.next); err != nil {
 		return nil, err
 	}
-	return got.cheapestFirst(), nil
+	return got.all(), nil
 }
 
 // LatestPerGPU summarises the latest offers that match f (its Limit aside) per GPU model, as
