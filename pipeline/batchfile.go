@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
@@ -65,6 +66,7 @@ type batchWriter struct {
 	w       *bufio.Writer
 	written int64 // bytes of whole lines in f
 	err     error // why the batch is held in memory: the spool write that failed
+	lost    error // why part of it could not be read back from the file when writing failed
 	mem     schema.Batch
 }
 
@@ -124,21 +126,30 @@ func (w *batchWriter) keep(line batchLine) {
 	w.mem.Payloads = append(w.mem.Payloads, line.Payloads...)
 }
 
-// fail holds the batch in memory from now on, with what the file has of it so far.
+// fail holds the batch in memory from now on, with what the file has of it so far (its whole
+// lines, read back by its name); what cannot be read back is recorded in lost.
 func (w *batchWriter) fail(err error) {
 	w.err = err
 	if w.f == nil {
 		return
 	}
-	if _, serr := w.f.Seek(0, io.SeekStart); serr == nil {
-		_ = eachLine(io.LimitReader(w.f, w.written), func(line []byte) error {
+	w.f.Close()
+	f, oerr := os.Open(w.f.Name())
+	if oerr != nil {
+		w.lost = oerr
+	} else {
+		n := 0
+		w.lost = eachLine(io.LimitReader(f, w.written), func(line []byte) error {
+			n++
 			var l batchLine
-			if json.Unmarshal(line, &l) == nil {
-				w.mem.Offers = append(w.mem.Offers, l.Offers...)
-				w.mem.Payloads = append(w.mem.Payloads, l.Payloads...)
+			if err := json.Unmarshal(line, &l); err != nil {
+				return fmt.Errorf("line %d: %w", n, err)
 			}
+			w.mem.Offers = append(w.mem.Offers, l.Offers...)
+			w.mem.Payloads = append(w.mem.Payloads, l.Payloads...)
 			return nil
 		})
+		f.Close()
 	}
 	w.discard()
 }
@@ -155,21 +166,21 @@ func (w *batchWriter) discard() {
 // finish completes the batch with its run-log row. It returns the batch to load: the spooled
 // file's (its name in the spool set) or the one held in memory, with the spool's error (nil on a
 // dry run). A batch of the same run and provider already in the spool or its quarantine is not
-// written again (errSpooledBefore, errQuarantinedBefore; see spool.put's reasons).
+// written again (errSpooledBefore, errQuarantinedBefore; see spool.taken's reasons). A batch
+// whose spool write failed and that could not be read back whole fails: its offers are not
+// loaded, and its run-log row says why.
 func (w *batchWriter) finish(run schema.ScrapeRun) (b schema.Batch, name string, err error) {
-	run.Error = w.red.String(run.Error)
-	if run.Status == schema.RunFailed {
-		w.mem.Offers = nil // a failed run's offers are not loaded
+	if w.sp != nil {
+		name = safe(run.RunID) + "." + safe(run.Provider) + ".json"
+		if err := w.sp.taken(name); err != nil {
+			w.discard()
+			return schema.Batch{Run: w.redacted(run)}, name, err
+		}
 	}
 	if w.f == nil {
-		w.mem.Run = run
-		return w.mem, "", w.err
+		return w.held(run), "", w.err
 	}
-	name = safe(run.RunID) + "." + safe(run.Provider) + ".json"
-	if err := w.sp.taken(name); err != nil {
-		w.discard()
-		return schema.Batch{Run: run}, name, err
-	}
+	run = w.redacted(run)
 	err = writeLine(w.w, batchLine{Run: &run})
 	if err == nil {
 		err = w.w.Flush()
@@ -182,20 +193,38 @@ func (w *batchWriter) finish(run schema.ScrapeRun) (b schema.Batch, name string,
 	}
 	if err == nil {
 		err = os.Rename(w.f.Name(), filepath.Join(w.sp.dir, name))
-	}
-	if err == nil {
-		err = syncDir(w.sp.dir)
-	}
-	if err != nil {
-		w.fail(fmt.Errorf("spooling %s: %w", name, err))
-		w.mem.Run = run
-		if run.Status == schema.RunFailed {
-			w.mem.Offers = nil
+		if err == nil {
+			// The batch is in the spool: the folder's sync makes its name durable; should
+			// it fail, a power cut might lose the name, which the run can do nothing about.
+			_ = syncDir(w.sp.dir)
+			w.f = nil
+			// Its parts are scrubbed again as they are read: a source may have sent (and so
+			// taught the redactor) a credential after an earlier page held it.
+			return schema.Batch{Run: w.redacted(run), Parts: w.sp.parts(name, run, w.red, true)}, name, nil
 		}
-		return w.mem, "", w.err
 	}
-	w.f = nil
-	return schema.Batch{Run: run, Parts: w.sp.parts(name, run, nil, false)}, name, nil
+	w.fail(fmt.Errorf("spooling %s: %w", name, err))
+	return w.held(run), "", w.err
+}
+
+// held returns the batch held in memory, with its run-log row: without its offers when the
+// run failed, or failed when the spool lost part of it.
+func (w *batchWriter) held(run schema.ScrapeRun) schema.Batch {
+	if w.lost != nil && run.Status != schema.RunFailed {
+		run.Status, run.OffersLoaded = schema.RunFailed, 0
+		run.Error = strings.TrimPrefix(run.Error+"; ", "; ") + fmt.Sprintf("%s: the spool failed (%v) and the batch could not be read back from it whole (%v); its offers are not loaded", w.provider, w.err, w.lost)
+	}
+	if run.Status == schema.RunFailed {
+		w.mem.Offers = nil // a failed run's offers are not loaded
+	}
+	w.mem.Run = w.redacted(run)
+	return w.mem
+}
+
+// redacted returns run with its error scrubbed.
+func (w *batchWriter) redacted(run schema.ScrapeRun) schema.ScrapeRun {
+	run.Error = w.red.String(run.Error)
+	return run
 }
 
 // writeLine writes one line of a batch file, encoding one element at a time: encoding/json

@@ -427,7 +427,8 @@ func (r *Runner) prepare(ex extracted, lastGood schema.ScrapeRun) (prepared, Pro
 	}
 	var p prepared
 	p.batch, p.file, p.spoolErr = w.finish(run)
-	pr.Error = p.batch.Run.Error
+	// finish may have failed the batch (its spool lost part of it), and scrubbed its error.
+	pr.Status, pr.Error, pr.Loaded = p.batch.Run.Status, p.batch.Run.Error, int(p.batch.Run.OffersLoaded)
 	return p, pr
 }
 

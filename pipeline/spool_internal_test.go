@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,5 +192,28 @@ func TestBatchWriterFallsBackToMemory(t *testing.T) {
 	}
 	if tmps, _ := filepath.Glob(filepath.Join(sp.dir, tmpPrefix+"*")); len(tmps) != 0 {
 		t.Errorf("temporary files left: %v", tmps)
+	}
+}
+
+// A batch whose spool write failed and whose file cannot be read back whole is not loaded as
+// if it were whole: its run fails, and says why.
+func TestBatchWriterFailsWhatItCannotReadBack(t *testing.T) {
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newBatchWriter(sp, schema.Run{ID: "run-1", ObservedAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}, "vastai", &validator{maxPrice: decimal.NewFromInt(200)}, nil)
+	o := schema.Offer{OfferID: "a", GPUModel: "H100-SXM-80GB", GPUCount: 1, VRAMGB: 80, PriceType: schema.OnDemand,
+		PriceUSDPerGPUHour: decimal.RequireFromString("2.5"), PriceUSDPerHour: decimal.RequireFromString("2.5")}
+	if err := w.page(schema.Page{Offers: []schema.Offer{o}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.f.WriteAt([]byte("garbage"), 0); err != nil { // the disk returned other bytes
+		t.Fatal(err)
+	}
+	w.fail(errors.New("input/output error"))
+	b, _, err := w.finish(schema.ScrapeRun{RunID: "run-1", Provider: "vastai", Status: schema.RunOK, OffersLoaded: 1})
+	if err == nil || b.Run.Status != schema.RunFailed || b.Run.OffersLoaded != 0 || len(b.Offers) != 0 || !strings.Contains(b.Run.Error, "could not be read back") {
+		t.Errorf("finish: %+v, %v; want a failed run without offers that says why", b.Run, err)
 	}
 }

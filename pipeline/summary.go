@@ -52,17 +52,28 @@ func WriteSummary(w io.Writer, rep Report) error {
 }
 
 // Offers are the offers of every batch of the run (what a dry run would have loaded), by GPU
-// model and then cheapest first.
+// model and then cheapest first, ties by provider, offer id and price type: the same order
+// whatever order the sources read their pages in.
 func (r Report) Offers() []schema.Offer {
 	var offers []schema.Offer
 	for _, b := range r.Batches {
 		offers = append(offers, b.Offers...)
 	}
 	sort.SliceStable(offers, func(i, j int) bool {
-		if offers[i].GPUModel != offers[j].GPUModel {
-			return offers[i].GPUModel < offers[j].GPUModel
+		a, b := &offers[i], &offers[j]
+		if a.GPUModel != b.GPUModel {
+			return a.GPUModel < b.GPUModel
 		}
-		return offers[i].PriceUSDPerGPUHour.LessThan(offers[j].PriceUSDPerGPUHour)
+		if c := a.PriceUSDPerGPUHour.Cmp(b.PriceUSDPerGPUHour); c != 0 {
+			return c < 0
+		}
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		if a.OfferID != b.OfferID {
+			return a.OfferID < b.OfferID
+		}
+		return a.PriceType < b.PriceType
 	})
 	return offers
 }

@@ -145,7 +145,7 @@ func (v *Vast) Fetch(ctx context.Context, run schema.Run) (res schema.Extract, e
 		}
 	}
 	f.res.Attempts = attempts.Count()
-	sortOffers(f.res.Offers)
+	sortOffers(f.res.Offers) // what the run did not take page by page (run.Keep)
 	switch {
 	case failed == len(slicesQ):
 		if se, ok := firstErr.(*Error); ok && se.Source == VastName {

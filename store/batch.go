@@ -137,32 +137,21 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 		return res, err
 	}
 	s.step(StepPayloads)
-	var pending []schema.Offer
+	// The offers missing go in one insert of one block (offerInsert says why), added part by part.
 	var rows span
-	writeOffers := func(offers []schema.Offer) error {
-		n, err := s.completeOffers(ctx, runID, provider, offers, storedOffers)
-		res.OffersWritten += n
-		rows.add(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
-		return err
-	}
+	ins := s.newOfferInsert("offers", runID)
+	defer ins.close()
 	err = b.EachOffers(func(part []schema.Offer) error {
 		if err := checkOffers(runID, provider, part); err != nil {
 			return err
 		}
-		if len(pending) > 0 && len(pending)+len(part) > insertBlockRows {
-			if err := writeOffers(pending); err != nil {
-				return err
-			}
-			pending = pending[:0]
-		}
-		if len(pending) == 0 && len(part) >= insertBlockRows {
-			return writeOffers(part) // a large part as it is
-		}
-		pending = append(pending, part...)
-		return nil
+		rows.add(len(part), func(i int) time.Time { return part[i].ObservedAt })
+		n, err := s.completeOffers(ctx, runID, provider, part, storedOffers, ins)
+		res.OffersWritten += n
+		return err
 	})
-	if err == nil && len(pending) > 0 {
-		err = writeOffers(pending)
+	if err == nil {
+		err = ins.send()
 	}
 	if err != nil {
 		return res, err
@@ -377,10 +366,10 @@ func keyOfOffer(o schema.Offer) offerRowKey {
 	return offerRowKey{o.OfferID, string(o.PriceType), o.ObservedAt.Unix()}
 }
 
-// completeOffers inserts the offers of one run and provider that are not stored yet (looked up
-// within their own observation times), each counted as often as it occurs. stored counts what
-// was stored before the load began, across its calls.
-func (s *Store) completeOffers(ctx context.Context, runID, provider string, offers []schema.Offer, stored *storedRows[offerRowKey]) (int, error) {
+// completeOffers adds to ins the offers of one run and provider that are not stored yet (looked
+// up within their own observation times), each counted as often as it occurs, and returns how
+// many. stored counts what was stored before the load began, across its calls.
+func (s *Store) completeOffers(ctx context.Context, runID, provider string, offers []schema.Offer, stored *storedRows[offerRowKey], ins *offerInsert) (int, error) {
 	if len(offers) == 0 {
 		return 0, nil
 	}
@@ -421,7 +410,7 @@ func (s *Store) completeOffers(ctx context.Context, runID, provider string, offe
 			missing = append(missing, o)
 		}
 	}
-	if err := s.insertOffers(ctx, "offers", runID, missing); err != nil {
+	if err := ins.add(ctx, missing); err != nil {
 		return 0, err
 	}
 	return len(missing), nil

@@ -63,11 +63,16 @@ func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult
 	}
 	for _, provider := range providers {
 		offers := byProvider[provider]
-		n, err := s.completeOffers(ctx, imp.RunID, provider, offers, newStoredRows[offerRowKey]())
-		res.OffersWritten += n
+		ins := s.newOfferInsert("offers", imp.RunID)
+		n, err := s.completeOffers(ctx, imp.RunID, provider, offers, newStoredRows[offerRowKey](), ins)
+		if err == nil {
+			err = ins.send()
+		}
+		ins.close()
 		if err != nil {
 			return res, err
 		}
+		res.OffersWritten += n
 		var rows span
 		rows.add(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
 		if _, err := s.completeRollups(ctx, imp.RunID, provider, rows); err != nil {

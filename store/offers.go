@@ -26,48 +26,80 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 	return s.insertOffers(ctx, "offers", runID, offers)
 }
 
-// insertBlockBytes and insertBlockRows bound a block of an insert: the driver holds a block's
-// columns (a copy of every value) until it sends them, so one insert of a large batch is sent
-// as blocks of at most this many bytes of payload bodies or this many offers, in one INSERT
-// query.
-const (
-	insertBlockBytes = 8 << 20
-	insertBlockRows  = 32_768
-)
+// insertBlockBytes bounds a block of a payload insert: the driver holds a block's columns (a
+// copy of every body) until it sends them, so the payloads of a large batch are sent as blocks
+// of about this many bytes, in one INSERT query.
+const insertBlockBytes = 8 << 20
 
 // insertOffers writes offers into offers, or into another table with its columns
-// (offers_latest), as one INSERT of blocks of at most insertBlockRows rows.
+// (offers_latest), as one INSERT of one block.
 func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []schema.Offer) error {
+	ins := s.newOfferInsert(table, runID)
+	defer ins.close()
+	if err := ins.add(ctx, offers); err != nil {
+		return err
+	}
+	return ins.send()
+}
+
+// offerInsert is one INSERT of offers, added part by part and sent as one block. One block: on
+// one server ClickHouse writes the rows of a block as one part per table and view, and the
+// rollups' crash repair (rollups.go) needs each row group of a load in one part, all there or
+// missing. The driver holds the block's columns, about 200 bytes per offer, until send.
+type offerInsert struct {
+	s            *Store
+	table, runID string
+	batch        driver.Batch
+	cols         offerBlock
+	n            int
+}
+
+func (s *Store) newOfferInsert(table, runID string) *offerInsert {
+	return &offerInsert{s: s, table: table, runID: runID}
+}
+
+// add appends offers to the insert, which it prepares with the first of them.
+func (ins *offerInsert) add(ctx context.Context, offers []schema.Offer) error {
 	if len(offers) == 0 {
 		return nil
 	}
-	ctx = s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(runID, offers[0].Provider, table)))
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table(table)+" ("+offerColumns+")")
-	if err != nil {
-		return s.queryError("preparing the "+table+" insert", err)
-	}
-	defer batch.Close()
-	var cols offerBlock
-	for start := 0; start < len(offers); start += insertBlockRows {
-		if start > 0 {
-			if err := batch.Flush(); err != nil {
-				return s.queryError(fmt.Sprintf("inserting %d rows of run %s into %s", len(offers), runID, table), err)
-			}
+	if ins.batch == nil {
+		ctx = ins.s.ctx(ctx, clickhouse.WithQueryID(loadQueryID(ins.runID, offers[0].Provider, ins.table)))
+		batch, err := ins.s.conn.PrepareBatch(ctx, "INSERT INTO "+ins.s.table(ins.table)+" ("+offerColumns+")")
+		if err != nil {
+			return ins.s.queryError("preparing the "+ins.table+" insert", err)
 		}
-		for i, col := range cols.fill(offers[start:min(start+insertBlockRows, len(offers))]) {
-			if err := batch.Column(i).Append(col); err != nil {
-				return fmt.Errorf("appending %s column %d for run %s: %w: %w", table, i+1, runID, schema.ErrRejected, err)
-			}
+		ins.batch = batch
+	}
+	for i, col := range ins.cols.fill(offers) {
+		if err := ins.batch.Column(i).Append(col); err != nil {
+			return fmt.Errorf("appending %s column %d for run %s: %w: %w", ins.table, i+1, ins.runID, schema.ErrRejected, err)
 		}
 	}
-	if err := batch.Send(); err != nil {
-		return s.queryError(fmt.Sprintf("inserting %d rows of run %s into %s", len(offers), runID, table), err)
+	ins.n += len(offers)
+	return nil
+}
+
+// send writes what was added, if anything.
+func (ins *offerInsert) send() error {
+	if ins.batch == nil {
+		return nil
+	}
+	if err := ins.batch.Send(); err != nil {
+		return ins.s.queryError(fmt.Sprintf("inserting %d rows of run %s into %s", ins.n, ins.runID, ins.table), err)
 	}
 	return nil
 }
 
-// offerBlock holds the columns of one block of offers, in offerColumns' order; fill reuses
-// them from block to block.
+// close releases an insert that was not sent.
+func (ins *offerInsert) close() {
+	if ins.batch != nil {
+		ins.batch.Close()
+	}
+}
+
+// offerBlock holds the columns of a part of offers, in offerColumns' order; fill reuses them
+// from part to part.
 type offerBlock struct {
 	observedAt  []time.Time
 	validUntil  []*time.Time

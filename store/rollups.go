@@ -288,13 +288,15 @@ func (s *Store) completeLatest(ctx context.Context, runID, provider string, rows
 	if s.cluster != "" {
 		join = "GLOBAL ANY LEFT JOIN" // the newest rows are read from every shard once
 	}
-	// A key without a row in offers_latest joins the default newest, 1970: older than any offer.
+	// A key without a row in offers_latest joins the default newest, 1970 (or NULL, where a
+	// profile sets join_use_nulls): older than any offer.
 	missing := ` FROM ` + s.table("offers") + `
 		` + join + ` (
 			SELECT offer_id, price_type, max(observed_at) AS newest FROM ` + s.table("offers_latest") + `
 			WHERE provider = ? AND observed_at >= ? GROUP BY offer_id, price_type
 		) AS latest USING (offer_id, price_type)
-		WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ? AND newest < observed_at`
+		WHERE run_id = ? AND provider = ? AND observed_at >= ? AND observed_at < ?
+			AND ifNull(newest, toDateTime(0, 'UTC')) < observed_at`
 	args := []any{provider, rows.from, runID, provider, rows.from, rows.to}
 	var n uint64
 	what := fmt.Sprintf("checking offers_latest for run %s/%s", runID, provider)

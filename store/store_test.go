@@ -700,9 +700,8 @@ func TestLatestOffersMinIntraNode(t *testing.T) {
 	}
 }
 
-// TestInsertsInBlocks: a batch larger than one insert block (offers past 32,768 rows, payload
-// bodies past 8 MiB) is stored whole, each row once, with every block's rows rolled up and in
-// offers_latest, on every server.
+// TestInsertsInBlocks: a large batch (65,543 offers, payload bodies past one 8 MiB insert block)
+// is stored whole, each row once, rolled up and in offers_latest, on every server.
 func TestInsertsInBlocks(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := context.Background()
