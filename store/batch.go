@@ -341,15 +341,7 @@ func (s *Store) completePayloads(ctx context.Context, runID, provider string, pa
 			return 0, s.queryError(what, err)
 		}
 	}
-	var missing []schema.RawPayload
-	for _, p := range payloads {
-		k := keyOfPayload(p)
-		if stored.count[k] > 0 {
-			stored.count[k]--
-			continue
-		}
-		missing = append(missing, p)
-	}
+	missing := unstored(stored, payloads, keyOfPayload)
 	if err := s.InsertPayloads(ctx, missing); err != nil {
 		return 0, err
 	}
@@ -398,18 +390,7 @@ func (s *Store) completeOffers(ctx context.Context, runID, provider string, offe
 			return 0, s.queryError(what, err)
 		}
 	}
-	missing := offers // nothing stored before, the usual case: all of them, not a copy
-	if len(stored.count) > 0 {
-		missing = nil
-		for _, o := range offers {
-			k := keyOfOffer(o)
-			if stored.count[k] > 0 {
-				stored.count[k]--
-				continue
-			}
-			missing = append(missing, o)
-		}
-	}
+	missing := unstored(stored, offers, keyOfOffer)
 	if err := ins.add(ctx, missing); err != nil {
 		return 0, err
 	}
@@ -426,6 +407,23 @@ type storedRows[K comparable] struct {
 }
 
 func newStoredRows[K comparable]() *storedRows[K] { return &storedRows[K]{count: map[K]uint64{}} }
+
+// unstored returns the rows that stored does not count, each stored row matching one row of its
+// key; with nothing stored (a first load, the usual case) all of them, not a copy.
+func unstored[K comparable, T any](stored *storedRows[K], rows []T, key func(T) K) []T {
+	if len(stored.count) == 0 {
+		return rows
+	}
+	var missing []T
+	for _, r := range rows {
+		if k := key(r); stored.count[k] > 0 {
+			stored.count[k]--
+			continue
+		}
+		missing = append(missing, r)
+	}
+	return missing
+}
 
 // unread returns the parts of [from, to) not read yet, and marks them read.
 func (st *storedRows[K]) unread(from, to time.Time) []span {
