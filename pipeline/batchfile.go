@@ -138,9 +138,7 @@ func (w *batchWriter) fail(err error) {
 	if oerr != nil {
 		w.lost = oerr
 	} else {
-		n := 0
-		w.lost = eachLine(io.LimitReader(f, w.written), func(line []byte) error {
-			n++
+		w.lost = eachLine(io.LimitReader(f, w.written), nil, func(n int, line []byte) error {
 			var l batchLine
 			if err := json.Unmarshal(line, &l); err != nil {
 				return fmt.Errorf("line %d: %w", n, err)
@@ -268,27 +266,56 @@ func writeArray[T any](w *bufio.Writer, elems []T) error {
 	return w.WriteByte(']')
 }
 
-// eachLine calls fn with every line of r, without its newline.
-func eachLine(r io.Reader, fn func(line []byte) error) error {
+// eachLine calls fn with the number and the bytes (without the newline) of every line of r
+// that starts with prefix (nil: every line but blank ones); the others are skipped unread, so
+// that the offers of a batch are read without holding its payloads' lines, and the other way
+// round.
+func eachLine(r io.Reader, prefix []byte, fn func(n int, line []byte) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
-	for {
+	for n := 1; ; n++ {
+		if prefix != nil {
+			head, _ := br.Peek(len(prefix))
+			if len(head) == 0 {
+				return nil // the end
+			}
+			if !bytes.Equal(head, prefix) {
+				if err := skipLine(br); err != nil {
+					return ignoreEOF(err)
+				}
+				continue
+			}
+		}
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			if ferr := fn(bytes.TrimSuffix(line, []byte("\n"))); ferr != nil {
+			if ferr := fn(n, bytes.TrimSuffix(line, []byte("\n"))); ferr != nil {
 				return ferr
 			}
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
 		if err != nil {
+			return ignoreEOF(err)
+		}
+	}
+}
+
+// skipLine reads past the next newline without keeping what it reads.
+func skipLine(br *bufio.Reader) error {
+	for {
+		if _, err := br.ReadSlice('\n'); !errors.Is(err, bufio.ErrBufferFull) {
 			return err
 		}
 	}
 }
 
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
 // readBatch reads a batch file's run line, and the offers and payloads of a file in the former
-// one-line layout. It reads the file once, decoding only the run line.
+// one-line layout, and reports whether the file has parts (lines of the present layout). It reads
+// the file once, decoding only the run line.
 func readBatch(path string) (schema.Batch, bool, error) {
 	var b schema.Batch
 	f, err := os.Open(path)
@@ -298,11 +325,8 @@ func readBatch(path string) (schema.Batch, bool, error) {
 	defer f.Close()
 	var run *schema.ScrapeRun
 	parts := false
-	err = eachLine(f, func(line []byte) error {
-		if !bytes.HasPrefix(line, runPrefix) {
-			parts = true
-			return nil
-		}
+	err = eachLine(f, runPrefix, func(n int, line []byte) error {
+		parts = n > 1 // the run line is the last: every line before it is a part
 		var l batchLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return fmt.Errorf("%w: %w", errNotABatch, err)
@@ -357,12 +381,7 @@ func (p fileParts) each(prefix []byte, fn func(batchLine) error) error {
 		return err
 	}
 	defer f.Close()
-	n := 0
-	return eachLine(f, func(line []byte) error {
-		n++
-		if !bytes.HasPrefix(line, prefix) {
-			return nil
-		}
+	return eachLine(f, prefix, func(n int, line []byte) error {
 		var l batchLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return fmt.Errorf("reading spooled batch %s, line %d: %w: %w: %w", p.path, n, schema.ErrRejected, errNotABatch, err)
