@@ -14,8 +14,8 @@ type Run struct {
 	// Emit, when set, takes what a source reads as it reads it: each response, and the offers
 	// it keeps from each (after its own checks and dedupe). The source then holds neither in its
 	// Extract, so a run's memory does not grow with the market: the pipeline writes each page
-	// to its spool and lets it go. Sources call Keep, not Emit. An error of Emit is the
-	// source's error: it stops there.
+	// to its spool and lets it go. Sources call Keep, not Emit, one call at a time (from one
+	// goroutine, or in turn). An error of Emit is the source's error: it stops there.
 	Emit func(Page) error
 }
 
