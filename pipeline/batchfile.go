@@ -196,9 +196,7 @@ func (w *batchWriter) finish(run schema.ScrapeRun) (b schema.Batch, name string,
 			// it fail, a power cut might lose the name, which the run can do nothing about.
 			_ = syncDir(w.sp.dir)
 			w.f = nil
-			// Its parts are scrubbed again as they are read: a source may have sent (and so
-			// taught the redactor) a credential after an earlier page held it.
-			return schema.Batch{Run: w.redacted(run), Parts: w.sp.parts(name, run, w.red, true)}, name, nil
+			return schema.Batch{Run: run, Parts: w.sp.parts(name, run, w.red)}, name, nil
 		}
 	}
 	w.fail(fmt.Errorf("spooling %s: %w", name, err))
@@ -344,11 +342,12 @@ func readBatch(path string) (schema.Batch, bool, error) {
 	return b, parts, nil
 }
 
-// fileParts reads the parts of a batch file (schema.Parts), each redacted as it is read.
+// fileParts reads the parts of a batch file (schema.Parts), each scrubbed by red as it is read:
+// a batch spooled by an older gpucost or under other secrets, or a credential a source sent
+// (and so taught the redactor) after an earlier page held it.
 type fileParts struct {
 	path       string
 	skipOffers bool // a failed run's
-	scrub      bool // redact each part with red as it is read
 	red        *redact.Redactor
 }
 
@@ -357,18 +356,14 @@ func (p fileParts) EachOffers(fn func([]schema.Offer) error) error {
 		return nil
 	}
 	return p.each(offersPrefix, func(l batchLine) error {
-		if p.scrub {
-			redactOffers(p.red, l.Offers)
-		}
+		redactOffers(p.red, l.Offers)
 		return fn(l.Offers)
 	})
 }
 
 func (p fileParts) EachPayloads(fn func([]schema.RawPayload) error) error {
 	return p.each(payloadsPrefix, func(l batchLine) error {
-		if p.scrub {
-			redactPayloads(p.red, l.Payloads)
-		}
+		redactPayloads(p.red, l.Payloads)
 		return fn(l.Payloads)
 	})
 }

@@ -374,7 +374,9 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWr
 	res, err := s.Fetch(fd, run)
 	ex.err, ex.attempts, ex.problems = err, res.Attempts, res.Problems
 	// What the source kept in its Extract rather than emitting goes the same way.
-	_ = w.page(schema.Page{Payloads: res.Payloads, Offers: res.Offers})
+	if err := w.page(schema.Page{Payloads: res.Payloads, Offers: res.Offers}); err != nil && ex.err == nil {
+		ex.err = err
+	}
 	if ex.err == nil && w.parsed == 0 {
 		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
 	}

@@ -148,10 +148,10 @@ func (s *spool) taken(name string) error {
 	return nil
 }
 
-// parts reads the offers and payloads of a spooled batch file; with scrub, red scrubs each part
-// as it is read (a batch spooled by an older gpucost, or under other secrets).
-func (s *spool) parts(name string, run schema.ScrapeRun, red *redact.Redactor, scrub bool) fileParts {
-	return fileParts{path: filepath.Join(s.dir, name), skipOffers: run.Status == schema.RunFailed, red: red, scrub: scrub}
+// parts reads the offers and payloads of a spooled batch file, red scrubbing each part as it is
+// read (fileParts).
+func (s *spool) parts(name string, run schema.ScrapeRun, red *redact.Redactor) fileParts {
+	return fileParts{path: filepath.Join(s.dir, name), skipOffers: run.Status == schema.RunFailed, red: red}
 }
 
 // syncDir makes the names in a folder durable (a rename survives a power cut).
@@ -201,7 +201,7 @@ func (s *spool) get(name string, red *redact.Redactor) (schema.Batch, error) {
 		b.Offers = nil
 	}
 	if parts {
-		b.Parts = s.parts(name, b.Run, red, true)
+		b.Parts = s.parts(name, b.Run, red)
 	}
 	return b, nil
 }

@@ -40,7 +40,7 @@ type ClientConfig struct {
 	MaxBodyBytes   int64         // response body limit; over it is ErrBodyTooLarge, never a truncated parse (default 8 MiB)
 	// MaxSourceBytes is the budget of response bytes one source may read in one Fetch, over all
 	// its requests (default 32 MiB). Every body counts, error answers included; a source that
-	// would read more fails with ErrOverBudget. With MaxBodyBytes and MaxOffers it bounds the
+	// would read more fails with ErrOverBudget. With MaxBodyBytes and MaxSourceOffers it bounds the
 	// memory a run takes whatever the providers send (docs/providers.md §6.2).
 	MaxSourceBytes int64
 	// MaxSourceOffers is the most offers one source may produce in one Fetch (default

@@ -45,7 +45,7 @@
 // smaller market. Memory is bounded whatever a provider sends: a body limit, a byte budget per
 // source and run over all its requests (ClientConfig.MaxSourceBytes, ErrOverBudget), one copy
 // of each body (the raw payload, parsed in place, JSON row by row), pages tokenized and bounded
-// before a tree is built, and at most MaxOffers offers per source (docs/providers.md §6.2). A
+// before a tree is built, and at most ClientConfig.MaxSourceOffers offers per source (docs/providers.md §6.2). A
 // source that pauses between requests (Vast) announces each pause with the run's Pace
 // (schema.Run) before it waits, so the deadline set by its caller can follow its plan.
 //

@@ -466,16 +466,16 @@ func (s *span) add(n int, at func(int) time.Time) {
 		s.days = map[int64]bool{}
 	}
 	for i := range n {
-		s.days[at(i).Unix()/86400] = true // the times are after 1970: no negative remainder
+		t := at(i).UTC().Truncate(time.Second)
+		if s.n == 0 || t.Before(s.from) {
+			s.from = t
+		}
+		if s.n == 0 || !t.Before(s.to) {
+			s.to = t.Add(time.Second)
+		}
+		s.days[t.Unix()/86400] = true // the times are after 1970: no negative remainder
+		s.n++
 	}
-	from, to := timeRange(n, at)
-	if s.n == 0 || from.Before(s.from) {
-		s.from = from
-	}
-	if s.n == 0 || to.After(s.to) {
-		s.to = to
-	}
-	s.n += n
 }
 
 // timeRange returns the earliest and latest of n times, to the second; for n == 0 an empty

@@ -700,9 +700,9 @@ func TestLatestOffersMinIntraNode(t *testing.T) {
 	}
 }
 
-// TestInsertsInBlocks: a large batch (65,543 offers, payload bodies past one 8 MiB insert block)
+// TestLargeBatchLoadsWhole: a large batch (65,543 offers, payload bodies past one 8 MiB insert block)
 // is stored whole, each row once, rolled up and in offers_latest, on every server.
-func TestInsertsInBlocks(t *testing.T) {
+func TestLargeBatchLoadsWhole(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := context.Background()
 	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)

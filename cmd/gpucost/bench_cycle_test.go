@@ -31,9 +31,9 @@ func BenchmarkScrapeCycle(b *testing.B) {
 		vars := map[string]string{
 			"GPUCOST_CLICKHOUSE_DSN": dsn, "GPUCOST_SCRAPE_SPOOL_DIR": b.TempDir(),
 			"GPUCOST_PROVIDERS_VASTAI_URL": urls["vastai"], "GPUCOST_PROVIDERS_VASTAI_DELAY": "1ms",
-			"GPUCOST_PROVIDERS_RUNPOD_URL": urls["runpod"],
+			"GPUCOST_PROVIDERS_RUNPOD_URL":      urls["runpod"],
 			"GPUCOST_PROVIDERS_LAMBDA_PAGE_URL": urls["lambda"], "GPUCOST_PROVIDERS_LAMBDA_API_KEY_ENV": "GPUCOST_BENCH_NO_SUCH_KEY",
-			"GPUCOST_PROVIDERS_LAMBDA_DELAY": "1ms",
+			"GPUCOST_PROVIDERS_LAMBDA_DELAY":  "1ms",
 			"GPUCOST_PROVIDERS_COREWEAVE_URL": urls["coreweave"], "GPUCOST_PROVIDERS_COREWEAVE_DELAY": "1ms",
 		}
 		t0 := time.Now()

@@ -312,4 +312,3 @@ func (m *fakeVastMarket) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
 	_, _ = w.Write(body.Bytes())
 }
-
