@@ -18,3 +18,15 @@ func FinalizeLoad(ctx context.Context, s *Store, offers []schema.Offer) error {
 // FinalizeStale is what every migrate does for the final daily rows (finalizeStale), for the
 // benchmark of its cost.
 func FinalizeStale(ctx context.Context, s *Store) (int, error) { return s.finalizeStale(ctx) }
+
+// ReadsColumnar says whether planning reads this server's market as columns (columnar.go).
+func ReadsColumnar(s *Store) bool { return s.version.readsColumnar() }
+
+// ReadPlanOffersColumnar reads the latest offers that match f as columns, whatever the server,
+// for the test that the columnar reader is used on exactly the servers it speaks.
+func ReadPlanOffersColumnar(ctx context.Context, s *Store, f schema.OfferFilter) (int, error) {
+	q, args := s.latestOffersQuery(f, toPlanColumns)
+	var got offerChunks
+	err := s.readPlanOffers(ctx, "reading the latest offers as columns", q, args, got.next)
+	return got.n, err
+}

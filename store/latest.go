@@ -11,30 +11,46 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// offerChunk is how many offers offerChunks allocates at a time.
+// offerChunk is how many offers offerChunks allocates at a time beyond what was reserved.
 const offerChunk = 4096
 
-// offerChunks collects the offers of a read in chunks of a fixed size, so that a market of a
-// million offers is never copied as it grows (one growing slice copied 1.8 GB for 1M offers),
-// then puts them in order with one copy.
+// offerChunks collects the offers of a read in chunks, so that a market of a million offers is
+// never copied as it grows (one growing slice copied 1.8 GB for 1M offers). A read that knows
+// how many offers come reserves them: they fill one chunk, which all returns as it is.
 type offerChunks struct {
-	chunks [][]schema.Offer
+	chunks [][]schema.Offer // each full but the last
 	n      int
+}
+
+// reserve makes the first chunk hold n offers. It is a hint: more may come.
+func (c *offerChunks) reserve(n int) {
+	if len(c.chunks) == 0 && n > 0 {
+		c.chunks = append(c.chunks, make([]schema.Offer, 0, n))
+	}
 }
 
 // next returns the zero offer to scan the next row into.
 func (c *offerChunks) next() *schema.Offer {
-	i := c.n % offerChunk
-	if i == 0 {
-		c.chunks = append(c.chunks, make([]schema.Offer, offerChunk))
+	last := len(c.chunks) - 1
+	if last < 0 || len(c.chunks[last]) == cap(c.chunks[last]) {
+		c.chunks = append(c.chunks, make([]schema.Offer, 0, offerChunk))
+		last++
 	}
+	chunk := c.chunks[last][:len(c.chunks[last])+1]
+	c.chunks[last] = chunk
 	c.n++
-	return &c.chunks[len(c.chunks)-1][i]
+	return &chunk[len(chunk)-1]
 }
 
-// at returns the i-th offer collected.
-func (c *offerChunks) at(i int) *schema.Offer {
-	return &c.chunks[i/offerChunk][i%offerChunk]
+// each calls fn with each offer collected and its position, in the order read.
+func (c *offerChunks) each(fn func(i int, o *schema.Offer)) {
+	i := 0
+	for _, chunk := range c.chunks {
+		for j := range chunk {
+			fn(i, &chunk[j])
+			i++
+		}
+	}
 }
 
 // latestKey is an offer with what orders it in the latest market unpacked, so that sorting
@@ -50,14 +66,18 @@ type latestKey struct {
 	pt       int32
 }
 
-// all returns the offers collected, in the order read.
+// all returns the offers collected, in the order read: the one chunk as it is, or a copy of
+// them all.
 func (c *offerChunks) all() []schema.Offer {
 	if c.n == 0 {
 		return nil
 	}
+	if len(c.chunks) == 1 {
+		return c.chunks[0]
+	}
 	out := make([]schema.Offer, 0, c.n)
 	for _, chunk := range c.chunks {
-		out = append(out, chunk[:min(len(chunk), c.n-len(out))]...)
+		out = append(out, chunk...)
 	}
 	return out
 }
@@ -73,12 +93,11 @@ func (c *offerChunks) cheapestFirst() []schema.Offer {
 	}
 	providers, priceTypes := map[string]int32{}, map[schema.PriceType]int32{}
 	keys := make([]latestKey, c.n)
-	for i := range keys {
-		o := c.at(i)
+	c.each(func(i int, o *schema.Offer) {
 		providers[o.Provider] = 0
 		priceTypes[o.PriceType] = 0
 		keys[i] = latestKey{coef: o.PriceUSDPerGPUHour.CoefficientInt64(), exp: o.PriceUSDPerGPUHour.Exponent(), offerID: o.OfferID, o: o, index: int32(i)}
-	}
+	})
 	rank(providers)
 	rank(priceTypes)
 	for i := range keys {
@@ -93,9 +112,7 @@ func (c *offerChunks) cheapestFirst() []schema.Offer {
 		place[k.index] = int32(i)
 	}
 	out := make([]schema.Offer, c.n)
-	for i, p := range place {
-		out[p] = *c.at(i)
-	}
+	c.each(func(i int, o *schema.Offer) { out[place[i]] = *o })
 	return out
 }
 
@@ -140,12 +157,33 @@ const toPlanColumns = `observed_at, valid_until, provider, offer_id, tier, regio
 // TestDeterministic; nor does the report's market), with the fields of toPlanColumns only:
 // run_id, source_url, gpu_name_raw, vcpus, ram_gb, disk_gb, nvlink_gbps, stock and dq_flags are
 // left zero. Planning reads the whole market: a third of the time of reading 1M offers went on
-// columns it never looks at, and more than half of what was left on putting them in order.
+// columns it never looks at, more than half of what was left on putting them in order, and
+// half of what was left then on copying them out of the chunks they were read into, so the
+// offers are counted first and read into one slice of that size. On servers ch-go speaks they
+// are read as columns (columnar.go).
 func (s *Store) LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
-	q, args := s.latestOffersQuery(f, toPlanColumns)
+	const what = "reading the latest offers to plan on"
+	f.Limit = 0
+	where, args := s.latestWhere(f)
+	count := "SELECT count() FROM " + s.table("offers_latest") + " FINAL"
+	if len(where) > 0 {
+		count += " WHERE " + strings.Join(where, " AND ")
+	}
+	var n uint64
+	if err := s.conn.QueryRow(s.ctx(ctx), count, args...).Scan(&n); err != nil {
+		return nil, s.queryError(what, err)
+	}
 	var got offerChunks
+	got.reserve(int(n))
+	q, args := s.latestOffersQuery(f, toPlanColumns)
+	if s.version.readsColumnar() {
+		if err := s.readPlanOffers(ctx, what, q, args, got.next); err != nil {
+			return nil, err
+		}
+		return got.all(), nil
+	}
 	var sc offerScanner
-	if err := s.readOffers(ctx, "reading the latest offers to plan on", q, args, sc.scanPlanOffer, got.next); err != nil {
+	if err := s.readOffers(ctx, what, q, args, sc.scanPlanOffer, got.next); err != nil {
 		return nil, err
 	}
 	return got.all(), nil

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -45,6 +46,8 @@ func latestFilters() map[string]schema.OfferFilter {
 		"min vram":     {MinVRAMGB: 80, MaxAge: 6 * time.Hour},
 		"interconnect": {MinIntraNode: schema.IntraNVLink},
 		"nothing":      {Selection: schema.Selection{Providers: []string{"nobody"}}},
+		// A text no literal of the query may break out of, next to one that matches.
+		"quoted gpu": {Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB", `it's "80GB" \' ü`}}},
 	}
 }
 
@@ -76,10 +79,25 @@ func TestLatestOffersOrderInGoIsTheServers(t *testing.T) {
 }
 
 // TestLatestOffersToPlan: the offers planning reads are LatestOffers' with the columns it does
-// not read left zero, in any order.
+// not read left zero, in any order: the columnar read (on current servers) gives what the
+// driver's rows give.
 func TestLatestOffersToPlan(t *testing.T) {
-	s := openLatestMarket(t, 5_000)
+	generated := openLatestMarket(t, 20_000)
 	ctx := context.Background()
+	// Blocks of at most 700 rows: the columnar read meets many dictionaries (a
+	// market of 20k offers is needed for them to differ).
+	dsn, err := url.Parse(storetest.DatabaseDSN(t, generated.Database()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := dsn.Query()
+	q.Set("max_block_size", "700")
+	dsn.RawQuery = q.Encode()
+	s, err := store.Open(ctx, dsn.String(), store.Options{Now: func() time.Time { return benchLatestNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
 	for name, f := range latestFilters() {
 		t.Run(name, func(t *testing.T) {
 			all, err := s.LatestOffers(ctx, f)
@@ -104,6 +122,27 @@ func TestLatestOffersToPlan(t *testing.T) {
 				t.Errorf("LatestOffersToPlan (-LatestOffers without the columns +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestColumnarReadOnTheServersItSpeaks: planning reads the market as columns on exactly the
+// servers the columnar client speaks (all but 18.16), and there it reads every offer.
+func TestColumnarReadOnTheServersItSpeaks(t *testing.T) {
+	s := openLatestMarket(t, 2_000)
+	ctx := context.Background()
+	f := latestFilters()["planning"]
+	want, err := s.LatestOffers(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := store.ReadPlanOffersColumnar(ctx, s, f)
+	switch {
+	case store.ReadsColumnar(s) && err != nil:
+		t.Fatalf("ClickHouse %s: the columnar read, used on this server, fails: %v", s.ServerVersion(), err)
+	case store.ReadsColumnar(s) && n != len(want):
+		t.Fatalf("ClickHouse %s: the columnar read got %d offers, LatestOffers %d", s.ServerVersion(), n, len(want))
+	case !store.ReadsColumnar(s) && err == nil:
+		t.Fatalf("ClickHouse %s: the columnar read works on this server, where planning reads rows", s.ServerVersion())
 	}
 }
 

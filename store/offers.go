@@ -288,9 +288,11 @@ func in[T ~string](where []string, args []any, column string, values []T) ([]str
 	return append(where, column+" IN ("+marks+")"), args
 }
 
-func or(s, fallback string) string {
-	if s == "" {
+// or is v, or fallback when v is its type's zero.
+func or[T comparable](v, fallback T) T {
+	var zero T
+	if v == zero {
 		return fallback
 	}
-	return s
+	return v
 }
