@@ -3,49 +3,96 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
-// A spooled batch's file is JSON lines, written as the source reads (batchWriter) so that no
+// A spooled batch's file is lines of JSON, written as the source reads (batchWriter) so that no
 // run holds its whole batch:
 //
-//	{"payloads":[…]}      one line per raw payload
-//	{"offers":[…]}        the offers kept from a page, at most partOffers per line
+//	{"payload":{…,"body_bytes":N}}   one per raw payload, followed by its body: N bytes as
+//	<the body>                       fetched, then a newline
+//	{"offers":[…]}                   the offers kept from a page, at most partOffers per line
 //	…
-//	{"run":{…}}           the run-log row, last: a file that has it is whole
+//	{"run":{…}}                      the run-log row, last: a file that has it is whole
 //
-// The file is written under a temporary name and renamed once its run line is durable, so a
-// batch file in the spool always ends with it. Batches spooled by gpucost before this layout
-// are one line holding all three, {"run":…,"offers":[…],"payloads":[…]}; both are read. The
-// offers of a failed run are not loaded (its payloads and run-log row are).
+// A body is kept as it came, not as JSON text (base64, escaped): encoding a market's bodies and
+// decoding them back was half the CPU of a scrape. The file is written under a temporary name
+// and renamed once its run line is durable, so a batch file in the spool always ends with it.
+// Files of two earlier layouts are read too: payloads as JSON lines, {"payloads":[…]} with each
+// body in base64, and before those a single line holding all three,
+// {"run":…,"offers":[…],"payloads":[…]}. The offers of a failed run are not loaded (its
+// payloads and run-log row are).
+//
+// The JSON is encoded and decoded with segmentio/encoding, which reads and writes what
+// encoding/json does (the same methods of time.Time and decimal.Decimal) at three times the
+// speed: decoding the offers back was the other big part of a scrape's CPU.
 
 // partOffers is the most offers one line of a batch file holds: a part read back is at most this
 // many offers in memory.
 const partOffers = 10_000
 
-// batchLine is one line of a batch file: any of its three parts.
+// batchLine is one line of a batch file (but a payload's, payloadHead): any of its three parts.
 type batchLine struct {
 	Run      *schema.ScrapeRun   `json:"run,omitempty"`
 	Offers   []schema.Offer      `json:"offers,omitempty"`
-	Payloads []schema.RawPayload `json:"payloads,omitempty"`
+	Payloads []schema.RawPayload `json:"payloads,omitempty"` // the earlier layouts'
 }
 
-// Line prefixes of a batch file, as batchWriter writes them; a reader looks only at the lines of
-// the part it reads.
+// payloadHead is the line before a raw payload's body: the payload without it, and its length.
+type payloadHead struct {
+	Payload struct {
+		RunID     string    `json:"run_id"`
+		Provider  string    `json:"provider"`
+		URL       string    `json:"url"`
+		Status    uint16    `json:"status"`
+		FetchedAt time.Time `json:"fetched_at"`
+		BodyBytes int       `json:"body_bytes"`
+	} `json:"payload"`
+}
+
+// Line prefixes of a batch file, as batchWriter writes them; a reader decodes only the parts it
+// reads.
 var (
 	runPrefix      = []byte(`{"run":`)
 	offersPrefix   = []byte(`{"offers":`)
-	payloadsPrefix = []byte(`{"payloads":`)
+	payloadPrefix  = []byte(`{"payload":`)
+	payloadsPrefix = []byte(`{"payloads":`) // the earlier layouts'
 )
+
+// partKind is what a reader of a batch file reads of it.
+type partKind int
+
+const (
+	everyPart partKind = iota
+	runPart
+	offersPart
+	payloadsPart
+)
+
+// kind is the part a line starting with head holds (everyPart: none known, the single line of the
+// first layout).
+func kind(head []byte) partKind {
+	switch {
+	case bytes.HasPrefix(head, runPrefix):
+		return runPart
+	case bytes.HasPrefix(head, offersPrefix):
+		return offersPart
+	case bytes.HasPrefix(head, payloadPrefix), bytes.HasPrefix(head, payloadsPrefix):
+		return payloadsPart
+	}
+	return everyPart
+}
 
 // batchWriter takes one source's pages as it reads them (schema.Run.Emit): it stamps and
 // redacts the payloads, validates and redacts the offers, and writes both to the batch's file in
@@ -138,11 +185,7 @@ func (w *batchWriter) fail(err error) {
 	if oerr != nil {
 		w.lost = oerr
 	} else {
-		w.lost = eachLine(io.LimitReader(f, w.written), nil, func(n int, line []byte) error {
-			var l batchLine
-			if err := json.Unmarshal(line, &l); err != nil {
-				return fmt.Errorf("line %d: %w", n, err)
-			}
+		w.lost = eachPart(io.LimitReader(f, w.written), everyPart, func(_ int, l batchLine) error {
 			w.mem.Offers = append(w.mem.Offers, l.Offers...)
 			w.mem.Payloads = append(w.mem.Payloads, l.Payloads...)
 			return nil
@@ -223,7 +266,7 @@ func (w *batchWriter) redacted(run schema.ScrapeRun) schema.ScrapeRun {
 	return run
 }
 
-// writeLine writes one line of a batch file, encoding one element at a time: encoding/json
+// writeLine writes one part of a batch file, encoding one element at a time: encoding/json
 // builds a value's whole encoding in memory before writing it.
 func writeLine(w *bufio.Writer, l batchLine) error {
 	switch {
@@ -235,64 +278,138 @@ func writeLine(w *bufio.Writer, l batchLine) error {
 		w.Write(runPrefix)
 		w.Write(run)
 	case l.Payloads != nil:
-		w.Write(payloadsPrefix)
-		if err := writeArray(w, l.Payloads); err != nil {
-			return err
+		for _, p := range l.Payloads {
+			if err := writePayload(w, p); err != nil {
+				return err
+			}
 		}
+		return nil
 	default:
 		w.Write(offersPrefix)
-		if err := writeArray(w, l.Offers); err != nil {
-			return err
+		w.WriteByte('[')
+		for i := range l.Offers {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			e, err := json.Marshal(&l.Offers[i])
+			if err != nil {
+				return err
+			}
+			w.Write(e)
 		}
+		w.WriteByte(']')
 	}
 	_, err := w.WriteString("}\n")
 	return err
 }
 
-func writeArray[T any](w *bufio.Writer, elems []T) error {
-	w.WriteByte('[')
-	for i := range elems {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		e, err := json.Marshal(&elems[i])
-		if err != nil {
-			return err
-		}
-		w.Write(e)
+// writePayload writes a payload's head line and its body.
+func writePayload(w *bufio.Writer, p schema.RawPayload) error {
+	var h payloadHead
+	h.Payload.RunID, h.Payload.Provider, h.Payload.URL, h.Payload.Status, h.Payload.FetchedAt = p.RunID, p.Provider, p.URL, p.Status, p.FetchedAt
+	h.Payload.BodyBytes = len(p.Body)
+	head, err := json.Marshal(h)
+	if err != nil {
+		return err
 	}
-	return w.WriteByte(']')
+	w.Write(head)
+	w.WriteByte('\n')
+	w.Write(p.Body)
+	return w.WriteByte('\n')
 }
 
-// eachLine calls fn with the number and the bytes (without the newline) of every line of r
-// that starts with prefix (nil: every line but blank ones); the others are skipped unread, so
-// that the offers of a batch are read without holding its payloads' lines, and the other way
-// round.
-func eachLine(r io.Reader, prefix []byte, fn func(n int, line []byte) error) error {
+// eachPart calls fn with the number and the content of every part of the batch file r of the
+// kind want (everyPart: all of them); the others are skipped undecoded (a payload's body unread),
+// so that the offers of a batch are read without holding its payloads, and the other way round.
+// Blank lines are not parts. An error of fn is returned as it is.
+func eachPart(r io.Reader, want partKind, fn func(n int, l batchLine) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
-	for n := 1; ; n++ {
-		if prefix != nil {
-			head, _ := br.Peek(len(prefix))
-			if len(head) == 0 {
-				return nil // the end
-			}
-			if !bytes.Equal(head, prefix) {
-				if err := skipLine(br); err != nil {
-					return ignoreEOF(err)
-				}
-				continue
-			}
+	for n := 1; ; {
+		head, _ := br.Peek(len(payloadsPrefix))
+		if len(head) == 0 {
+			return nil // the end
 		}
-		line, err := br.ReadBytes('\n')
+		k := kind(head)
+		if bytes.HasPrefix(head, payloadPrefix) {
+			p, err := readPayload(br, want == everyPart || want == payloadsPart)
+			if err != nil {
+				return fmt.Errorf("part %d: %w", n, err)
+			}
+			if p != nil {
+				if err := fn(n, batchLine{Payloads: []schema.RawPayload{*p}}); err != nil {
+					return err
+				}
+			}
+			n++
+			continue
+		}
+		var line []byte
+		var err error
+		if want != everyPart && k != want {
+			err = skipLine(br)
+		} else {
+			line, err = br.ReadBytes('\n')
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if ferr := fn(n, bytes.TrimSuffix(line, []byte("\n"))); ferr != nil {
+			var l batchLine
+			if derr := json.Unmarshal(line, &l); derr != nil {
+				return fmt.Errorf("part %d: %w", n, derr)
+			}
+			if ferr := fn(n, l); ferr != nil {
 				return ferr
 			}
+		}
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			head = head[:i]
+		}
+		if len(bytes.TrimSpace(head)) > 0 {
+			n++
 		}
 		if err != nil {
 			return ignoreEOF(err)
 		}
 	}
+}
+
+// readPayload reads a payload's head line and its body, or only skips the body unless read is
+// set (and returns nil). A body is read as the file has it, not by the length its head claims.
+func readPayload(br *bufio.Reader, read bool) (*schema.RawPayload, error) {
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("a payload's head line: %w", eofCut(err))
+	}
+	var h payloadHead
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("a payload's head line: %w", err)
+	}
+	size := h.Payload.BodyBytes
+	if size < 0 {
+		return nil, fmt.Errorf("a payload's head line: body_bytes %d", size)
+	}
+	var body bytes.Buffer
+	if read {
+		body.Grow(min(size, 64<<20))
+		var got int64
+		if got, err = body.ReadFrom(io.LimitReader(br, int64(size))); err == nil && got < int64(size) {
+			err = io.ErrUnexpectedEOF
+		}
+	} else {
+		_, err = br.Discard(size)
+	}
+	if err == nil {
+		var end byte
+		if end, err = br.ReadByte(); err == nil && end != '\n' {
+			err = fmt.Errorf("%q after it", end)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the body of %d bytes of %s: %w", size, h.Payload.URL, eofCut(err))
+	}
+	if !read {
+		return nil, nil
+	}
+	p := h.Payload
+	return &schema.RawPayload{RunID: p.RunID, Provider: p.Provider, URL: p.URL, Status: p.Status, FetchedAt: p.FetchedAt, Body: body.Bytes()}, nil
 }
 
 // skipLine reads past the next newline without keeping what it reads.
@@ -311,6 +428,14 @@ func ignoreEOF(err error) error {
 	return err
 }
 
+// eofCut says that a part ended before its length: the file was cut.
+func eofCut(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
 // readBatch reads a batch file's run line, and the offers and payloads of a file in the former
 // one-line layout, and reports whether the file has parts (lines of the present layout). It reads
 // the file once, decoding only the run line.
@@ -323,17 +448,13 @@ func readBatch(path string) (schema.Batch, bool, error) {
 	defer f.Close()
 	var run *schema.ScrapeRun
 	parts := false
-	err = eachLine(f, runPrefix, func(n int, line []byte) error {
-		parts = n > 1 // the run line is the last: every line before it is a part
-		var l batchLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			return fmt.Errorf("%w: %w", errNotABatch, err)
-		}
+	err = eachPart(f, runPart, func(n int, l batchLine) error {
+		parts = n > 1 // the run line is the last: every part before it is one
 		run, b.Offers, b.Payloads = l.Run, l.Offers, l.Payloads
 		return nil
 	})
 	if err != nil {
-		return b, false, err
+		return b, false, fmt.Errorf("%w: %w", errNotABatch, err)
 	}
 	if run == nil {
 		return b, false, fmt.Errorf("%w: no run line", errNotABatch)
@@ -355,34 +476,36 @@ func (p fileParts) EachOffers(fn func([]schema.Offer) error) error {
 	if p.skipOffers {
 		return nil
 	}
-	return p.each(offersPrefix, func(l batchLine) error {
+	return p.each(offersPart, func(l batchLine) error {
 		redactOffers(p.red, l.Offers)
 		return fn(l.Offers)
 	})
 }
 
 func (p fileParts) EachPayloads(fn func([]schema.RawPayload) error) error {
-	return p.each(payloadsPrefix, func(l batchLine) error {
+	return p.each(payloadsPart, func(l batchLine) error {
 		redactPayloads(p.red, l.Payloads)
 		return fn(l.Payloads)
 	})
 }
 
-// each decodes the lines that start with prefix. A line that does not decode makes the batch
-// one the store will never load as it is (schema.ErrRejected).
-func (p fileParts) each(prefix []byte, fn func(batchLine) error) error {
+// each reads the parts of the kind want. A part that does not read makes the batch one the
+// store will never load as it is (schema.ErrRejected).
+func (p fileParts) each(want partKind, fn func(batchLine) error) error {
 	f, err := os.Open(p.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return eachLine(f, prefix, func(n int, line []byte) error {
-		var l batchLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			return fmt.Errorf("reading spooled batch %s, line %d: %w: %w: %w", p.path, n, schema.ErrRejected, errNotABatch, err)
-		}
-		return fn(l)
+	var fnErr error
+	err = eachPart(f, want, func(_ int, l batchLine) error {
+		fnErr = fn(l)
+		return fnErr
 	})
+	if err != nil && fnErr == nil {
+		return fmt.Errorf("reading spooled batch %s: %w: %w: %w", p.path, schema.ErrRejected, errNotABatch, err)
+	}
+	return err
 }
 
 // redactPayloads scrubs secrets from payloads: their URLs as messages, their bodies as data.

@@ -20,10 +20,11 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// A batch written page by page reads back as the same batch: its run line, its payloads and
-// offers part by part in the order written (offers past partOffers split into parts); a failed
-// run's offers are not read; and a batch spooled in the former one-line layout (the JSON of a
-// schema.Batch) reads as it was.
+// A batch written page by page reads back as the same batch: its run line, its payloads (bodies
+// kept as they came, whatever bytes they hold: lines that look like parts of the file, no
+// newline at the end) and offers part by part in the order written (offers past partOffers split
+// into parts); a failed run's offers are not read; and batches spooled in the two earlier layouts
+// (payloads as JSON lines; before that one line, the JSON of a schema.Batch) read as they were.
 func TestSpooledBatchReadsBack(t *testing.T) {
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	run := schema.Run{ID: "run-1", ObservedAt: at}
@@ -36,6 +37,8 @@ func TestSpooledBatchReadsBack(t *testing.T) {
 	payloads := []schema.RawPayload{
 		{URL: "https://example/a", Status: 200, FetchedAt: at, Body: []byte(`{"offers":[]}`)},
 		{URL: "https://example/b", Status: 503, FetchedAt: at, Body: bytes.Repeat([]byte{0, 0xff, '"'}, 1000)},
+		{URL: "https://example/c", Status: 200, FetchedAt: at, Body: []byte("<p>\n{\"run\":{\"run_id\":\"forged\"}}\n{\"payload\":{\"body_bytes\":99}}\n\n")},
+		{URL: "https://example/d", Status: 204, FetchedAt: at, Body: []byte{}},
 	}
 	for _, status := range []schema.RunStatus{schema.RunOK, schema.RunFailed} {
 		sp, err := openSpool(t.TempDir())
@@ -97,13 +100,49 @@ func TestSpooledBatchReadsBack(t *testing.T) {
 		}
 	}
 
-	// The former layout: one line, the JSON of the batch.
+	// The layout before: payloads as JSON lines, their bodies in base64.
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	enc := json.NewEncoder(&lines)
+	before := slices.Clone(payloads[:2])
+	for i := range before {
+		before[i].RunID, before[i].Provider = "run-1", "vastai"
+	}
+	beforeRun := schema.ScrapeRun{RunID: "run-1", Provider: "vastai", StartedAt: at, FinishedAt: at, Status: schema.RunOK, OffersLoaded: 2}
+	for _, l := range []batchLine{{Payloads: before[:1]}, {Offers: offers[:2]}, {Payloads: before[1:]}, {Run: &beforeRun}} {
+		if err := enc.Encode(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(sp.dir, "run-1.vastai.json"), lines.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sp.get("run-1.vastai.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotPayloads []schema.RawPayload
+	if err := got.EachPayloads(func(ps []schema.RawPayload) error { gotPayloads = append(gotPayloads, ps...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var gotOffers int
+	if err := got.EachOffers(func(os []schema.Offer) error { gotOffers += len(os); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, gotPayloads); diff != "" || gotOffers != 2 || got.Run.OffersLoaded != 2 {
+		t.Errorf("a batch of the layout before: %d offers, run %+v, payloads (-want +got):\n%s", gotOffers, got.Run, diff)
+	}
+
+	// The first layout: one line, the JSON of the batch.
 	old := schema.Batch{
 		Run:      schema.ScrapeRun{RunID: "run-0", Provider: "lambda", StartedAt: at, FinishedAt: at, Status: schema.RunOK},
 		Offers:   []schema.Offer{{RunID: "run-0", Provider: "lambda", OfferID: "gpu_1x_h100", PriceUSDPerGPUHour: decimal.RequireFromString("2.49"), ObservedAt: at}},
 		Payloads: []schema.RawPayload{{RunID: "run-0", Provider: "lambda", URL: "https://example/c", Status: 200, FetchedAt: at, Body: []byte("<html>")}},
 	}
-	sp, err := openSpool(t.TempDir())
+	sp, err = openSpool(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +153,12 @@ func TestSpooledBatchReadsBack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sp.dir, "run-0.lambda.json"), append(data, '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := sp.get("run-0.lambda.json", nil)
+	got, err = sp.get("run-0.lambda.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(old, got, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
-		t.Errorf("a batch of the former layout (-want +got):\n%s", diff)
+		t.Errorf("a batch of the first layout (-want +got):\n%s", diff)
 	}
 }
 
@@ -215,5 +254,48 @@ func TestBatchWriterFailsWhatItCannotReadBack(t *testing.T) {
 	b, _, err := w.finish(schema.ScrapeRun{RunID: "run-1", Provider: "vastai", Status: schema.RunOK, OffersLoaded: 1})
 	if err == nil || b.Run.Status != schema.RunFailed || b.Run.OffersLoaded != 0 || len(b.Offers) != 0 || !strings.Contains(b.Run.Error, "could not be read back") {
 		t.Errorf("finish: %+v, %v; want a failed run without offers that says why", b.Run, err)
+	}
+}
+
+// A batch file cut inside a payload's body (a disk that lost its tail, a hand edit) is a batch
+// that will not load as it is: reading its payloads fails with schema.ErrRejected and names the
+// part, and a head that claims more bytes than the file has allocates no more than it holds.
+func TestCutPayloadBodyIsRejected(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newBatchWriter(sp, schema.Run{ID: "run-1", ObservedAt: at}, "vastai", &validator{maxPrice: decimal.NewFromInt(200)}, nil)
+	body := bytes.Repeat([]byte("0123456789"), 1000)
+	if err := w.page(schema.Page{Payloads: []schema.RawPayload{{URL: "https://example/a", Status: 200, Body: body}, {URL: "https://example/b", Status: 200, Body: body}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, name, err := w.finish(schema.ScrapeRun{RunID: "run-1", Provider: "vastai", StartedAt: at, FinishedAt: at, Status: schema.RunOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sp.dir, name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bytes.LastIndex(data, []byte(`{"payload":`))
+	for _, tc := range []struct{ name, file string }{
+		{"cut inside the body", string(data[:second+300])},
+		{"a head claiming a terabyte", string(data[:second]) + strings.Replace(string(data[second:]), `"body_bytes":10000`, `"body_bytes":1000000000000`, 1)},
+	} {
+		if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		parts := fileParts{path: path}
+		read := 0
+		err := parts.EachPayloads(func(ps []schema.RawPayload) error { read += len(ps); return nil })
+		if !errors.Is(err, schema.ErrRejected) || !strings.Contains(err.Error(), "part 2") || !strings.Contains(err.Error(), "https://example/b") {
+			t.Errorf("%s: reading the payloads: %v; want a rejected batch naming part 2 and its URL", tc.name, err)
+		}
+		if read != 1 {
+			t.Errorf("%s: %d payloads read before the cut one, want 1", tc.name, read)
+		}
 	}
 }

@@ -189,13 +189,34 @@ func (s *leakScan) tree(what, dir string) map[string][]byte {
 	return files
 }
 
-// spooledBatch decodes a spool's batch file: JSON lines, each holding a part of a schema.Batch
-// (its run, offers or payloads; pipeline/batchfile.go), or, in the former layout, one line
-// holding all of it.
+// spooledBatch decodes a spool's batch file (pipeline/batchfile.go): lines of JSON, each holding
+// a part of a schema.Batch (its run, offers or, in the earlier layouts, payloads), or the head of
+// a raw payload, {"payload":{…,"body_bytes":N}}, followed by its N bytes of body and a newline.
 func spooledBatch(data []byte) (schema.Batch, error) {
 	var b schema.Batch
-	for _, line := range bytes.Split(data, []byte("\n")) {
+	for len(data) > 0 {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		data = rest
 		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if bytes.HasPrefix(line, []byte(`{"payload":`)) {
+			var head struct {
+				Payload struct {
+					schema.RawPayload
+					BodyBytes int `json:"body_bytes"`
+				} `json:"payload"`
+			}
+			if err := json.Unmarshal(line, &head); err != nil {
+				return b, err
+			}
+			n := head.Payload.BodyBytes
+			if n < 0 || n+1 > len(data) || data[n] != '\n' {
+				return b, fmt.Errorf("the body of %s is not %d bytes and a newline", head.Payload.URL, n)
+			}
+			p := head.Payload.RawPayload
+			p.Body, data = data[:n], data[n+1:]
+			b.Payloads = append(b.Payloads, p)
 			continue
 		}
 		var part schema.Batch
