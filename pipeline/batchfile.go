@@ -131,8 +131,8 @@ func newBatchWriter(sp *spool, run schema.Run, provider string, v *validator, re
 	return w
 }
 
-// page is the source's schema.Run.Emit.
-func (w *batchWriter) page(p schema.Page) error {
+// page takes one page the source emitted (schema.Run.Emit) or kept in its Extract.
+func (w *batchWriter) page(p schema.Page) {
 	for i := range p.Payloads {
 		pl := p.Payloads[i]
 		pl.RunID, pl.Provider = w.run.ID, w.provider
@@ -143,7 +143,7 @@ func (w *batchWriter) page(p schema.Page) error {
 		w.keep(batchLine{Payloads: []schema.RawPayload{pl}})
 	}
 	if len(p.Offers) == 0 {
-		return nil
+		return
 	}
 	w.parsed += len(p.Offers)
 	offers := w.v.apply(w.run, w.provider, p.Offers, w.rejected, w.flagged)
@@ -152,7 +152,6 @@ func (w *batchWriter) page(p schema.Page) error {
 	for start := 0; start < len(offers); start += partOffers {
 		w.keep(batchLine{Offers: offers[start:min(start+partOffers, len(offers))]})
 	}
-	return nil
 }
 
 // keep writes one line to the file, or holds it in memory.

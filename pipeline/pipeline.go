@@ -370,13 +370,30 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWr
 	fd := newFetchDeadline(ctx, r.cfg.SourceTimeout, r.cfg.SourceTimeoutMax)
 	defer fd.stop()
 	run.Pacer = fd.pace // this source's own deadline
-	run.Emit = w.page
-	res, err := s.Fetch(fd, run)
+	// The pages the source emits are validated and spooled by a goroutine of their own, in the
+	// order emitted, while the source reads the next: writing a page took as long as reading it.
+	pages := make(chan schema.Page, 1)
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		for p := range pages {
+			w.page(p)
+		}
+	}()
+	run.Emit = func(p schema.Page) error {
+		pages <- p
+		return nil
+	}
+	res, err := func() (schema.Extract, error) {
+		defer func() {
+			close(pages)
+			<-written
+		}()
+		return s.Fetch(fd, run)
+	}()
 	ex.err, ex.attempts, ex.problems = err, res.Attempts, res.Problems
 	// What the source kept in its Extract rather than emitting goes the same way.
-	if err := w.page(schema.Page{Payloads: res.Payloads, Offers: res.Offers}); err != nil && ex.err == nil {
-		ex.err = err
-	}
+	w.page(schema.Page{Payloads: res.Payloads, Offers: res.Offers})
 	if ex.err == nil && w.parsed == 0 {
 		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
 	}
