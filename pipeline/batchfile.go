@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,17 +23,19 @@ import (
 //
 //	{"payload":{…,"body_bytes":N}}   one per raw payload, followed by its body: N bytes as
 //	<the body>                       fetched, then a newline
-//	{"offers":[…]}                   the offers kept from a page, at most partOffers per line
-//	…
+//	{"bucket":B,"offers":[…]}        offers kept, of one bucket of row groups (schema.Offer.
+//	…                                Bucket), at most partOffers per line
 //	{"run":{…}}                      the run-log row, last: a file that has it is whole
 //
 // A body is kept as it came, not as JSON text (base64, escaped): encoding a market's bodies and
 // decoding them back was half the CPU of a scrape. The file is written under a temporary name
 // and renamed once its run line is durable, so a batch file in the spool always ends with it.
-// Files of two earlier layouts are read too: payloads as JSON lines, {"payloads":[…]} with each
-// body in base64, and before those a single line holding all three,
-// {"run":…,"offers":[…],"payloads":[…]}. The offers of a failed run are not loaded (its
-// payloads and run-log row are).
+// The offers are written by bucket, a line per bucket once partOffers of them are held, so
+// that a load taking a share of the buckets (schema.Share) skips the other lines undecoded.
+// Files of two earlier layouts are read too: offers as {"offers":[…]} in the order kept and
+// payloads as JSON lines, {"payloads":[…]} with each body in base64; and before those a single
+// line holding all three, {"run":…,"offers":[…],"payloads":[…]}. The offers of a failed run are
+// not loaded (its payloads and run-log row are).
 //
 // The JSON is encoded and decoded with segmentio/encoding, which reads and writes what
 // encoding/json does (the same methods of time.Time and decimal.Decimal) at three times the
@@ -45,6 +48,7 @@ const partOffers = 10_000
 // batchLine is one line of a batch file (but a payload's, payloadHead): any of its three parts.
 type batchLine struct {
 	Run      *schema.ScrapeRun   `json:"run,omitempty"`
+	Bucket   *int                `json:"bucket,omitempty"` // of all its offers; nil in the earlier layouts
 	Offers   []schema.Offer      `json:"offers,omitempty"`
 	Payloads []schema.RawPayload `json:"payloads,omitempty"` // the earlier layouts'
 }
@@ -65,7 +69,9 @@ type payloadHead struct {
 // reads.
 var (
 	runPrefix      = []byte(`{"run":`)
-	offersPrefix   = []byte(`{"offers":`)
+	bucketPrefix   = []byte(`{"bucket":`)
+	offersPrefix   = []byte(`{"offers":`) // the earlier layouts'
+	offersField    = []byte(`,"offers":`)
 	payloadPrefix  = []byte(`{"payload":`)
 	payloadsPrefix = []byte(`{"payloads":`) // the earlier layouts'
 )
@@ -86,7 +92,7 @@ func kind(head []byte) partKind {
 	switch {
 	case bytes.HasPrefix(head, runPrefix):
 		return runPart
-	case bytes.HasPrefix(head, offersPrefix):
+	case bytes.HasPrefix(head, bucketPrefix), bytes.HasPrefix(head, offersPrefix):
 		return offersPart
 	case bytes.HasPrefix(head, payloadPrefix), bytes.HasPrefix(head, payloadsPrefix):
 		return payloadsPart
@@ -108,13 +114,15 @@ type batchWriter struct {
 	parsed   int // offers the source produced
 	kept     int // offers that passed validation
 
-	sp      *spool
-	f       *os.File // the batch's temporary file; nil without one
-	w       *bufio.Writer
-	written int64 // bytes of whole lines in f
-	err     error // why the batch is held in memory: the spool write that failed
-	lost    error // why part of it could not be read back from the file when writing failed
-	mem     schema.Batch
+	sp       *spool
+	buckets  [schema.Buckets][]schema.Offer // offers kept and not yet written, by bucket
+	bucketed int                            // how many
+	f        *os.File                       // the batch's temporary file; nil without one
+	w        *bufio.Writer
+	written  int64 // bytes of whole lines in f
+	err      error // why the batch is held in memory: the spool write that failed
+	lost     error // why part of it could not be read back from the file when writing failed
+	mem      schema.Batch
 }
 
 func newBatchWriter(sp *spool, run schema.Run, provider string, v *validator, red *redact.Redactor) *batchWriter {
@@ -149,14 +157,38 @@ func (w *batchWriter) page(p schema.Page) {
 	offers := w.v.apply(w.run, w.provider, p.Offers, w.rejected, w.flagged)
 	redactOffers(w.red, offers)
 	w.kept += len(offers)
-	for start := 0; start < len(offers); start += partOffers {
-		w.keep(batchLine{Offers: offers[start:min(start+partOffers, len(offers))]})
+	if !w.spooling() {
+		w.mem.Offers = append(w.mem.Offers, offers...)
+		return
 	}
+	for i := range offers {
+		b := offers[i].Bucket()
+		w.buckets[b] = append(w.buckets[b], offers[i])
+	}
+	w.bucketed += len(offers)
+	if w.bucketed >= partOffers {
+		w.writeBuckets()
+	}
+}
+
+// spooling says whether the batch is being written to its file.
+func (w *batchWriter) spooling() bool { return w.f != nil && w.err == nil }
+
+// writeBuckets writes the offers held, a line per bucket (or more, at most partOffers each).
+func (w *batchWriter) writeBuckets() {
+	for b := range w.buckets {
+		offers := w.buckets[b]
+		w.buckets[b] = nil // before keep: a write that fails moves the held offers to memory
+		for start := 0; start < len(offers); start += partOffers {
+			w.keep(batchLine{Bucket: &b, Offers: offers[start:min(start+partOffers, len(offers))]})
+		}
+	}
+	w.bucketed = 0
 }
 
 // keep writes one line to the file, or holds it in memory.
 func (w *batchWriter) keep(line batchLine) {
-	if w.f != nil && w.err == nil {
+	if w.spooling() {
 		err := writeLine(w.w, line)
 		if err == nil {
 			err = w.w.Flush()
@@ -184,13 +216,18 @@ func (w *batchWriter) fail(err error) {
 	if oerr != nil {
 		w.lost = oerr
 	} else {
-		w.lost = eachPart(io.LimitReader(f, w.written), everyPart, func(_ int, l batchLine) error {
+		w.lost = eachPart(io.LimitReader(f, w.written), everyPart, schema.Share{}, func(_ int, l batchLine) error {
 			w.mem.Offers = append(w.mem.Offers, l.Offers...)
 			w.mem.Payloads = append(w.mem.Payloads, l.Payloads...)
 			return nil
 		})
 		f.Close()
 	}
+	for b := range w.buckets {
+		w.mem.Offers = append(w.mem.Offers, w.buckets[b]...)
+		w.buckets[b] = nil
+	}
+	w.bucketed = 0
 	w.discard()
 }
 
@@ -218,6 +255,10 @@ func (w *batchWriter) finish(run schema.ScrapeRun) (b schema.Batch, name string,
 		}
 	}
 	if w.f == nil {
+		return w.held(run), "", w.err
+	}
+	w.writeBuckets()
+	if w.f == nil { // writing them failed
 		return w.held(run), "", w.err
 	}
 	run = w.redacted(run)
@@ -284,7 +325,9 @@ func writeLine(w *bufio.Writer, l batchLine) error {
 		}
 		return nil
 	default:
-		w.Write(offersPrefix)
+		w.Write(bucketPrefix)
+		w.WriteString(strconv.Itoa(*l.Bucket))
+		w.Write(offersField)
 		w.WriteByte('[')
 		for i := range l.Offers {
 			if i > 0 {
@@ -318,11 +361,13 @@ func writePayload(w *bufio.Writer, p schema.RawPayload) error {
 }
 
 // eachPart calls fn with the number and the content of every part of the batch file r of the
-// kind want (everyPart: all of them); the others are skipped undecoded (a payload's body unread),
-// so that the offers of a batch are read without holding its payloads, and the other way round.
-// Blank lines are not parts. An error of fn is returned as it is.
-func eachPart(r io.Reader, want partKind, fn func(n int, l batchLine) error) error {
+// kind want (everyPart: all of them), with only the offers in share; the others are skipped
+// undecoded (a payload's body unread, passed over in the file when r is one), so that the offers
+// of a batch are read without holding its payloads, the other way round, and a share of the
+// offers without the others. Blank lines are not parts. An error of fn is returned as it is.
+func eachPart(r io.Reader, want partKind, share schema.Share, fn func(n int, l batchLine) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
+	file, _ := r.(*os.File)
 	for n := 1; ; {
 		head, _ := br.Peek(len(payloadsPrefix))
 		if len(head) == 0 {
@@ -330,7 +375,7 @@ func eachPart(r io.Reader, want partKind, fn func(n int, l batchLine) error) err
 		}
 		k := kind(head)
 		if bytes.HasPrefix(head, payloadPrefix) {
-			p, err := readPayload(br, want == everyPart || want == payloadsPart)
+			p, err := readPayload(br, file, want == everyPart || want == payloadsPart)
 			if err != nil {
 				return fmt.Errorf("part %d: %w", n, err)
 			}
@@ -344,7 +389,7 @@ func eachPart(r io.Reader, want partKind, fn func(n int, l batchLine) error) err
 		}
 		var line []byte
 		var err error
-		if want != everyPart && k != want {
+		if b := lineBucket(br); (want != everyPart && k != want) || (b >= 0 && !share.Holds(b)) {
 			err = skipLine(br)
 		} else {
 			line, err = br.ReadBytes('\n')
@@ -353,6 +398,9 @@ func eachPart(r io.Reader, want partKind, fn func(n int, l batchLine) error) err
 			var l batchLine
 			if derr := json.Unmarshal(line, &l); derr != nil {
 				return fmt.Errorf("part %d: %w", n, derr)
+			}
+			if l.Bucket == nil { // the earlier layouts: offers of every bucket
+				l.Offers = share.Of(l.Offers)
 			}
 			if ferr := fn(n, l); ferr != nil {
 				return ferr
@@ -370,9 +418,26 @@ func eachPart(r io.Reader, want partKind, fn func(n int, l batchLine) error) err
 	}
 }
 
+// lineBucket is the bucket the next line of br, a line of offers, says it holds; -1 when it
+// names none (a line of the earlier layouts, or not of offers), which every share takes.
+func lineBucket(br *bufio.Reader) int {
+	head, _ := br.Peek(len(bucketPrefix) + 4)
+	digits, ok := bytes.CutPrefix(head, bucketPrefix)
+	if !ok {
+		return -1
+	}
+	if i := bytes.IndexByte(digits, ','); i > 0 {
+		if b, err := strconv.Atoi(string(digits[:i])); err == nil && b >= 0 {
+			return b
+		}
+	}
+	return -1
+}
+
 // readPayload reads a payload's head line and its body, or only skips the body unless read is
-// set (and returns nil). A body is read as the file has it, not by the length its head claims.
-func readPayload(br *bufio.Reader, read bool) (*schema.RawPayload, error) {
+// set (and returns nil), seeking past it in file when br reads one. A body is read as the file
+// has it, not by the length its head claims.
+func readPayload(br *bufio.Reader, file *os.File, read bool) (*schema.RawPayload, error) {
 	line, err := br.ReadBytes('\n')
 	if err != nil {
 		return nil, fmt.Errorf("a payload's head line: %w", eofCut(err))
@@ -393,7 +458,7 @@ func readPayload(br *bufio.Reader, read bool) (*schema.RawPayload, error) {
 			err = io.ErrUnexpectedEOF
 		}
 	} else {
-		_, err = br.Discard(size)
+		err = skip(br, file, size)
 	}
 	if err == nil {
 		var end byte
@@ -409,6 +474,26 @@ func readPayload(br *bufio.Reader, read bool) (*schema.RawPayload, error) {
 	}
 	p := h.Payload
 	return &schema.RawPayload{RunID: p.RunID, Provider: p.Provider, URL: p.URL, Status: p.Status, FetchedAt: p.FetchedAt, Body: body.Bytes()}, nil
+}
+
+// skip passes over the next n bytes of br: those it holds, then the rest in file by seeking,
+// when br reads one.
+func skip(br *bufio.Reader, file *os.File, n int) error {
+	held := br.Buffered()
+	if file == nil || n <= held {
+		_, err := br.Discard(n)
+		return err
+	}
+	br.Discard(held)
+	at, err := file.Seek(int64(n-held), io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if st, err := file.Stat(); err == nil && at > st.Size() {
+		return io.ErrUnexpectedEOF // the file ends inside the body
+	}
+	br.Reset(file)
+	return nil
 }
 
 // skipLine reads past the next newline without keeping what it reads.
@@ -447,7 +532,7 @@ func readBatch(path string) (schema.Batch, bool, error) {
 	defer f.Close()
 	var run *schema.ScrapeRun
 	parts := false
-	err = eachPart(f, runPart, func(n int, l batchLine) error {
+	err = eachPart(f, runPart, schema.Share{}, func(n int, l batchLine) error {
 		parts = n > 1 // the run line is the last: every part before it is one
 		run, b.Offers, b.Payloads = l.Run, l.Offers, l.Payloads
 		return nil
@@ -471,18 +556,18 @@ type fileParts struct {
 	red        *redact.Redactor
 }
 
-func (p fileParts) EachOffers(fn func([]schema.Offer) error) error {
+func (p fileParts) EachOffers(share schema.Share, fn func([]schema.Offer) error) error {
 	if p.skipOffers {
 		return nil
 	}
-	return p.each(offersPart, func(l batchLine) error {
+	return p.each(offersPart, share, func(l batchLine) error {
 		redactOffers(p.red, l.Offers)
 		return fn(l.Offers)
 	})
 }
 
 func (p fileParts) EachPayloads(fn func([]schema.RawPayload) error) error {
-	return p.each(payloadsPart, func(l batchLine) error {
+	return p.each(payloadsPart, schema.Share{}, func(l batchLine) error {
 		redactPayloads(p.red, l.Payloads)
 		return fn(l.Payloads)
 	})
@@ -490,14 +575,14 @@ func (p fileParts) EachPayloads(fn func([]schema.RawPayload) error) error {
 
 // each reads the parts of the kind want. A part that does not read makes the batch one the
 // store will never load as it is (schema.ErrRejected).
-func (p fileParts) each(want partKind, fn func(batchLine) error) error {
+func (p fileParts) each(want partKind, share schema.Share, fn func(batchLine) error) error {
 	f, err := os.Open(p.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	var fnErr error
-	err = eachPart(f, want, func(_ int, l batchLine) error {
+	err = eachPart(f, want, share, func(_ int, l batchLine) error {
 		fnErr = fn(l)
 		return fnErr
 	})

@@ -90,7 +90,7 @@ func (m *memStore) LoadBatch(_ context.Context, b schema.Batch) (bool, error) {
 // whole returns b with every part of it read into its Offers and Payloads.
 func whole(b schema.Batch) (schema.Batch, error) {
 	out := schema.Batch{Run: b.Run}
-	if err := b.EachOffers(func(os []schema.Offer) error { out.Offers = append(out.Offers, os...); return nil }); err != nil {
+	if err := b.EachOffers(schema.Share{}, func(os []schema.Offer) error { out.Offers = append(out.Offers, os...); return nil }); err != nil {
 		return out, err
 	}
 	err := b.EachPayloads(func(ps []schema.RawPayload) error { out.Payloads = append(out.Payloads, ps...); return nil })

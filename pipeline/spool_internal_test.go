@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,7 +63,7 @@ func TestSpooledBatchReadsBack(t *testing.T) {
 		var gotOffers []schema.Offer
 		var gotPayloads []schema.RawPayload
 		var parts []int
-		if err := got.EachOffers(func(os []schema.Offer) error {
+		if err := got.EachOffers(schema.Share{}, func(os []schema.Offer) error {
 			parts = append(parts, len(os))
 			gotOffers = append(gotOffers, os...)
 			return nil
@@ -71,7 +73,7 @@ func TestSpooledBatchReadsBack(t *testing.T) {
 		if err := got.EachPayloads(func(ps []schema.RawPayload) error { gotPayloads = append(gotPayloads, ps...); return nil }); err != nil {
 			t.Fatal(err)
 		}
-		wantOffers, wantParts := offers, []int{2, partOffers, 1}
+		wantOffers, wantParts := offers, []int{partOffers, 3} // one bucket: held until partOffers, then written
 		if status == schema.RunFailed {
 			wantOffers, wantParts = nil, nil
 		}
@@ -127,7 +129,7 @@ func TestSpooledBatchReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gotOffers int
-	if err := got.EachOffers(func(os []schema.Offer) error { gotOffers += len(os); return nil }); err != nil {
+	if err := got.EachOffers(schema.Share{}, func(os []schema.Offer) error { gotOffers += len(os); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, gotPayloads); diff != "" || gotOffers != 2 || got.Run.OffersLoaded != 2 {
@@ -239,6 +241,7 @@ func TestBatchWriterFailsWhatItCannotReadBack(t *testing.T) {
 	o := schema.Offer{OfferID: "a", GPUModel: "H100-SXM-80GB", GPUCount: 1, VRAMGB: 80, PriceType: schema.OnDemand,
 		PriceUSDPerGPUHour: decimal.RequireFromString("2.5"), PriceUSDPerHour: decimal.RequireFromString("2.5")}
 	w.page(schema.Page{Offers: []schema.Offer{o}})
+	w.writeBuckets()                                             // as once partOffers are held
 	if _, err := w.f.WriteAt([]byte("garbage"), 0); err != nil { // the disk returned other bytes
 		t.Fatal(err)
 	}
@@ -288,4 +291,114 @@ func TestCutPayloadBodyIsRejected(t *testing.T) {
 			t.Errorf("%s: %d payloads read before the cut one, want 1", tc.name, read)
 		}
 	}
+}
+
+// A spooled batch read in shares gives each offer in exactly one share, every offer of a row
+// group (day, GPU model, price type) in the same, and all of them across the shares; a share
+// passes over the lines of the others without decoding them (a corrupt line of another share's
+// bucket does not stop it), and the offers of a file of the earlier layout are shared the same.
+func TestSpooledBatchReadsInShares(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var offers []schema.Offer
+	for i := range 3 * partOffers / 2 {
+		pt := schema.OnDemand
+		if i%2 == 1 {
+			pt = schema.Spot
+		}
+		offers = append(offers, schema.Offer{OfferID: fmt.Sprint(i), GPUModel: fmt.Sprintf("MODEL-%d", i%37), GPUCount: 1, VRAMGB: 80, PriceType: pt,
+			PriceUSDPerGPUHour: decimal.New(int64(1_000_000+i), -6), PriceUSDPerHour: decimal.New(int64(1_000_000+i), -6)})
+	}
+	sp, err := openSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newBatchWriter(sp, schema.Run{ID: "run-1", ObservedAt: at}, "vastai", &validator{maxPrice: decimal.NewFromInt(200)}, nil)
+	for start := 0; start < len(offers); start += 1000 {
+		w.page(schema.Page{Offers: slices.Clone(offers[start:min(start+1000, len(offers))])})
+	}
+	_, name, err := w.finish(schema.ScrapeRun{RunID: "run-1", Provider: "vastai", StartedAt: at, FinishedAt: at, Status: schema.RunOK, OffersLoaded: uint32(len(offers))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sp.dir, name)
+	type group struct{ model, pt string }
+	readShares := func(t *testing.T, path string, n int) {
+		t.Helper()
+		shareOf, groupShare := map[string]int{}, map[group]int{}
+		for i := range n {
+			err := fileParts{path: path}.EachOffers(schema.Share{Index: i, N: n}, func(part []schema.Offer) error {
+				for _, o := range part {
+					if s, ok := shareOf[o.OfferID]; ok {
+						t.Errorf("%d shares: offer %s in shares %d and %d", n, o.OfferID, s, i)
+					}
+					shareOf[o.OfferID] = i
+					g := group{o.GPUModel, string(o.PriceType)}
+					if s, ok := groupShare[g]; ok && s != i {
+						t.Errorf("%d shares: row group %v in shares %d and %d", n, g, s, i)
+					}
+					groupShare[g] = i
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%d shares: share %d: %v", n, i, err)
+			}
+		}
+		if len(shareOf) != len(offers) {
+			t.Errorf("%d shares: %d offers read, want %d", n, len(shareOf), len(offers))
+		}
+		if n > 1 && len(slices.Compact(slices.Sorted(maps.Values(groupShare)))) < 2 {
+			t.Errorf("%d shares: every row group in one share", n)
+		}
+	}
+	for _, n := range []int{1, 3, 7} {
+		readShares(t, path, n)
+	}
+
+	// A line of a bucket that share 0 of 7 does not take, broken after its head.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]byte
+	broken := -1
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if b := lineBucket(bufio.NewReader(bytes.NewReader(line))); broken < 0 && b >= 0 && !(schema.Share{Index: 0, N: 7}).Holds(b) {
+			line, broken = append(line[:len(`{"bucket":`)+len(fmt.Sprint(b))+len(`,"offers":[`)], "garbage\n"...), i
+		}
+		lines = append(lines, line)
+	}
+	if broken < 0 {
+		t.Fatal("no line of another share's bucket")
+	}
+	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := (fileParts{path: path}).EachOffers(schema.Share{Index: 0, N: 7}, func([]schema.Offer) error { return nil }); err != nil {
+		t.Errorf("share 0 of 7 read the broken line of another share: %v", err)
+	}
+	if err := (fileParts{path: path}).EachOffers(schema.Share{}, func([]schema.Offer) error { return nil }); !errors.Is(err, schema.ErrRejected) {
+		t.Errorf("reading every share past a broken line: %v, want a rejected batch", err)
+	}
+
+	// The earlier layout: the offers in lines of their own, in the order kept.
+	var old bytes.Buffer
+	enc := json.NewEncoder(&old)
+	for start := 0; start < len(offers); start += partOffers {
+		part := slices.Clone(offers[start:min(start+partOffers, len(offers))])
+		for i := range part {
+			part[i].RunID, part[i].Provider, part[i].ObservedAt = "run-1", "vastai", at
+		}
+		if err := enc.Encode(batchLine{Offers: part}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Encode(batchLine{Run: &schema.ScrapeRun{RunID: "run-1", Provider: "vastai", Status: schema.RunOK}}); err != nil {
+		t.Fatal(err)
+	}
+	oldPath := filepath.Join(t.TempDir(), "run-1.vastai.json")
+	if err := os.WriteFile(oldPath, old.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	readShares(t, oldPath, 3)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/schema"
 )
 
 // TestPricesAreNotRoundedAgain: the pipeline prices an offer its source priced by the whole offer
@@ -26,7 +27,12 @@ func TestPricesAreNotRoundedAgain(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{pipeline.RejectUnroundedPrice: 1}, rep.Providers[0].Rejected); diff != "" {
 		t.Errorf("rejected (-want +got):\n%s", diff)
 	}
-	got := st.loaded(rep.RunID, "p").Offers[0]
+	var got schema.Offer
+	for _, o := range st.loaded(rep.RunID, "p").Offers {
+		if o.OfferID == "whole" {
+			got = o
+		}
+	}
 	if got.OfferID != "whole" || got.PriceUSDPerHour.String() != "35.159556" || got.PriceUSDPerGPUHour.String() != "4.394944" {
 		t.Errorf("offer priced by the whole offer: %s at %s, %s per GPU; want whole at 35.159556, 4.394944", got.OfferID, got.PriceUSDPerHour, got.PriceUSDPerGPUHour)
 	}

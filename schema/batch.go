@@ -1,6 +1,10 @@
 package schema
 
-import "errors"
+import (
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+)
 
 // Batch is everything one provider produced in one run: its run-log row, the offers to load and
 // the raw payloads they came from. It is the unit the pipeline loads, spools when ClickHouse is
@@ -20,27 +24,67 @@ type Batch struct {
 // Parts reads a batch's offers and payloads a part at a time, in order, from the start on every
 // call. An error of fn ends the reading with it.
 type Parts interface {
-	EachOffers(fn func([]Offer) error) error
+	EachOffers(share Share, fn func([]Offer) error) error
 	EachPayloads(fn func([]RawPayload) error) error
 }
 
-// EachOffers calls fn with the batch's offers, a part at a time: Offers, then those of Parts.
-// Empty parts are skipped.
-func (b Batch) EachOffers(fn func([]Offer) error) error {
-	if len(b.Offers) > 0 {
-		if err := fn(b.Offers); err != nil {
+// EachOffers calls fn with the batch's offers in share, a part at a time: Offers, then those of
+// Parts. Empty parts are skipped.
+func (b Batch) EachOffers(share Share, fn func([]Offer) error) error {
+	if offers := share.Of(b.Offers); len(offers) > 0 {
+		if err := fn(offers); err != nil {
 			return err
 		}
 	}
 	if b.Parts == nil {
 		return nil
 	}
-	return b.Parts.EachOffers(func(part []Offer) error {
+	return b.Parts.EachOffers(share, func(part []Offer) error {
 		if len(part) == 0 {
 			return nil
 		}
 		return fn(part)
 	})
+}
+
+// A batch's offers fall into Buckets buckets by their row group in the daily rollups (a day, GPU
+// model and price type: Offer.Bucket), so that a load can write a large batch in several
+// inserts, each holding whole row groups: the rollups' crash repair needs each row group of a
+// load in one insert (store/rollups.go).
+const Buckets = 64
+
+// Bucket is the bucket of o's row group.
+func (o *Offer) Bucket() int {
+	h := fnv.New32a()
+	var day [4]byte
+	binary.LittleEndian.PutUint32(day[:], uint32(o.ObservedAt.UTC().Unix()/86400))
+	h.Write(day[:])
+	h.Write([]byte(o.GPUModel))
+	h.Write([]byte{0})
+	h.Write([]byte(o.PriceType))
+	return int(h.Sum32() % Buckets)
+}
+
+// A Share is the offers of one of N shares of the buckets: those whose bucket's remainder
+// modulo N is Index. The zero Share is every offer.
+type Share struct{ Index, N int }
+
+// Holds says whether the offers of bucket are in s.
+func (s Share) Holds(bucket int) bool { return s.N <= 1 || bucket%s.N == s.Index }
+
+// Of returns the offers in s: offers itself when it holds them all, else a copy of those it
+// holds.
+func (s Share) Of(offers []Offer) []Offer {
+	if s.N <= 1 {
+		return offers
+	}
+	var in []Offer
+	for i := range offers {
+		if s.Holds(offers[i].Bucket()) {
+			in = append(in, offers[i])
+		}
+	}
+	return in
 }
 
 // EachPayloads calls fn with the batch's payloads, a part at a time: Payloads, then those of

@@ -137,24 +137,30 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 		return res, err
 	}
 	s.step(StepPayloads)
-	// The offers missing go in one insert of one block (offerInsert says why), added part by part.
+	// The offers missing go in inserts of one block each (offerInsert says why), added part by
+	// part: one for a batch of up to shareOffers offers, else one per share of the buckets of
+	// row groups, each read from the start (a spooled batch skips the other shares' lines).
 	var rows span
-	ins := s.newOfferInsert("offers", runID)
-	defer ins.close()
-	err = b.EachOffers(func(part []schema.Offer) error {
-		if err := checkOffers(runID, provider, part); err != nil {
+	per := or(s.shareOffers, shareOffers)
+	shares := max(1, (int(b.Run.OffersLoaded)+per-1)/per)
+	for i := range shares {
+		ins := s.newOfferInsert("offers", runID)
+		err = b.EachOffers(schema.Share{Index: i, N: shares}, func(part []schema.Offer) error {
+			if err := checkOffers(runID, provider, part); err != nil {
+				return err
+			}
+			rows.add(len(part), func(i int) time.Time { return part[i].ObservedAt })
+			n, err := s.completeOffers(ctx, runID, provider, part, storedOffers, ins)
+			res.OffersWritten += n
 			return err
+		})
+		if err == nil {
+			err = ins.send()
 		}
-		rows.add(len(part), func(i int) time.Time { return part[i].ObservedAt })
-		n, err := s.completeOffers(ctx, runID, provider, part, storedOffers, ins)
-		res.OffersWritten += n
-		return err
-	})
-	if err == nil {
-		err = ins.send()
-	}
-	if err != nil {
-		return res, err
+		ins.close()
+		if err != nil {
+			return res, err
+		}
 	}
 	s.step(StepOffers)
 	n, err := s.completeRollups(ctx, runID, provider, rows)

@@ -30,3 +30,6 @@ func ReadPlanOffersColumnar(ctx context.Context, s *Store, f schema.OfferFilter)
 	err := s.readPlanOffers(ctx, "reading the latest offers as columns", q, args, got.next)
 	return got.n, err
 }
+
+// SetShareOffers makes s write the offers of a load in inserts of about n offers each.
+func SetShareOffers(s *Store, n int) { s.shareOffers = n }

@@ -31,6 +31,10 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 // of about this many bytes, in one INSERT query.
 const insertBlockBytes = 8 << 20
 
+// shareOffers is about the most offers a load writes in one insert (the buckets of row groups
+// are about equal in size, not exactly), unless a test sets Store.shareOffers.
+const shareOffers = 200_000
+
 // insertOffers writes offers into offers, or into another table with its columns
 // (offers_latest), as one INSERT of one block.
 func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []schema.Offer) error {
@@ -45,7 +49,9 @@ func (s *Store) insertOffers(ctx context.Context, table, runID string, offers []
 // offerInsert is one INSERT of offers, added part by part and sent as one block. One block: on
 // one server ClickHouse writes the rows of a block as one part per table and view, and the
 // rollups' crash repair (rollups.go) needs each row group of a load in one part, all there or
-// missing. The driver holds the block's columns, about 200 bytes per offer, until send.
+// missing. The driver holds the block's columns, about 400 bytes per offer, until send: a load
+// of more than shareOffers offers sends them in shares of the row groups (schema.Share), an
+// insert each.
 type offerInsert struct {
 	s            *Store
 	table, runID string

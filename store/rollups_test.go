@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
@@ -102,6 +103,71 @@ func TestLoadBatchRepairsRollupsACrashLeftBehind(t *testing.T) {
 	}
 	if n != 4*3 { // four runs (run-a and the three cases) of three H100 offers
 		t.Errorf("history counts %d H100 observations, want 12", n)
+	}
+}
+
+// TestLoadBatchInSharesRepairsWhatACrashLeft: a batch of more offers than one insert takes is
+// written in shares of its row groups, an insert each. The first share's insert stored the way a
+// crash leaves it (offers written, the views' parts not), the load writes the other shares and
+// repairs exactly the row groups of the first, and offers and rollups end whole, each
+// observation once.
+func TestLoadBatchInSharesRepairsWhatACrashLeft(t *testing.T) {
+	s := storetest.Open(t)
+	store.SetShareOffers(s, 50)
+	ctx := context.Background()
+	conn := rawConn(t, s)
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	b := rollupBatch("run-shares", at, 250)
+	b.Offers = nil
+	for i := range 400 {
+		pt := schema.OnDemand
+		if i%2 == 1 {
+			pt = schema.Spot
+		}
+		o := offer("vastai", fmt.Sprintf("ask-%d", i), fmt.Sprintf("MODEL-%d", i%40), pt, at, fmt.Sprintf("1.%02d", i%100), 1)
+		o.RunID = b.Run.RunID
+		b.Offers = append(b.Offers, o)
+	}
+	b.Run.OffersLoaded = uint32(len(b.Offers)) // 8 shares of 50
+	first := schema.Share{Index: 0, N: 8}.Of(b.Offers)
+	groups := map[string]bool{}
+	for _, o := range first {
+		groups[o.GPUModel+"/"+string(o.PriceType)] = true
+	}
+	if len(first) == 0 || len(first) == len(b.Offers) {
+		t.Fatalf("the first share holds %d of %d offers", len(first), len(b.Offers))
+	}
+	views := []string{"offers_daily_mv", "offers_daily_sums_mv", "offers_latest_mv"}
+	for _, v := range views {
+		if err := conn.Exec(ctx, "DETACH TABLE "+v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := s.InsertOffers(ctx, b.Run.RunID, first)
+	for _, v := range views {
+		if err := conn.Exec(ctx, "ATTACH TABLE "+v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CompleteBatch(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2*len(groups) + len(first); res.OffersWritten != len(b.Offers)-len(first) || res.Repaired != want || !res.RunWritten {
+		t.Errorf("load: %+v, want %d offers written and %d row groups repaired (%d per daily rollup, %d latest)", res, len(b.Offers)-len(first), want, len(groups), len(first))
+	}
+	if diff := storetest.RollupDiff(t, storetest.DatabaseDSN(t, s.Database())); diff != "" {
+		t.Errorf("rollups differ from offers:\n%s", diff)
+	}
+	n := 0
+	if _, err := s.Observations(ctx, schema.ObservationFilter{From: at, To: at.Add(time.Second)}, func(*schema.Offer) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(b.Offers) {
+		t.Errorf("%d offers stored, want %d", n, len(b.Offers))
 	}
 }
 

@@ -83,7 +83,8 @@ type Store struct {
 	logger   *slog.Logger
 	now      func() time.Time
 
-	onLoadStep func(step string)
+	onLoadStep  func(step string)
+	shareOffers int // of a load's insert; 0 means the constant
 
 	mu           sync.Mutex
 	shardWeights uint64              // the cluster's total shard weight, read on first use
