@@ -374,6 +374,11 @@ func eachPart(r io.Reader, want partKind, share schema.Share, fn func(n int, l b
 			return nil // the end
 		}
 		k := kind(head)
+		first := head // the line's start, or all of a shorter line
+		if i := bytes.IndexByte(first, '\n'); i >= 0 {
+			first = first[:i]
+		}
+		blank := len(bytes.TrimSpace(first)) == 0 // decided before reading on moves the buffer
 		if bytes.HasPrefix(head, payloadPrefix) {
 			p, err := readPayload(br, file, want == everyPart || want == payloadsPart)
 			if err != nil {
@@ -406,10 +411,7 @@ func eachPart(r io.Reader, want partKind, share schema.Share, fn func(n int, l b
 				return ferr
 			}
 		}
-		if i := bytes.IndexByte(head, '\n'); i >= 0 {
-			head = head[:i]
-		}
-		if len(bytes.TrimSpace(head)) > 0 {
+		if !blank {
 			n++
 		}
 		if err != nil {

@@ -142,7 +142,7 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 	// row groups, each read from the start (a spooled batch skips the other shares' lines).
 	var rows span
 	per := or(s.shareOffers, shareOffers)
-	shares := max(1, (int(b.Run.OffersLoaded)+per-1)/per)
+	shares := min(max(1, (int(b.Run.OffersLoaded)+per-1)/per), schema.Buckets)
 	for i := range shares {
 		ins := s.newOfferInsert("offers", runID)
 		err = b.EachOffers(schema.Share{Index: i, N: shares}, func(part []schema.Offer) error {
