@@ -562,45 +562,54 @@ func (p fileParts) EachOffers(share schema.Share, fn func([]schema.Offer) error)
 	if p.skipOffers {
 		return nil
 	}
-	return p.each(offersPart, share, func(l *batchLine) { redactOffers(p.red, l.Offers) }, func(l batchLine) error { return fn(l.Offers) })
+	return p.each(offersPart, share, true, func(l *batchLine) { redactOffers(p.red, l.Offers) }, func(l batchLine) error { return fn(l.Offers) })
 }
 
+// EachPayloads reads no payload ahead: a page of a large market is tens of MB, held a second
+// time by the insert it goes to, and the payloads' load gained nothing from it.
 func (p fileParts) EachPayloads(fn func([]schema.RawPayload) error) error {
-	return p.each(payloadsPart, schema.Share{}, func(l *batchLine) { redactPayloads(p.red, l.Payloads) }, func(l batchLine) error { return fn(l.Payloads) })
+	return p.each(payloadsPart, schema.Share{}, false, func(l *batchLine) { redactPayloads(p.red, l.Payloads) }, func(l batchLine) error { return fn(l.Payloads) })
 }
 
 // errStopped ends a read of parts that nobody takes any more.
 var errStopped = errors.New("stopped")
 
 // each reads the parts of the kind want, each made ready (scrubbed) by ready, and passes them to
-// fn. A goroutine reads and readies the next part while fn takes one: decoding the offers back
-// and inserting them took as long as each other. A part that does not read makes the batch one
-// the store will never load as it is (schema.ErrRejected).
-func (p fileParts) each(want partKind, share schema.Share, ready func(*batchLine), fn func(batchLine) error) error {
+// fn. With ahead set, a goroutine reads and readies the next part while fn takes one: decoding
+// the offers back and inserting them took as long as each other. A part that does not read makes
+// the batch one the store will never load as it is (schema.ErrRejected).
+func (p fileParts) each(want partKind, share schema.Share, ahead bool, ready func(*batchLine), fn func(batchLine) error) error {
 	f, err := os.Open(p.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	parts, stop := make(chan batchLine, 1), make(chan struct{})
-	var readErr error
-	go func() {
-		defer close(parts)
+	var readErr, fnErr error
+	if !ahead {
 		readErr = eachPart(f, want, share, func(_ int, l batchLine) error {
 			ready(&l)
-			select {
-			case parts <- l:
-				return nil
-			case <-stop:
-				return errStopped
-			}
+			fnErr = fn(l)
+			return fnErr
 		})
-	}()
-	var fnErr error
-	for l := range parts {
-		if fnErr == nil {
-			if fnErr = fn(l); fnErr != nil {
-				close(stop)
+	} else {
+		parts, stop := make(chan batchLine, 1), make(chan struct{})
+		go func() {
+			defer close(parts)
+			readErr = eachPart(f, want, share, func(_ int, l batchLine) error {
+				ready(&l)
+				select {
+				case parts <- l:
+					return nil
+				case <-stop:
+					return errStopped
+				}
+			})
+		}()
+		for l := range parts {
+			if fnErr == nil {
+				if fnErr = fn(l); fnErr != nil {
+					close(stop)
+				}
 			}
 		}
 	}
