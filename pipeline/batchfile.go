@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -53,15 +52,13 @@ type batchLine struct {
 	Payloads []schema.RawPayload `json:"payloads,omitempty"` // the earlier layouts'
 }
 
-// payloadHead is the line before a raw payload's body: the payload without it, and its length.
+// payloadHead is the line before a raw payload's body: the payload without it (its Body field,
+// never set, hides the payload's), and its length.
 type payloadHead struct {
 	Payload struct {
-		RunID     string    `json:"run_id"`
-		Provider  string    `json:"provider"`
-		URL       string    `json:"url"`
-		Status    uint16    `json:"status"`
-		FetchedAt time.Time `json:"fetched_at"`
-		BodyBytes int       `json:"body_bytes"`
+		schema.RawPayload
+		Body      []byte `json:"body,omitempty"`
+		BodyBytes int    `json:"body_bytes"`
 	} `json:"payload"`
 }
 
@@ -86,8 +83,7 @@ const (
 	payloadsPart
 )
 
-// kind is the part a line starting with head holds (everyPart: none known, the single line of the
-// first layout).
+// kind is the part a line starting with head holds (everyPart: a line of none of them).
 func kind(head []byte) partKind {
 	switch {
 	case bytes.HasPrefix(head, runPrefix):
@@ -348,8 +344,7 @@ func writeLine(w *bufio.Writer, l batchLine) error {
 // writePayload writes a payload's head line and its body.
 func writePayload(w *bufio.Writer, p schema.RawPayload) error {
 	var h payloadHead
-	h.Payload.RunID, h.Payload.Provider, h.Payload.URL, h.Payload.Status, h.Payload.FetchedAt = p.RunID, p.Provider, p.URL, p.Status, p.FetchedAt
-	h.Payload.BodyBytes = len(p.Body)
+	h.Payload.RawPayload, h.Payload.BodyBytes = p, len(p.Body)
 	head, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -360,6 +355,19 @@ func writePayload(w *bufio.Writer, p schema.RawPayload) error {
 	return w.WriteByte('\n')
 }
 
+// A partError says that a batch file holds what is not a part of one: a line that does not
+// decode, a body cut short or longer than the file. An error reading the file is not one.
+type partError struct{ err error }
+
+func (e partError) Error() string { return e.err.Error() }
+func (e partError) Unwrap() error { return e.err }
+
+// isPartError says whether err is, or wraps, a partError.
+func isPartError(err error) bool {
+	var pe partError
+	return errors.As(err, &pe)
+}
+
 // eachPart calls fn with the number and the content of every part of the batch file r of the
 // kind want (everyPart: all of them), with only the offers in share; the others are skipped
 // undecoded (a payload's body unread, passed over in the file when r is one), so that the offers
@@ -368,19 +376,14 @@ func writePayload(w *bufio.Writer, p schema.RawPayload) error {
 func eachPart(r io.Reader, want partKind, share schema.Share, fn func(n int, l batchLine) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	file, _ := r.(*os.File)
+	size := inputSize(r)
 	for n := 1; ; {
-		head, _ := br.Peek(len(payloadsPrefix))
+		head, err := br.Peek(len(payloadsPrefix))
 		if len(head) == 0 {
-			return nil // the end
+			return ignoreEOF(err) // the end, or the file could not be read
 		}
-		k := kind(head)
-		first := head // the line's start, or all of a shorter line
-		if i := bytes.IndexByte(first, '\n'); i >= 0 {
-			first = first[:i]
-		}
-		blank := len(bytes.TrimSpace(first)) == 0 // decided before reading on moves the buffer
 		if bytes.HasPrefix(head, payloadPrefix) {
-			p, err := readPayload(br, file, want == everyPart || want == payloadsPart)
+			p, err := readPayload(br, file, size, want == everyPart || want == payloadsPart)
 			if err != nil {
 				return fmt.Errorf("part %d: %w", n, err)
 			}
@@ -392,23 +395,19 @@ func eachPart(r io.Reader, want partKind, share schema.Share, fn func(n int, l b
 			n++
 			continue
 		}
-		var line []byte
-		var err error
-		if b := lineBucket(br); (want != everyPart && k != want) || (b >= 0 && !share.Holds(b)) {
-			err = skipLine(br)
-		} else {
-			line, err = br.ReadBytes('\n')
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, blank, err := nextLine(br, want, share)
+		if len(line) > 0 {
 			var l batchLine
 			if derr := json.Unmarshal(line, &l); derr != nil {
-				return fmt.Errorf("part %d: %w", n, derr)
+				return fmt.Errorf("part %d: %w", n, partError{derr})
 			}
 			if l.Bucket == nil { // the earlier layouts: offers of every bucket
 				l.Offers = share.Of(l.Offers)
 			}
-			if ferr := fn(n, l); ferr != nil {
-				return ferr
+			if l.Bucket == nil || share.Holds(*l.Bucket) {
+				if ferr := fn(n, l); ferr != nil {
+					return ferr
+				}
 			}
 		}
 		if !blank {
@@ -418,6 +417,33 @@ func eachPart(r io.Reader, want partKind, share schema.Share, fn func(n int, l b
 			return ignoreEOF(err)
 		}
 	}
+}
+
+// nextLine reads the next line of br when it is one of the kind want and, if of offers, of a
+// bucket in share, or passes over it; blank says it held nothing.
+func nextLine(br *bufio.Reader, want partKind, share schema.Share) (line []byte, blank bool, err error) {
+	head, _ := br.Peek(len(payloadsPrefix))
+	start, _, _ := bytes.Cut(head, []byte("\n"))
+	blank = len(bytes.TrimSpace(start)) == 0
+	if b := lineBucket(br); (want != everyPart && kind(head) != want) || (b >= 0 && !share.Holds(b)) || blank {
+		return nil, blank, skipLine(br)
+	}
+	line, err = br.ReadBytes('\n')
+	return line, blank, err
+}
+
+// inputSize is how many bytes r holds at most, when it says (a file, a limited reader): no body
+// in it is longer; -1 when it does not say.
+func inputSize(r io.Reader) int64 {
+	switch r := r.(type) {
+	case *os.File:
+		if st, err := r.Stat(); err == nil {
+			return st.Size()
+		}
+	case *io.LimitedReader:
+		return r.N
+	}
+	return -1
 }
 
 // lineBucket is the bucket the next line of br, a line of offers, says it holds; -1 when it
@@ -436,46 +462,44 @@ func lineBucket(br *bufio.Reader) int {
 	return -1
 }
 
-// readPayload reads a payload's head line and its body, or only skips the body unless read is
-// set (and returns nil), seeking past it in file when br reads one. A body is read as the file
-// has it, not by the length its head claims.
-func readPayload(br *bufio.Reader, file *os.File, read bool) (*schema.RawPayload, error) {
+// readPayload reads a payload's head line and its body, or only passes over the body unless
+// read is set (and returns nil), seeking past it in file when br reads one. A head that claims
+// more bytes than the input holds (size, when known) is refused before anything is allocated.
+func readPayload(br *bufio.Reader, file *os.File, size int64, read bool) (*schema.RawPayload, error) {
 	line, err := br.ReadBytes('\n')
 	if err != nil {
-		return nil, fmt.Errorf("a payload's head line: %w", eofCut(err))
+		return nil, fmt.Errorf("a payload's head line: %w", cut(err))
 	}
 	var h payloadHead
 	if err := json.Unmarshal(line, &h); err != nil {
-		return nil, fmt.Errorf("a payload's head line: %w", err)
+		return nil, fmt.Errorf("a payload's head line: %w", partError{err})
 	}
-	size := h.Payload.BodyBytes
-	if size < 0 {
-		return nil, fmt.Errorf("a payload's head line: body_bytes %d", size)
+	n := h.Payload.BodyBytes
+	if n < 0 || (size >= 0 && int64(n) > size) {
+		return nil, fmt.Errorf("the payload of %s: %w", h.Payload.URL, partError{fmt.Errorf("a body of %d bytes in a file of %d", n, size)})
 	}
-	var body bytes.Buffer
+	var body []byte
 	if read {
-		body.Grow(min(size, 64<<20))
-		var got int64
-		if got, err = body.ReadFrom(io.LimitReader(br, int64(size))); err == nil && got < int64(size) {
-			err = io.ErrUnexpectedEOF
-		}
+		body = make([]byte, n)
+		_, err = io.ReadFull(br, body)
 	} else {
-		err = skip(br, file, size)
+		err = skip(br, file, n)
 	}
 	if err == nil {
 		var end byte
 		if end, err = br.ReadByte(); err == nil && end != '\n' {
-			err = fmt.Errorf("%q after it", end)
+			err = partError{fmt.Errorf("%q after it", end)}
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the body of %d bytes of %s: %w", size, h.Payload.URL, eofCut(err))
+		return nil, fmt.Errorf("the body of %d bytes of %s: %w", n, h.Payload.URL, cut(err))
 	}
 	if !read {
 		return nil, nil
 	}
-	p := h.Payload
-	return &schema.RawPayload{RunID: p.RunID, Provider: p.Provider, URL: p.URL, Status: p.Status, FetchedAt: p.FetchedAt, Body: body.Bytes()}, nil
+	p := h.Payload.RawPayload
+	p.Body = body
+	return &p, nil
 }
 
 // skip passes over the next n bytes of br: those it holds, then the rest in file by seeking,
@@ -514,10 +538,11 @@ func ignoreEOF(err error) error {
 	return err
 }
 
-// eofCut says that a part ended before its length: the file was cut.
-func eofCut(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
+// cut says that a part ended before its length, the file cut short (a partError); other errors
+// of reading it are returned as they are.
+func cut(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return partError{io.ErrUnexpectedEOF}
 	}
 	return err
 }
@@ -539,8 +564,11 @@ func readBatch(path string) (schema.Batch, bool, error) {
 		run, b.Offers, b.Payloads = l.Run, l.Offers, l.Payloads
 		return nil
 	})
-	if err != nil {
+	if isPartError(err) {
 		return b, false, fmt.Errorf("%w: %w", errNotABatch, err)
+	}
+	if err != nil {
+		return b, false, err
 	}
 	if run == nil {
 		return b, false, fmt.Errorf("%w: no run line", errNotABatch)
@@ -592,7 +620,7 @@ func (p fileParts) each(want partKind, share schema.Share, ahead bool, ready fun
 			return fnErr
 		})
 	} else {
-		parts, stop := make(chan batchLine, 1), make(chan struct{})
+		parts, stop := make(chan batchLine), make(chan struct{}) // one part ahead: the one sent
 		go func() {
 			defer close(parts)
 			readErr = eachPart(f, want, share, func(_ int, l batchLine) error {
@@ -605,19 +633,30 @@ func (p fileParts) each(want partKind, share schema.Share, ahead bool, ready fun
 				}
 			})
 		}()
-		for l := range parts {
-			if fnErr == nil {
-				if fnErr = fn(l); fnErr != nil {
-					close(stop)
+		stopped := false
+		stopReading := func() { // and wait until the reader has: readErr is set then
+			if !stopped {
+				stopped = true
+				close(stop)
+				for range parts {
 				}
 			}
 		}
+		defer stopReading() // fn panicking too
+		for l := range parts {
+			if fnErr = fn(l); fnErr != nil {
+				break
+			}
+		}
+		stopReading()
 	}
 	switch {
 	case fnErr != nil:
 		return fnErr
-	case readErr != nil:
+	case isPartError(readErr):
 		return fmt.Errorf("reading spooled batch %s: %w: %w: %w", p.path, schema.ErrRejected, errNotABatch, readErr)
+	case readErr != nil:
+		return fmt.Errorf("reading spooled batch %s: %w", p.path, readErr)
 	}
 	return nil
 }

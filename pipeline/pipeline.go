@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -374,8 +375,17 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWr
 	// order emitted, while the source reads the next: writing a page took as long as reading it.
 	pages := make(chan schema.Page, 1)
 	written := make(chan struct{})
+	var pageErr error
 	go func() {
 		defer close(written)
+		defer func() {
+			// A panic writing a page fails this source, as one of the source's own does.
+			if p := recover(); p != nil {
+				pageErr = fmt.Errorf("%s: writing a page panicked: %v", s.Name(), p)
+				for range pages { // the source reads on to its end
+				}
+			}
+		}()
 		for p := range pages {
 			w.page(p)
 		}
@@ -391,7 +401,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWr
 		}()
 		return s.Fetch(fd, run)
 	}()
-	ex.err, ex.attempts, ex.problems = err, res.Attempts, res.Problems
+	ex.err, ex.attempts, ex.problems = cmp.Or(pageErr, err), res.Attempts, res.Problems
 	// What the source kept in its Extract rather than emitting goes the same way.
 	w.page(schema.Page{Payloads: res.Payloads, Offers: res.Offers})
 	if ex.err == nil && w.parsed == 0 {

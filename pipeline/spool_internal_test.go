@@ -322,11 +322,19 @@ func TestSpooledBatchReadsInShares(t *testing.T) {
 	}
 	path := filepath.Join(sp.dir, name)
 	type group struct{ model, pt string }
+	// share is the i-th of n shares of the buckets, by remainder.
+	share := func(i, n int) schema.Share {
+		var s schema.Share
+		for b := i; b < schema.Buckets; b += n {
+			s.Buckets |= 1 << b
+		}
+		return s
+	}
 	readShares := func(t *testing.T, path string, n int) {
 		t.Helper()
 		shareOf, groupShare := map[string]int{}, map[group]int{}
 		for i := range n {
-			err := fileParts{path: path}.EachOffers(schema.Share{Index: i, N: n}, func(part []schema.Offer) error {
+			err := fileParts{path: path}.EachOffers(share(i, n), func(part []schema.Offer) error {
 				for _, o := range part {
 					if s, ok := shareOf[o.OfferID]; ok {
 						t.Errorf("%d shares: offer %s in shares %d and %d", n, o.OfferID, s, i)
@@ -354,6 +362,9 @@ func TestSpooledBatchReadsInShares(t *testing.T) {
 	for _, n := range []int{1, 3, 7} {
 		readShares(t, path, n)
 	}
+	if all := (schema.Share{}); !all.Holds(5) || share(0, 1) != (schema.Share{Buckets: 1<<schema.Buckets - 1}) {
+		t.Error("the zero share or the one share of every bucket does not hold them all")
+	}
 
 	// A line of a bucket that share 0 of 7 does not take, broken after its head.
 	data, err := os.ReadFile(path)
@@ -363,7 +374,7 @@ func TestSpooledBatchReadsInShares(t *testing.T) {
 	var lines [][]byte
 	broken := -1
 	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
-		if b := lineBucket(bufio.NewReader(bytes.NewReader(line))); broken < 0 && b >= 0 && !(schema.Share{Index: 0, N: 7}).Holds(b) {
+		if b := lineBucket(bufio.NewReader(bytes.NewReader(line))); broken < 0 && b >= 0 && !share(0, 7).Holds(b) {
 			line, broken = append(line[:len(`{"bucket":`)+len(fmt.Sprint(b))+len(`,"offers":[`)], "garbage\n"...), i
 		}
 		lines = append(lines, line)
@@ -374,7 +385,7 @@ func TestSpooledBatchReadsInShares(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := (fileParts{path: path}).EachOffers(schema.Share{Index: 0, N: 7}, func([]schema.Offer) error { return nil }); err != nil {
+	if err := (fileParts{path: path}).EachOffers(share(0, 7), func([]schema.Offer) error { return nil }); err != nil {
 		t.Errorf("share 0 of 7 read the broken line of another share: %v", err)
 	}
 	if err := (fileParts{path: path}).EachOffers(schema.Share{}, func([]schema.Offer) error { return nil }); !errors.Is(err, schema.ErrRejected) {
@@ -401,4 +412,17 @@ func TestSpooledBatchReadsInShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	readShares(t, oldPath, 3)
+}
+
+// A batch file that cannot be read (here a folder in its place: every read fails) is not a
+// batch the store rejects: the error says so, and the batch is not quarantined for it.
+func TestUnreadableBatchIsNotRejected(t *testing.T) {
+	dir := t.TempDir()
+	err := fileParts{path: dir}.EachPayloads(func([]schema.RawPayload) error { return nil })
+	if err == nil || errors.Is(err, schema.ErrRejected) || errors.Is(err, errNotABatch) {
+		t.Errorf("reading a batch file that cannot be read: %v; want an error that is not a rejection", err)
+	}
+	if _, _, err := readBatch(dir); err == nil || errors.Is(err, errNotABatch) {
+		t.Errorf("reading its run line: %v; want an error, not errNotABatch", err)
+	}
 }

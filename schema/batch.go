@@ -50,7 +50,7 @@ func (b Batch) EachOffers(share Share, fn func([]Offer) error) error {
 // A batch's offers fall into Buckets buckets by their row group in the daily rollups (a day, GPU
 // model and price type: Offer.Bucket), so that a load can write a large batch in several
 // inserts, each holding whole row groups: the rollups' crash repair needs each row group of a
-// load in one insert (store/rollups.go).
+// load in one insert (store/rollups.go). A Share names buckets by bit: at most 64.
 const Buckets = 64
 
 // Bucket is the bucket of o's row group.
@@ -65,17 +65,17 @@ func (o *Offer) Bucket() int {
 	return int(h.Sum32() % Buckets)
 }
 
-// A Share is the offers of one of N shares of the buckets: those whose bucket's remainder
-// modulo N is Index. The zero Share is every offer.
-type Share struct{ Index, N int }
+// A Share is the offers of some of the buckets: bucket b is in it when bit b of Buckets is set.
+// The zero Share is every offer.
+type Share struct{ Buckets uint64 }
 
 // Holds says whether the offers of bucket are in s.
-func (s Share) Holds(bucket int) bool { return s.N <= 1 || bucket%s.N == s.Index }
+func (s Share) Holds(bucket int) bool { return s.Buckets == 0 || s.Buckets&(1<<bucket) != 0 }
 
 // Of returns the offers in s: offers itself when it holds them all, else a copy of those it
 // holds.
 func (s Share) Of(offers []Offer) []Offer {
-	if s.N <= 1 {
+	if s.Buckets == 0 {
 		return offers
 	}
 	var in []Offer

@@ -15,9 +15,9 @@ type Run struct {
 	// it keeps from each (after its own checks and dedupe). The source then holds neither in its
 	// Extract, so a run's memory does not grow with the market: the pipeline writes each page
 	// to its spool and lets it go. Sources call Keep, not Emit, one call at a time (from one
-	// goroutine, or in turn). A page emitted is the run's: the pipeline writes it while the
-	// source reads on, so the source changes neither its slices nor a body in them after. An
-	// error of Emit is the source's error: it stops there.
+	// goroutine, or in turn), and never once their Fetch has returned. A page emitted is the
+	// run's: the pipeline writes it while the source reads on, so the source changes neither its
+	// slices nor a body in them after. An error of Emit is the source's error: it stops there.
 	Emit func(Page) error
 }
 

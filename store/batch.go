@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/tls"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -140,12 +142,14 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 	// The offers missing go in inserts of one block each (offerInsert says why), added part by
 	// part: one for a batch of up to shareOffers offers, else one per share of the buckets of
 	// row groups, each read from the start (a spooled batch skips the other shares' lines).
+	shares, err := s.offerShares(b)
+	if err != nil {
+		return res, err
+	}
 	var rows span
-	per := or(s.shareOffers, shareOffers)
-	shares := min(max(1, (int(b.Run.OffersLoaded)+per-1)/per), schema.Buckets)
-	for i := range shares {
+	for _, share := range shares {
 		ins := s.newOfferInsert("offers", runID)
-		err = b.EachOffers(schema.Share{Index: i, N: shares}, func(part []schema.Offer) error {
+		err = b.EachOffers(share, func(part []schema.Offer) error {
 			if err := checkOffers(runID, provider, part); err != nil {
 				return err
 			}
@@ -181,6 +185,55 @@ func (s *Store) CompleteBatch(ctx context.Context, b schema.Batch) (LoadResult, 
 	res.RunWritten = true
 	s.step(StepRun)
 	return res, nil
+}
+
+// offerShares splits the offers of a batch of more than shareOffers into shares of about that
+// many, whole buckets each (packShares). Such a batch is read once whole first, counting its
+// offers by bucket: one that does not read (a line that does not decode, an offer of another
+// run) fails before any of its offers is stored, not after the shares before the bad line.
+func (s *Store) offerShares(b schema.Batch) ([]schema.Share, error) {
+	per := or(s.shareOffers, shareOffers)
+	if int(b.Run.OffersLoaded) <= per {
+		return []schema.Share{{}}, nil
+	}
+	var counts [schema.Buckets]int
+	err := b.EachOffers(schema.Share{}, func(part []schema.Offer) error {
+		if err := checkOffers(b.Run.RunID, b.Run.Provider, part); err != nil {
+			return err
+		}
+		for i := range part {
+			counts[part[i].Bucket()]++
+		}
+		return nil
+	})
+	return packShares(counts, per), err
+}
+
+// packShares puts the buckets that hold offers into as few shares of at most per offers as it
+// finds, largest bucket first, each into the first share it fits (a bucket larger than per is a
+// share of its own: a row group is never split).
+func packShares(counts [schema.Buckets]int, per int) []schema.Share {
+	order := make([]int, 0, schema.Buckets)
+	for b, n := range counts {
+		if n > 0 {
+			order = append(order, b)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(counts[b], counts[a]) })
+	var shares []schema.Share
+	var sizes []int
+	for _, b := range order {
+		i := slices.IndexFunc(sizes, func(size int) bool { return size+counts[b] <= per })
+		if i < 0 {
+			shares, sizes, i = append(shares, schema.Share{}), append(sizes, 0), len(shares)
+		}
+		shares[i].Buckets |= 1 << b
+		sizes[i] += counts[b]
+	}
+	if len(shares) == 0 {
+		return []schema.Share{{}}
+	}
+	return shares
 }
 
 // checkOffers refuses offers of another run or provider than the batch's run-log row:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,12 @@ import (
 // provider, region and GPU name once, an offer id is a slice of its block's text, and a price
 // repeated across the market is made once. ch-go speaks only servers that take settings as
 // text (serverVersion.readsColumnar); on older ones (18.16) planning reads rows.
+
+// readsColumnar says whether planning reads this store's market as columns: over the native
+// protocol (a DSN of http:// speaks to a port ch-go cannot), to a server ch-go speaks.
+func (s *Store) readsColumnar() bool {
+	return s.chOpts.Protocol == clickhouse.Native && s.version.readsColumnar()
+}
 
 // readPlanOffers runs q, a SELECT of toPlanColumns with ? placeholders for args, on a ch-go
 // connection of its own, and reads each row into the offer next returns.
@@ -89,14 +96,19 @@ func (s *Store) columnarSettings() []ch.Setting {
 	var set []ch.Setting
 	add := func(from clickhouse.Settings) {
 		for k, v := range from {
-			value := fmt.Sprint(v)
-			if b, ok := v.(bool); ok {
-				value = "0"
-				if b {
-					value = "1"
+			// As clickhouse-go sends them: a custom setting as such, the others important (a
+			// server that does not know one refuses the query rather than ignoring it).
+			st := ch.Setting{Key: k, Value: fmt.Sprint(v), Important: true}
+			switch v := v.(type) {
+			case clickhouse.CustomSetting:
+				st.Value, st.Important, st.Custom = v.Value, false, true
+			case bool:
+				st.Value = "0"
+				if v {
+					st.Value = "1"
 				}
 			}
-			set = append(set, ch.Setting{Key: k, Value: value})
+			set = append(set, st)
 		}
 	}
 	add(s.chOpts.Settings)
@@ -132,6 +144,9 @@ func inlineArgs(q string, args []any) (string, error) {
 		case string:
 			fmt.Fprintf(&b, "unhex('%X')", v)
 		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return "", fmt.Errorf("no literal for the number %v", v)
+			}
 			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		case int:
 			b.WriteString(strconv.Itoa(v))
@@ -155,7 +170,7 @@ type planColumnBlock struct {
 	price, pricePerGPU                                   proto.ColDecimal64
 	availableCount                                       *proto.ColNullable[uint32]
 	reliability                                          *proto.ColNullable[float64]
-	texts                                                map[string]string         // every text of the dictionaries, once
+	interned                                             map[string]string         // every text of the dictionaries, once
 	prices                                               map[int64]decimal.Decimal // every price, once
 }
 
@@ -170,9 +185,9 @@ func (c *planColumnBlock) results() proto.Results {
 	c.validUntilNull = proto.NewColNullable[time.Time](c.validUntil)
 	c.availableCount = new(proto.ColUInt32).Nullable()
 	c.reliability = new(proto.ColFloat64).Nullable()
-	c.texts = map[string]string{}
+	c.interned = map[string]string{}
 	c.prices = map[int64]decimal.Decimal{}
-	for _, lc := range []*lowCardinality{&c.provider, &c.tier, &c.region, &c.country, &c.gpuModel, &c.priceType, &c.intraNode, &c.interNode} {
+	for _, lc := range c.texts() {
 		lc.col.Index = new(proto.ColStr)
 	}
 	return proto.Results{
@@ -196,10 +211,15 @@ func (c *planColumnBlock) results() proto.Results {
 	}
 }
 
+// texts are the LowCardinality(String) columns.
+func (c *planColumnBlock) texts() []*lowCardinality {
+	return []*lowCardinality{&c.provider, &c.tier, &c.region, &c.country, &c.gpuModel, &c.priceType, &c.intraNode, &c.interNode}
+}
+
 // read puts the rows of the block just decoded into the offers next returns.
 func (c *planColumnBlock) read(next func() *schema.Offer) error {
-	for _, lc := range []*lowCardinality{&c.provider, &c.tier, &c.region, &c.country, &c.gpuModel, &c.priceType, &c.intraNode, &c.interNode} {
-		if err := lc.intern(c.texts); err != nil {
+	for _, lc := range c.texts() {
+		if err := lc.intern(c.interned); err != nil {
 			return err
 		}
 	}
@@ -213,9 +233,9 @@ func (c *planColumnBlock) read(next func() *schema.Offer) error {
 	)
 	for i := range n {
 		o := next()
-		o.ObservedAt = c.observedAt.Row(i)
+		o.ObservedAt = c.observedAt.Row(i).UTC() // whatever zone the column's type names
 		if !c.validUntilNull.IsElemNull(i) {
-			validUntil[i] = c.validUntil.Row(i)
+			validUntil[i] = c.validUntil.Row(i).UTC()
 			o.ValidUntil = &validUntil[i]
 		}
 		o.Provider = c.provider.row(i)

@@ -20,7 +20,7 @@ func FinalizeLoad(ctx context.Context, s *Store, offers []schema.Offer) error {
 func FinalizeStale(ctx context.Context, s *Store) (int, error) { return s.finalizeStale(ctx) }
 
 // ReadsColumnar says whether planning reads this server's market as columns (columnar.go).
-func ReadsColumnar(s *Store) bool { return s.version.readsColumnar() }
+func ReadsColumnar(s *Store) bool { return s.readsColumnar() }
 
 // ReadPlanOffersColumnar reads the latest offers that match f as columns, whatever the server,
 // for the test that the columnar reader is used on exactly the servers it speaks.

@@ -84,7 +84,7 @@ func (c *offerChunks) all() []schema.Offer {
 
 // cheapestFirst returns the offers collected in the order of the latest market: cheapest
 // $/GPU-hour first, ties by provider, offer id and price type. It is the order of the ORDER BY of
-// latestOffersQuery, which sorts first on the float of the price: the float is monotonic in the
+// latestLimit, which sorts first on the float of the price: the float is monotonic in the
 // exact price, which sorts next, so the exact price alone gives the same order. Offer keys are
 // unique in the latest market, so the order is total. No offers is nil.
 func (c *offerChunks) cheapestFirst() []schema.Offer {
@@ -163,20 +163,18 @@ const toPlanColumns = `observed_at, valid_until, provider, offer_id, tier, regio
 // are read as columns (columnar.go).
 func (s *Store) LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	const what = "reading the latest offers to plan on"
-	f.Limit = 0
 	where, args := s.latestWhere(f)
-	count := "SELECT count() FROM " + s.table("offers_latest") + " FINAL"
-	if len(where) > 0 {
-		count += " WHERE " + strings.Join(where, " AND ")
-	}
 	var n uint64
-	if err := s.conn.QueryRow(s.ctx(ctx), count, args...).Scan(&n); err != nil {
+	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM "+s.latestFrom(where), args...).Scan(&n); err != nil {
 		return nil, s.queryError(what, err)
+	}
+	q := "SELECT " + toPlanColumns + " FROM " + s.latestFrom(where) + latestLimit(f)
+	if f.Limit > 0 {
+		n = min(n, uint64(f.Limit))
 	}
 	var got offerChunks
 	got.reserve(int(n))
-	q, args := s.latestOffersQuery(f, toPlanColumns)
-	if s.version.readsColumnar() {
+	if s.readsColumnar() {
 		if err := s.readPlanOffers(ctx, what, q, args, got.next); err != nil {
 			return nil, err
 		}

@@ -31,8 +31,8 @@ func (s *Store) InsertOffers(ctx context.Context, runID string, offers []schema.
 // of about this many bytes, in one INSERT query.
 const insertBlockBytes = 8 << 20
 
-// shareOffers is about the most offers a load writes in one insert (the buckets of row groups
-// are about equal in size, not exactly), unless a test sets Store.shareOffers.
+// shareOffers is the most offers a load writes in one insert, but for a row group larger than
+// that alone (packShares), unless a test sets Store.shareOffers.
 const shareOffers = 200_000
 
 // insertOffers writes offers into offers, or into another table with its columns
@@ -202,20 +202,30 @@ func (s *Store) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schem
 // latestOffersQuery selects columns of the latest offers that match f.
 func (s *Store) latestOffersQuery(f schema.OfferFilter, columns string) (string, []any) {
 	where, args := s.latestWhere(f)
-	q := "SELECT " + columns + " FROM " + s.table("offers_latest") + " FINAL"
+	return "SELECT " + columns + " FROM " + s.latestFrom(where) + latestLimit(f), args
+}
+
+// latestLimit orders and cuts the latest offers at f's limit, if it has one. The server sorts
+// only to cut at a limit: LatestOffers puts the rows in order in Go (cheapestFirst, the same
+// order). A whole market sorted on the server is slow, as every column of every row is moved:
+// 2.7 s of a 3.1 s read of 1M offers on the current engine. The float of the price sorts first:
+// ClickHouse 18.16 sorts a Decimal first key hundreds of times slower than a float one (23 s
+// against 0.07 s for the same 100k offers), and the exact price after it keeps the order exact
+// where two prices share a float.
+func latestLimit(f schema.OfferFilter) string {
+	if f.Limit <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" ORDER BY toFloat64(price_usd_per_gpu_hour), price_usd_per_gpu_hour, provider, offer_id, price_type LIMIT %d", f.Limit)
+}
+
+// latestFrom is the latest market where the conditions hold, for a FROM.
+func (s *Store) latestFrom(where []string) string {
+	from := s.table("offers_latest") + " FINAL"
 	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+		from += " WHERE " + strings.Join(where, " AND ")
 	}
-	// The server sorts only to cut at a limit: LatestOffers puts the rows in order in Go
-	// (cheapestFirst, the same order). A whole market sorted on the server is slow, as every
-	// column of every row is moved: 2.7 s of a 3.1 s read of 1M offers on the current engine.
-	// The float of the price sorts first: ClickHouse 18.16 sorts a Decimal first key hundreds of
-	// times slower than a float one (23 s against 0.07 s for the same 100k offers), and
-	// the exact price after it keeps the order exact where two prices share a float.
-	if f.Limit > 0 {
-		q += fmt.Sprintf(" ORDER BY toFloat64(price_usd_per_gpu_hour), price_usd_per_gpu_hour, provider, offer_id, price_type LIMIT %d", f.Limit)
-	}
-	return q, args
+	return from
 }
 
 // latestWhere is the condition of f on offers_latest, without its limit.

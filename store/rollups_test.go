@@ -107,10 +107,10 @@ func TestLoadBatchRepairsRollupsACrashLeftBehind(t *testing.T) {
 }
 
 // TestLoadBatchInSharesRepairsWhatACrashLeft: a batch of more offers than one insert takes is
-// written in shares of its row groups, an insert each. The first share's insert stored the way a
-// crash leaves it (offers written, the views' parts not), the load writes the other shares and
-// repairs exactly the row groups of the first, and offers and rollups end whole, each
-// observation once.
+// written in shares of its row groups, an insert each. Some row groups stored the way a crash
+// during their insert leaves them (offers written, the views' parts not), the load writes the
+// rest and repairs exactly those row groups, and offers and rollups end whole, each observation
+// once.
 func TestLoadBatchInSharesRepairsWhatACrashLeft(t *testing.T) {
 	s := storetest.Open(t)
 	store.SetShareOffers(s, 50)
@@ -128,14 +128,19 @@ func TestLoadBatchInSharesRepairsWhatACrashLeft(t *testing.T) {
 		o.RunID = b.Run.RunID
 		b.Offers = append(b.Offers, o)
 	}
-	b.Run.OffersLoaded = uint32(len(b.Offers)) // 8 shares of 50
-	first := schema.Share{Index: 0, N: 8}.Of(b.Offers)
+	b.Run.OffersLoaded = uint32(len(b.Offers)) // shares of about 50
+	// The row groups of every eighth bucket, as a crash during their share's insert leaves them.
+	var eighth schema.Share
+	for bucket := 0; bucket < schema.Buckets; bucket += 8 {
+		eighth.Buckets |= 1 << bucket
+	}
+	first := eighth.Of(b.Offers)
 	groups := map[string]bool{}
 	for _, o := range first {
 		groups[o.GPUModel+"/"+string(o.PriceType)] = true
 	}
 	if len(first) == 0 || len(first) == len(b.Offers) {
-		t.Fatalf("the first share holds %d of %d offers", len(first), len(b.Offers))
+		t.Fatalf("every eighth bucket holds %d of %d offers", len(first), len(b.Offers))
 	}
 	views := []string{"offers_daily_mv", "offers_daily_sums_mv", "offers_latest_mv"}
 	for _, v := range views {
@@ -168,6 +173,50 @@ func TestLoadBatchInSharesRepairsWhatACrashLeft(t *testing.T) {
 	}
 	if n != len(b.Offers) {
 		t.Errorf("%d offers stored, want %d", n, len(b.Offers))
+	}
+}
+
+// offerParts are a batch's offers as parts of 100 (schema.Parts), without payloads.
+type offerParts []schema.Offer
+
+func (p offerParts) EachOffers(share schema.Share, fn func([]schema.Offer) error) error {
+	for start := 0; start < len(p); start += 100 {
+		if err := fn(share.Of(p[start:min(start+100, len(p))])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (offerParts) EachPayloads(func([]schema.RawPayload) error) error { return nil }
+
+// TestLoadBatchInSharesStoresNothingOfABadBatch: a batch loaded in shares that holds an offer it
+// may not (of another run) is refused before any share is written, wherever the bad offer lies.
+func TestLoadBatchInSharesStoresNothingOfABadBatch(t *testing.T) {
+	s := storetest.Open(t)
+	store.SetShareOffers(s, 50)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	b := rollupBatch("run-bad", at, 250)
+	b.Offers = nil
+	for i := range 400 {
+		o := offer("vastai", fmt.Sprintf("ask-%d", i), fmt.Sprintf("MODEL-%d", i%40), schema.OnDemand, at, "1.50", 1)
+		o.RunID = b.Run.RunID
+		b.Offers = append(b.Offers, o)
+	}
+	b.Offers[len(b.Offers)-1].RunID = "another-run"
+	b.Run.OffersLoaded = uint32(len(b.Offers))
+	// In parts, as a spooled batch: what a batch holds in memory is checked before any load.
+	b.Offers, b.Parts = nil, offerParts(b.Offers)
+	if _, err := s.CompleteBatch(ctx, b); !errors.Is(err, schema.ErrRejected) {
+		t.Fatalf("load: %v, want the batch rejected", err)
+	}
+	n := 0
+	if _, err := s.Observations(ctx, schema.ObservationFilter{From: at, To: at.Add(time.Second)}, func(*schema.Offer) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d offers of the refused batch stored, want none", n)
 	}
 }
 
