@@ -1,6 +1,7 @@
 package optimizer_test
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 	"testing"
@@ -107,18 +108,10 @@ func BenchmarkPlan(b *testing.B) {
 		b.Run(fmt.Sprintf("workloads=%d/offers=%d", size.workloads, size.offers), func(b *testing.B) {
 			in := cachedBenchInput(size.workloads, size.offers)
 			opts := optimizer.DefaultOptions()
-			b.ReportAllocs()
-			cpuStart := processCPU(b)
-			for b.Loop() {
-				if _, err := optimizer.Optimize(in, opts); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpuMs := reportTimes(b, cpuStart, "ms/plan")
-			cpuMsPerPlan[[2]int{size.workloads, size.offers}] = cpuMs
-			if tenth, ok := cpuMsPerPlan[[2]int{size.workloads, size.offers / 10}]; ok {
-				b.ReportMetric(cpuMs/tenth, "growth-per-10x-offers")
-			}
+			timeGrowth(b, "ms/plan", cpuMsPerPlan, [2]int{size.workloads, size.offers}, func() error {
+				_, err := optimizer.Optimize(in, opts)
+				return err
+			})
 		})
 	}
 }
@@ -129,24 +122,36 @@ func BenchmarkPlan(b *testing.B) {
 //
 //	go test ./optimizer -run '^$' -bench BenchmarkIndexMarket -benchmem
 func BenchmarkIndexMarket(b *testing.B) {
-	cpuMsPerIndex := map[int]float64{}
+	cpuMsPerIndex := map[[2]int]float64{}
 	for _, offers := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("offers=%d", offers), func(b *testing.B) {
 			in := cachedBenchInput(1000, offers)
 			opts := optimizer.DefaultOptions()
-			b.ReportAllocs()
-			cpuStart := processCPU(b)
-			for b.Loop() {
+			timeGrowth(b, "ms/index", cpuMsPerIndex, [2]int{1000, offers}, func() error {
 				if optimizer.IndexMarket(in, opts) == 0 {
-					b.Fatal("no class indexed")
+					return errors.New("no class indexed")
 				}
-			}
-			cpuMs := reportTimes(b, cpuStart, "ms/index")
-			cpuMsPerIndex[offers] = cpuMs
-			if tenth, ok := cpuMsPerIndex[offers/10]; ok {
-				b.ReportMetric(cpuMs/tenth, "growth-per-10x-offers")
-			}
+				return nil
+			})
 		})
+	}
+}
+
+// timeGrowth runs op in b's loop, reports its times (reportTimes) and, when the size of a tenth
+// of the offers of size (workloads, offers) ran before it, growth-per-10x-offers: its
+// cpu-ms over that one's.
+func timeGrowth(b *testing.B, unit string, cpuMs map[[2]int]float64, size [2]int, op func() error) {
+	b.ReportAllocs()
+	cpuStart := processCPU(b)
+	for b.Loop() {
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ms := reportTimes(b, cpuStart, unit)
+	cpuMs[size] = ms
+	if tenth, ok := cpuMs[[2]int{size[0], size[1] / 10}]; ok {
+		b.ReportMetric(ms/tenth, "growth-per-10x-offers")
 	}
 }
 

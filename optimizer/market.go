@@ -316,10 +316,8 @@ func (m *market) orderClasses(byKey map[classKey]*class) {
 	for _, c := range byKey {
 		slices.SortFunc(c.buckets, func(a, b *bucket) int { return strings.Compare(a.provider, b.provider) })
 		for _, b := range c.buckets {
-			sortOffers(b.offers)
-			for _, ref := range b.offers {
-				c.minPrice = min(c.minPrice, ref.price)
-			}
+			sortOffers(b.offers)                            // cheapest first: a bucket is made with its first offer
+			c.minPrice = min(c.minPrice, b.offers[0].price) // and price follows the order
 		}
 		m.classes = append(m.classes, c)
 	}

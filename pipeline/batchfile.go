@@ -126,7 +126,7 @@ func newBatchWriter(sp *spool, run schema.Run, provider string, v *validator, re
 	if sp == nil {
 		return w
 	}
-	f, err := os.CreateTemp(sp.dir, tmpPrefix+safe(run.ID)+"."+safe(provider)+".json")
+	f, err := os.CreateTemp(sp.dir, tmpPrefix+fileName(run.ID, provider))
 	if err != nil {
 		w.err = fmt.Errorf("spooling %s: %w", provider, err)
 		return w
@@ -137,13 +137,15 @@ func newBatchWriter(sp *spool, run schema.Run, provider string, v *validator, re
 
 // page takes one page the source emitted (schema.Run.Emit) or kept in its Extract.
 func (w *batchWriter) page(p schema.Page) {
-	for i := range p.Payloads {
-		pl := p.Payloads[i]
+	for i := range p.Payloads { // the page is the run's (schema.Run.Emit): stamped in place
+		pl := &p.Payloads[i]
 		pl.RunID, pl.Provider = w.run.ID, w.provider
 		if pl.FetchedAt.IsZero() {
 			pl.FetchedAt = w.run.ObservedAt
 		}
-		pl.URL, pl.Body = w.red.URL(pl.URL), w.red.Data(pl.Body)
+	}
+	redactPayloads(w.red, p.Payloads)
+	for _, pl := range p.Payloads {
 		w.keep(batchLine{Payloads: []schema.RawPayload{pl}})
 	}
 	if len(p.Offers) == 0 {
@@ -168,7 +170,7 @@ func (w *batchWriter) page(p schema.Page) {
 }
 
 // spooling says whether the batch is being written to its file.
-func (w *batchWriter) spooling() bool { return w.f != nil && w.err == nil }
+func (w *batchWriter) spooling() bool { return w.f != nil }
 
 // writeBuckets writes the offers held, a line per bucket (or more, at most partOffers each).
 func (w *batchWriter) writeBuckets() {
@@ -244,17 +246,14 @@ func (w *batchWriter) discard() {
 // loaded, and its run-log row says why.
 func (w *batchWriter) finish(run schema.ScrapeRun) (b schema.Batch, name string, err error) {
 	if w.sp != nil {
-		name = safe(run.RunID) + "." + safe(run.Provider) + ".json"
+		name = fileName(run.RunID, run.Provider)
 		if err := w.sp.taken(name); err != nil {
 			w.discard()
 			return schema.Batch{Run: w.redacted(run)}, name, err
 		}
 	}
+	w.writeBuckets() // which may fail, and hold the batch in memory
 	if w.f == nil {
-		return w.held(run), "", w.err
-	}
-	w.writeBuckets()
-	if w.f == nil { // writing them failed
 		return w.held(run), "", w.err
 	}
 	run = w.redacted(run)
@@ -396,6 +395,9 @@ func eachPart(r io.Reader, want partKind, share schema.Share, fn func(n int, l b
 			continue
 		}
 		line, blank, err := nextLine(br, want, share)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err // the file could not be read: what was read of the line is no part
+		}
 		if len(line) > 0 {
 			var l batchLine
 			if derr := json.Unmarshal(line, &l); derr != nil {

@@ -250,6 +250,11 @@ func (s *spool) quarantine(name string) (string, error) {
 	return filepath.Join(dst, name), nil
 }
 
+// fileName is the name of the batch file of one run and provider.
+func fileName(runID, provider string) string {
+	return safe(runID) + "." + safe(provider) + ".json"
+}
+
 // safe keeps a name usable as part of a file name.
 func safe(s string) string {
 	return strings.Map(func(r rune) rune {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
 )
 
@@ -232,5 +233,44 @@ func TestReplayKeepsTheLimits(t *testing.T) {
 	_, err := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{ReplayDir: dir, MaxBodyBytes: 1000}), cfg, nil).Fetch(context.Background(), runNov29)
 	if !errors.Is(err, scrapers.ErrBodyTooLarge) {
 		t.Errorf("replay over the body limit: %v, want ErrBodyTooLarge", err)
+	}
+}
+
+// TestEverySourceKeepsTheOfferCap: http.max_source_offers bounds every source, not only the one
+// that reads many pages: a recorded answer of more offers than the cap fails with
+// ErrTooManyOffers.
+func TestEverySourceKeepsTheOfferCap(t *testing.T) {
+	serve := func(t *testing.T, file, contentType string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			writeBody(w, contentType, readTestdata(t, file))
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	capped := func(t *testing.T) *scrapers.Client {
+		return newTestClient(t, scrapers.ClientConfig{MaxSourceOffers: 1})
+	}
+	type source interface {
+		Fetch(context.Context, schema.Run) (schema.Extract, error)
+	}
+	for name, source := range map[string]func(t *testing.T) source{
+		"runpod": func(t *testing.T) source {
+			return scrapers.NewRunPod(capped(t), scrapers.RunPodConfig{URL: serve(t, "runpod_gputypes.json", "application/json") + "/graphql"}, nil)
+		},
+		"coreweave": func(t *testing.T) source {
+			return scrapers.NewCoreWeave(capped(t), scrapers.CoreWeaveConfig{URL: serve(t, "coreweave_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"lambda page": func(t *testing.T) source {
+			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{PageURL: serve(t, "lambda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"lambda api": func(t *testing.T) source {
+			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{APIKey: "secret_test_key", APIURL: serve(t, "lambda_instance_types.json", "application/json") + "/api/v1/instance-types"}, nil)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := source(t).Fetch(context.Background(), runNov29); !errors.Is(err, scrapers.ErrTooManyOffers) {
+				t.Errorf("%s with a cap of 1 offer: %v, want ErrTooManyOffers", name, err)
+			}
+		})
 	}
 }

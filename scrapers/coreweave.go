@@ -375,6 +375,9 @@ func (c *CoreWeave) Fetch(ctx context.Context, run schema.Run) (schema.Extract, 
 		return res, sourceError(CoreWeaveName, err)
 	}
 	offers, problems, err := ParseCoreWeave(body, run, c.client.RedactURL(c.page.url))
+	if err == nil {
+		err = sourceError(CoreWeaveName, c.client.offerCap(len(offers))) // http.max_source_offers
+	}
 	res.Offers, res.Problems = offers, problems
 	if err != nil {
 		return res, err

@@ -40,7 +40,7 @@ func (s *jsonScanner) peek() byte {
 // atEnd reports whether nothing but white space is left.
 func (s *jsonScanner) atEnd() bool { return s.peek() == 0 && s.pos == len(s.data) }
 
-// open reads the opening bracket c ('{' or '['), which the caller has peeked.
+// open reads the opening bracket ('{' or '['), which the caller has peeked.
 func (s *jsonScanner) open() {
 	if s.depth++; s.depth > maxScanDepth {
 		s.fail()

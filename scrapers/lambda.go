@@ -551,6 +551,9 @@ func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 			return res, sourceError(LambdaName, err)
 		}
 		offers, problems, err := ParseLambdaPage(body, run, l.client.RedactURL(l.page.url))
+		if err == nil {
+			err = sourceError(LambdaName, l.client.offerCap(len(offers))) // http.max_source_offers
+		}
 		res.Offers, res.Problems = offers, problems
 		if err != nil {
 			return res, err
@@ -580,6 +583,9 @@ func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 		return res, sourceError(LambdaName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80)))
 	}
 	offers, problems, err := ParseLambda(resp.Body, run, resp.URL)
+	if err == nil {
+		err = sourceError(LambdaName, l.client.offerCap(len(offers))) // http.max_source_offers
+	}
 	res.Offers, res.Problems = offers, problems
 	if err != nil {
 		return res, err

@@ -79,6 +79,9 @@ func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 		return res, sourceError(RunPodName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80)))
 	}
 	offers, problems, err := ParseRunPod(resp.Body, run, resp.URL)
+	if err == nil {
+		err = sourceError(RunPodName, r.client.offerCap(len(offers))) // http.max_source_offers
+	}
 	res.Offers, res.Problems = offers, problems
 	if err != nil {
 		return res, err

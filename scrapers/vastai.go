@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,8 +113,9 @@ var numGPUBuckets = []struct {
 }
 
 // Fetch queries every slice (both sort orders when a page is full, split by GPU count when
-// both orders are full and do not overlap), dedupes offers by ask id, and returns one
-// on-demand and (when min_bid is set) one spot offer per ask. A failed slice is a Problem; the
+// both orders are full and do not overlap), dedupes offers by ask id, and keeps one on-demand
+// and (when min_bid is set) one spot offer per ask, handing each page and its new offers to
+// run.Keep as it reads them (in the Extract when the run has no Emit). A failed slice is a Problem; the
 // run fails when every slice failed or nothing was parsed, and at once when the source's byte
 // budget is spent, a page holds more rows than asked for, or ctx is done: those would leave a
 // smaller market, not a missing slice. Each pause between two requests is announced with
@@ -334,12 +336,16 @@ type vastSearch = struct {
 	TotalHour *exactNumber `json:"totalHour"`
 }
 
-// vastOfferKeys are the JSON names of vastOffer's fields, all lower case.
-var vastOfferKeys = []string{
-	"id", "num_gpus", "gpu_name", "gpu_ram", "dph_total", "dph_base", "storage_total_cost", "min_bid",
-	"bw_nvlink", "reliability", "reliability2", "verification", "geolocation", "cpu_cores",
-	"cpu_cores_effective", "cpu_ram", "disk_space", "cluster_id", "search",
-}
+// vastOfferKeys are the JSON names of vastOffer's fields, all lower case: the keys a row spelled
+// in another case means (encoding/json matches them so).
+var vastOfferKeys = func() []string {
+	var keys []string
+	for f := range reflect.TypeFor[vastOffer]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		keys = append(keys, strings.ToLower(name))
+	}
+	return keys
+}()
 
 // ParseVast parses one response of the Vast.ai offers search into offers, in response order:
 // for each ask, one on-demand offer and, when min_bid is set, one spot offer.
@@ -764,7 +770,7 @@ func resolveVastGPU(g vastGPU) gpus.Match { return resolveGPU(VastName, g.name, 
 type vastPlace struct{ region, country string }
 
 func vastPlaceOf(geo string) vastPlace {
-	r, c := vastLocation(&geo)
+	r, c := vastLocation(geo)
 	return vastPlace{region: r, country: c}
 }
 
@@ -864,12 +870,9 @@ func (p *vastParse) appendOffers(vo *vastOffer) error {
 }
 
 // vastLocation splits "California, US" (or "Czechia, CZ, EU" with georegion) into a region
-// slug ("us-california") and a country code. Null, empty and ", US" are handled.
-func vastLocation(geo *string) (region, country string) {
-	if geo == nil {
-		return "", ""
-	}
-	parts := strings.Split(*geo, ",")
+// slug ("us-california") and a country code. Empty and ", US" are handled.
+func vastLocation(geo string) (region, country string) {
+	parts := strings.Split(geo, ",")
 	for i := range parts {
 		parts[i] = strings.TrimSpace(parts[i])
 	}

@@ -74,7 +74,9 @@ func (s *Store) LoadBatch(ctx context.Context, b schema.Batch) (skipped bool, er
 //     not repeated.
 //  3. The rollups are checked against the stored offers of the batch and what they lack is
 //     written (rollups.go): ClickHouse writes an insert's part of offers before the parts of the
-//     materialized views, so a crash in between leaves offers without their rollup.
+//     materialized views, so a crash in between leaves offers without their rollup. Then the
+//     final rows of the completed days the batch reached, and of the days that ended since the
+//     last load, are written (final.go).
 //  4. The run-log row.
 //
 // The comparisons use the batch's own timestamps, so a batch must be loaded again with the

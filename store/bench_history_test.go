@@ -159,7 +159,7 @@ func BenchmarkHistoryOneYear20M(b *testing.B) {
 	// What the final rows add to every load of offers of the current day, and to every migrate.
 	b.Run("finalize-load", func(b *testing.B) {
 		for b.Loop() {
-			if err := store.FinalizeLoad(ctx, s, nil); err != nil {
+			if err := store.FinalizeLoad(ctx, s); err != nil {
 				b.Fatal(err)
 			}
 		}

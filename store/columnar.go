@@ -23,12 +23,13 @@ import (
 // ch-go, the columnar client clickhouse-go is built on, the blocks' dictionaries give each
 // provider, region and GPU name once, an offer id is a slice of its block's text, and a price
 // repeated across the market is made once. ch-go speaks only servers that take settings as
-// text (serverVersion.readsColumnar); on older ones (18.16) planning reads rows.
+// text (Store.readsColumnar); on older ones (18.16) planning reads rows.
 
 // readsColumnar says whether planning reads this store's market as columns: over the native
-// protocol (a DSN of http:// speaks to a port ch-go cannot), to a server ch-go speaks.
+// protocol (a DSN of http:// speaks to a port ch-go cannot), to a server that takes settings as
+// text, as ch-go sends them (from revision 54429 on: not 18.16).
 func (s *Store) readsColumnar() bool {
-	return s.chOpts.Protocol == clickhouse.Native && s.version.readsColumnar()
+	return s.chOpts.Protocol == clickhouse.Native && s.version.takesTextSettings()
 }
 
 // readPlanOffers runs q, a SELECT of toPlanColumns with ? placeholders for args, on a ch-go
@@ -174,10 +175,6 @@ type planColumnBlock struct {
 	prices                                               map[int64]decimal.Decimal // every price, once
 }
 
-// priceScale is the scale of the price columns, Decimal(18, 6) (schema/migrations): ch-go
-// decodes their raw integers, and TestLatestOffersToPlan fails if the scale changes.
-const priceScale = 6
-
 // results names the columns in toPlanColumns' order, each with where ch-go decodes it.
 func (c *planColumnBlock) results() proto.Results {
 	c.observedAt = &proto.ColDateTime{Location: time.UTC}
@@ -269,7 +266,7 @@ func (c *planColumnBlock) read(next func() *schema.Offer) error {
 func (c *planColumnBlock) decimal(raw proto.Decimal64) decimal.Decimal {
 	d, ok := c.prices[int64(raw)]
 	if !ok {
-		d = decimal.New(int64(raw), -priceScale)
+		d = decimal.New(int64(raw), -schema.PriceDecimals) // the columns' scale: Decimal(18, 6)
 		c.prices[int64(raw)] = d
 	}
 	return d

@@ -111,24 +111,38 @@ func (s *Store) newestFinal(ctx context.Context) (time.Time, uint64, error) {
 
 // rollupDays returns the days in [from, to) that offers_daily holds, as toYYYYMMDD.
 func (s *Store) rollupDays(ctx context.Context, from, to time.Time) ([]uint32, error) {
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT DISTINCT toYYYYMMDD(day) FROM `+s.table("offers_daily")+`
+	return s.dayList(ctx, "reading the days of offers_daily", `SELECT DISTINCT toYYYYMMDD(day) FROM `+s.table("offers_daily")+`
 		WHERE day >= toDate(?) AND day < toDate(?)`, from, to)
+}
+
+// dayList runs query, which selects one column of days as toYYYYMMDD, and returns them.
+func (s *Store) dayList(ctx context.Context, what, query string, args ...any) ([]uint32, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
 	if err != nil {
-		return nil, s.queryError("reading the days of offers_daily", err)
+		return nil, s.queryError(what, err)
 	}
 	defer rows.Close()
 	var days []uint32
 	for rows.Next() {
 		var d uint32
 		if err := rows.Scan(&d); err != nil {
-			return nil, fmt.Errorf("reading the days of offers_daily: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		days = append(days, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.queryError("reading the days of offers_daily", err)
+		return nil, s.queryError(what, err)
 	}
 	return days, nil
+}
+
+// daysIn is the condition that a row's day is one of days (toYYYYMMDD), and its arguments.
+func daysIn(days []uint32) (string, []any) {
+	args := make([]any, len(days))
+	for i, d := range days {
+		args[i] = d
+	}
+	return "toYYYYMMDD(day) IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(days)), ", ") + ")", args
 }
 
 // finalCheck is the SELECT, per row group of offers_daily within where, of final_ok: 1 where the
@@ -165,26 +179,12 @@ func (s *Store) finalCheck(where string) string {
 // what the rollups hold (finalCheck), and returns how many days it finalized.
 func (s *Store) finalizeStale(ctx context.Context) (int, error) {
 	today := s.now().UTC().Truncate(24 * time.Hour)
-	what := "checking the final rows of the daily rollup"
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT DISTINCT toYYYYMMDD(day) AS d
+	days, err := s.dayList(ctx, "checking the final rows of the daily rollup", `SELECT DISTINCT toYYYYMMDD(day) AS d
 		FROM (`+s.finalCheck("WHERE day < toDate(?)")+`)
 		WHERE final_ok = 0
 		ORDER BY d`, today, today, today)
 	if err != nil {
-		return 0, s.queryError(what, err)
-	}
-	var days []uint32
-	for rows.Next() {
-		var d uint32
-		if err := rows.Scan(&d); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("%s: %w", what, err)
-		}
-		days = append(days, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, s.queryError(what, err)
+		return 0, err
 	}
 	_, version, err := s.newestFinal(ctx)
 	if err != nil {
@@ -202,12 +202,9 @@ func (s *Store) finalize(ctx context.Context, days []uint32, version uint64) err
 	for len(days) > 0 {
 		chunk := days[:min(finalizeChunkDays, len(days))]
 		days = days[len(chunk):]
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")
-		where := "WHERE day >= toDate(?) AND day <= toDate(?) AND toYYYYMMDD(day) IN (" + marks + ")"
-		args := []any{dayOf(chunk[0]), dayOf(chunk[len(chunk)-1])}
-		for _, d := range chunk {
-			args = append(args, d)
-		}
+		in, inArgs := daysIn(chunk)
+		where := "WHERE day >= toDate(?) AND day <= toDate(?) AND " + in
+		args := append([]any{dayOf(chunk[0]), dayOf(chunk[len(chunk)-1])}, inArgs...)
 		q := `INSERT INTO ` + s.table("offers_daily_final") + ` (day, provider, gpu_model, price_type, min_price, max_price,
 				median_price, observations, distinct_offers, sum_price, summed, avg_price, version)
 			SELECT bucket, provider, gpu_model, price_type, min_usd, max_usd, median_usd, observed, offers,

@@ -147,11 +147,11 @@ type historyRow struct {
 	summed            uint64
 }
 
-// dest is where rows.Scan puts a history query's columns, then the extra columns after them.
-func (r *historyRow) dest(extra ...any) []any {
+// dest is where rows.Scan puts a history query's columns.
+func (r *historyRow) dest() []any {
 	p := &r.point
-	return append([]any{&p.Bucket, &p.Provider, &p.GPUModel, &r.priceType, &p.Min, &p.Max, &r.median, &p.Observations, &p.Offers,
-		&r.sum, &r.summed, &r.engineAvg}, extra...)
+	return []any{&p.Bucket, &p.Provider, &p.GPUModel, &r.priceType, &p.Min, &p.Max, &r.median, &p.Observations, &p.Offers,
+		&r.sum, &r.summed, &r.engineAvg}
 }
 
 // historyPoint is the point of the scanned row.
@@ -212,12 +212,8 @@ func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.Hist
 	if len(rest) > 0 {
 		states := h
 		states.from, states.to = dayOf(rest[0]), dayOf(rest[len(rest)-1]).AddDate(0, 0, 1)
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(rest)), ", ")
-		days := make([]any, len(rest))
-		for i, d := range rest {
-			days[i] = d
-		}
-		query, args := s.rollupQuery(states, "day", " AND toYYYYMMDD(day) IN ("+marks+")", days)
+		in, days := daysIn(rest)
+		query, args := s.rollupQuery(states, "day", " AND "+in, days)
 		points, err := s.historyPoints(ctx, h, query, args)
 		if err != nil {
 			return nil, err
@@ -238,30 +234,17 @@ func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.Hist
 // (toYYYYMMDD).
 func (s *Store) finalPoints(ctx context.Context, h historyRange) ([]schema.HistoryPoint, map[uint32]bool, error) {
 	where, args := h.dayWhere("", nil)
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT toDateTime(day, 'UTC') AS bucket, provider, gpu_model, price_type,
+	out, err := s.historyPoints(ctx, h, `SELECT toDateTime(day, 'UTC') AS bucket, provider, gpu_model, price_type,
 			min_price, max_price, median_price, observations, distinct_offers, sum_price, summed, avg_price
 		FROM `+s.table("offers_daily_final")+` FINAL
 		`+where+`
-		ORDER BY bucket, provider, price_type`, args...)
+		ORDER BY bucket, provider, price_type`, args)
 	if err != nil {
-		return nil, nil, s.queryError("reading the price history of "+h.model, err)
+		return nil, nil, err
 	}
-	defer rows.Close()
-	// Room for a year of a few row groups.
-	out := make([]schema.HistoryPoint, 0, 2048)
 	days := map[uint32]bool{}
-	var r historyRow
-	dest := r.dest()
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, nil, fmt.Errorf("reading the price history of %s: %w", h.model, err)
-		}
-		p := r.historyPoint()
-		out = append(out, p)
+	for _, p := range out {
 		days[yyyymmdd(p.Bucket)] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, s.queryError("reading the price history of "+h.model, err)
 	}
 	return out, days, nil
 }
@@ -279,24 +262,13 @@ func unfinalized(from, to time.Time, finalized map[uint32]bool) []uint32 {
 
 // finalizedDays returns the days in [from, to) that have final rows, of any row group.
 func (s *Store) finalizedDays(ctx context.Context, from, to time.Time) (map[uint32]bool, error) {
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT DISTINCT toYYYYMMDD(day) FROM `+s.table("offers_daily_final")+`
+	list, err := s.dayList(ctx, "reading the finalized days", `SELECT DISTINCT toYYYYMMDD(day) FROM `+s.table("offers_daily_final")+`
 		WHERE day >= toDate(?) AND day < toDate(?)`, from, to)
-	if err != nil {
-		return nil, s.queryError("reading the finalized days", err)
-	}
-	defer rows.Close()
-	days := map[uint32]bool{}
-	for rows.Next() {
-		var d uint32
-		if err := rows.Scan(&d); err != nil {
-			return nil, fmt.Errorf("reading the finalized days: %w", err)
-		}
+	days := make(map[uint32]bool, len(list))
+	for _, d := range list {
 		days[d] = true
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.queryError("reading the finalized days", err)
-	}
-	return days, nil
+	return days, err
 }
 
 func maxTime(a, b time.Time) time.Time {

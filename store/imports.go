@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/gpucost/gpucost/schema"
@@ -61,6 +62,9 @@ func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult
 		}
 		res.PayloadWritten = n > 0
 	}
+	// The final rows of the days the import reaches are written once, when every provider's
+	// rollups are whole (finalizeLoad rewrites a day for all providers).
+	days := map[int64]bool{}
 	for _, provider := range providers {
 		offers := byProvider[provider]
 		ins := s.newOfferInsert("offers", imp.RunID)
@@ -75,10 +79,16 @@ func (s *Store) LoadImport(ctx context.Context, imp schema.Import) (ImportResult
 		res.OffersWritten += n
 		var rows span
 		rows.add(len(offers), func(i int) time.Time { return offers[i].ObservedAt })
-		if _, err := s.completeRollups(ctx, imp.RunID, provider, rows); err != nil {
+		if _, err := s.repairRollups(ctx, imp.RunID, provider, rows); err != nil {
 			return res, err
 		}
+		maps.Copy(days, rows.days)
 		if _, err := s.completeLatest(ctx, imp.RunID, provider, rows); err != nil {
+			return res, err
+		}
+	}
+	if len(days) > 0 {
+		if err := s.finalizeLoad(ctx, days); err != nil {
 			return res, err
 		}
 	}

@@ -197,26 +197,31 @@ func TestLoadBatchInSharesStoresNothingOfABadBatch(t *testing.T) {
 	store.SetShareOffers(s, 50)
 	ctx := context.Background()
 	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	b := rollupBatch("run-bad", at, 250)
-	b.Offers = nil
-	for i := range 400 {
-		o := offer("vastai", fmt.Sprintf("ask-%d", i), fmt.Sprintf("MODEL-%d", i%40), schema.OnDemand, at, "1.50", 1)
-		o.RunID = b.Run.RunID
-		b.Offers = append(b.Offers, o)
-	}
-	b.Offers[len(b.Offers)-1].RunID = "another-run"
-	b.Run.OffersLoaded = uint32(len(b.Offers))
-	// In parts, as a spooled batch: what a batch holds in memory is checked before any load.
-	b.Offers, b.Parts = nil, offerParts(b.Offers)
-	if _, err := s.CompleteBatch(ctx, b); !errors.Is(err, schema.ErrRejected) {
-		t.Fatalf("load: %v, want the batch rejected", err)
+	// The bad offer in each row group in turn: in the first share written and in the later ones.
+	for bad := range 40 {
+		b := rollupBatch(fmt.Sprintf("run-bad-%d", bad), at, 250)
+		b.Offers = nil
+		for i := range 400 {
+			o := offer("vastai", fmt.Sprintf("ask-%d", i), fmt.Sprintf("MODEL-%d", i%40), schema.OnDemand, at, "1.50", 1)
+			o.RunID = b.Run.RunID
+			if i == 360+bad {
+				o.RunID = "another-run"
+			}
+			b.Offers = append(b.Offers, o)
+		}
+		b.Run.OffersLoaded = uint32(len(b.Offers))
+		// In parts, as a spooled batch: what a batch holds in memory is checked before any load.
+		b.Offers, b.Parts = nil, offerParts(b.Offers)
+		if _, err := s.CompleteBatch(ctx, b); !errors.Is(err, schema.ErrRejected) {
+			t.Fatalf("load with the bad offer in MODEL-%d: %v, want the batch rejected", bad, err)
+		}
 	}
 	n := 0
 	if _, err := s.Observations(ctx, schema.ObservationFilter{From: at, To: at.Add(time.Second)}, func(*schema.Offer) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Errorf("%d offers of the refused batch stored, want none", n)
+		t.Errorf("%d offers of the refused batches stored, want none", n)
 	}
 }
 

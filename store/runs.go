@@ -111,20 +111,13 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 		return s.queryError("preparing the raw payload insert", err)
 	}
 	defer batch.Close()
-	// The bodies go as they are (a []byte is not copied into a string first), and in blocks of
-	// about insertBlockBytes: the driver holds a block's columns until it sends them.
-	held := 0
+	// The bodies go as they are (a []byte is not copied into a string first). The driver holds
+	// the block's columns until it sends them: CompleteBatch hands over payloads in chunks of
+	// about insertBlockBytes.
 	for _, p := range payloads {
-		if held > 0 && held+len(p.Body) > insertBlockBytes {
-			if err := batch.Flush(); err != nil {
-				return s.queryError(fmt.Sprintf("inserting raw payloads of run %s", payloads[0].RunID), err)
-			}
-			held = 0
-		}
 		if err := batch.Append(p.RunID, p.Provider, p.URL, p.Status, p.FetchedAt.UTC(), p.Body); err != nil {
 			return fmt.Errorf("appending a payload of run %s/%s: %w: %w", p.RunID, p.Provider, schema.ErrRejected, err)
 		}
-		held += len(p.Body)
 	}
 	if err := batch.Send(); err != nil {
 		return s.queryError(fmt.Sprintf("inserting %d raw payloads of run %s", len(payloads), payloads[0].RunID), err)

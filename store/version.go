@@ -96,11 +96,6 @@ func (v serverVersion) takesTextSettings() bool {
 	return v.Revision >= proto.DBMS_MIN_REVISION_WITH_SETTINGS_SERIALIZED_AS_STRINGS
 }
 
-// readsColumnar says whether ch-go, the columnar client planning reads the market with
-// (columnar.go), speaks this server's protocol: it sends settings as text, which servers before
-// revision 54429 (18.16) do not take.
-func (v serverVersion) readsColumnar() bool { return v.takesTextSettings() }
-
 // ddl is one DDL statement as the migrator runs it on this server.
 type ddl struct {
 	sql string
