@@ -322,9 +322,8 @@ type vastOffer struct {
 	Reliability2      *float64     `json:"reliability2"`
 	Verification      *string      `json:"verification"`
 	Geolocation       *string      `json:"geolocation"`
-	CPUCores          *float64     `json:"cpu_cores"`
 	CPUCoresEffective *float64     `json:"cpu_cores_effective"`
-	CPURAM            *float64     `json:"cpu_ram"` // MB, whole machine
+	CPURAM            *float64     `json:"cpu_ram"` // MB, the offer's share of the machine
 	DiskSpace         *float64     `json:"disk_space"`
 	ClusterID         *float64     `json:"cluster_id"`
 	Search            *vastSearch  `json:"search"`
@@ -363,8 +362,10 @@ var vastOfferKeys = func() []string {
 //   - Tier: verification "verified" → verified, anything else (unverified, deverified, null) →
 //     unverified. geolocation "California, US" → country US, region "us-california"; null and
 //     ", US" occur.
-//   - vCPUs are cpu_cores_effective; RAM is the offer's share of the machine's cpu_ram (MB):
-//     cpu_ram × cpu_cores_effective / cpu_cores / 1000 GB, unknown when cpu_cores is null or 0.
+//   - vCPUs are cpu_cores_effective; RAM is cpu_ram (MB) / 1000 GB. Both are already the
+//     offer's share of the machine: asks of one machine carry cpu_ram in proportion to their
+//     GPUs (its 8-GPU ask 2,063,854 MB, its 4-GPU ask 1,031,927 MB), so scaling cpu_ram again by
+//     cpu_cores_effective / cpu_cores under-reported every partial-machine offer.
 //
 // A row without an id, GPU count or price is skipped and reported in problems. The error is set
 // when the body is not a whole Vast search response (ErrIncomplete when it is cut short,
@@ -561,11 +562,11 @@ func (p *vastParse) scanRow(s *jsonScanner, i int) {
 
 // vastValues holds the values of the row being scanned, which its vastOffer points to.
 type vastValues struct {
-	numGPUs, gpuRAM, bwNVLink, reliability, reliability2    float64
-	cpuCores, cpuCoresEffective, cpuRAM, diskSpace, cluster float64
-	gpuName, verification, geolocation                      string
-	dphTotal, dphBase, storageTotalCost, minBid, totalHour  exactNumber
-	search                                                  vastSearch
+	numGPUs, gpuRAM, bwNVLink, reliability, reliability2   float64
+	cpuCoresEffective, cpuRAM, diskSpace, cluster          float64
+	gpuName, verification, geolocation                     string
+	dphTotal, dphBase, storageTotalCost, minBid, totalHour exactNumber
+	search                                                 vastSearch
 }
 
 // scanOffer reads a row into vo as json.Unmarshal would. It reports false for a row it leaves
@@ -610,8 +611,6 @@ func (p *vastParse) scanOffer(s *jsonScanner, vo *vastOffer) bool {
 			vo.Verification, ok = p.scanString(s, &v.verification)
 		case "geolocation":
 			vo.Geolocation, ok = p.scanString(s, &v.geolocation)
-		case "cpu_cores":
-			vo.CPUCores, ok = scanFloat(s, &v.cpuCores)
 		case "cpu_cores_effective":
 			vo.CPUCoresEffective, ok = scanFloat(s, &v.cpuCoresEffective)
 		case "cpu_ram":
@@ -849,9 +848,8 @@ func (p *vastParse) appendOffers(vo *vastOffer) error {
 	if positive(vo.CPUCoresEffective) {
 		o.VCPUs = ptr(round(*vo.CPUCoresEffective, 2))
 	}
-	if positive(vo.CPURAM) && positive(vo.CPUCores) && positive(vo.CPUCoresEffective) {
-		share := min(*vo.CPUCoresEffective / *vo.CPUCores, 1)
-		o.RAMGB = ptr(round(*vo.CPURAM*share/1000, 2))
+	if positive(vo.CPURAM) {
+		o.RAMGB = ptr(round(*vo.CPURAM/1000, 2)) // already the offer's share (see ParseVast)
 	}
 	if positive(vo.DiskSpace) {
 		o.DiskGB = ptr(round(*vo.DiskSpace, 2))

@@ -62,7 +62,6 @@ type vastPlainAnswer struct {
 		Reliability2      *float64    `json:"reliability2"`
 		Verification      *string     `json:"verification"`
 		Geolocation       *string     `json:"geolocation"`
-		CPUCores          *float64    `json:"cpu_cores"`
 		CPUCoresEffective *float64    `json:"cpu_cores_effective"`
 		CPURAM            *float64    `json:"cpu_ram"`
 		DiskSpace         *float64    `json:"disk_space"`

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,14 @@ func vastGot(o schema.Offer) vastWant {
 
 func f64(v float64) *float64 { return &v }
 
+// ramOf is an offer's host RAM as text, "unknown" when the source gave none.
+func ramOf(o schema.Offer) string {
+	if o.RAMGB == nil {
+		return "unknown"
+	}
+	return strconv.FormatFloat(*o.RAMGB, 'f', -1, 64)
+}
+
 func TestParseVastTraps(t *testing.T) {
 	offers, problems, err := scrapers.ParseVast(readTestdata(t, "vastai_offers.json"), runNov29, scrapers.DefaultVastURL)
 	if err != nil {
@@ -76,25 +85,25 @@ func TestParseVastTraps(t *testing.T) {
 	}{
 		{"V100 sample: dph_total incl. 8 GB storage, no form stays unknown, deverified", "54420292/on_demand", vastWant{
 			Raw: "Tesla V100", Count: 1, VRAM: 34.36, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
-			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(2.01), CPUs: f64(7), Flags: unknown}},
+			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.1), CPUs: f64(7), Flags: unknown}},
 		{"V100 sample spot: min_bid + storage", "54420292/spot", vastWant{
 			Raw: "Tesla V100", Count: 1, VRAM: 34.36, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
-			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(2.01), CPUs: f64(7), Flags: unknown}},
+			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.1), CPUs: f64(7), Flags: unknown}},
 		{"H100 SXM 81559 MiB snaps to 80 GB, empty state", "48285735/on_demand", vastWant{
 			Model: "H100-SXM-80GB", Raw: "H100 SXM", Count: 1, VRAM: 80, Price: "1.386741", PerGPU: "1.386741", Tier: schema.TierUnverified,
 			Region: "us", Country: "US", Intra: schema.IntraNVSwitch, Inter: schema.InterNone, NVLink: f64(478.116), RAM: f64(226.49), CPUs: f64(26), Flags: snapped}},
-		{"RTX 3090 sample: half the machine's RAM", "38849859/on_demand", vastWant{
+		{"RTX 3090 sample: cpu_ram is the offer's share, as it comes", "38849859/on_demand", vastWant{
 			Model: "RTX-3090-24GB", Raw: "RTX 3090", Count: 1, VRAM: 24, Price: "0.122222", PerGPU: "0.122222", Tier: schema.TierUnverified,
-			Region: "ca-quebec", Country: "CA", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(64.46), CPUs: f64(16), Flags: snapped}},
+			Region: "ca-quebec", Country: "CA", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(128.93), CPUs: f64(16), Flags: snapped}},
 		{"V100 with bw_nvlink is SXM2; 8 GPUs per-GPU price", "55000001/on_demand", vastWant{
 			Model: "V100-SXM2-32GB", Raw: "Tesla V100", Count: 8, VRAM: 32, Tier: schema.TierVerified,
 			Region: "us-oregon", Country: "US", Intra: schema.IntraNVLink, Inter: schema.InterNone, NVLink: f64(143.6), RAM: f64(515), CPUs: f64(80), Flags: snapped}},
-		{"cpu_cores null: RAM unknown; null geolocation", "55000002/on_demand", vastWant{
+		{"cpu_cores null: RAM still known; null geolocation", "55000002/on_demand", vastWant{
 			Model: "RTX-4090-24GB", Raw: "RTX 4090", Count: 1, VRAM: 24, Tier: schema.TierVerified,
-			Intra: schema.IntraPCIe, Inter: schema.InterNone, CPUs: f64(8), Flags: snapped}},
+			Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(32.23), CPUs: f64(8), Flags: snapped}},
 		{"clustered 8x H100: inter-node unknown, cpu_cores 0", "55000003/on_demand", vastWant{
 			Model: "H100-SXM-80GB", Raw: "H100 SXM", Count: 8, VRAM: 80, Tier: schema.TierVerified,
-			Region: "us-texas", Country: "US", Intra: schema.IntraNVSwitch, Inter: schema.InterUnknown, NVLink: f64(478.116), Flags: snapped}},
+			Region: "us-texas", Country: "US", Intra: schema.IntraNVSwitch, Inter: schema.InterUnknown, NVLink: f64(478.116), RAM: f64(128.93), Flags: snapped}},
 		{"empty gpu_name kept as unknown", "55000004/on_demand", vastWant{
 			Raw: "", Count: 1, VRAM: 8.59, Tier: schema.TierVerified,
 			Region: "pl-poland", Country: "PL", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.12), CPUs: f64(4), Flags: unknown}},
@@ -121,6 +130,17 @@ func TestParseVastTraps(t *testing.T) {
 		})
 	}
 
+	t.Run("two asks of one machine: RAM in proportion to their GPUs, not scaled again", func(t *testing.T) {
+		// Vast's cpu_ram is already each ask's share: the 8-GPU and 4-GPU asks of one B200
+		// host carry 2,063,854 and 1,031,927 MB.
+		whole, half := byKey["52047333/on_demand"], byKey["52047334/on_demand"]
+		if whole.GPUCount != 8 || half.GPUCount != 4 {
+			t.Fatalf("GPU counts %d and %d, want 8 and 4", whole.GPUCount, half.GPUCount)
+		}
+		if whole.RAMGB == nil || half.RAMGB == nil || *whole.RAMGB != 2063.85 || *half.RAMGB != 1031.93 {
+			t.Errorf("RAM %s and %s GB, want 2063.85 and 1031.93", ramOf(whole), ramOf(half))
+		}
+	})
 	t.Run("min_bid above on-demand is recorded as is", func(t *testing.T) {
 		od, spot := byKey["55000002/on_demand"], byKey["55000002/spot"]
 		if !spot.PriceUSDPerHour.GreaterThan(od.PriceUSDPerHour) {
