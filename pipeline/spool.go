@@ -70,6 +70,17 @@ func openSpool(dir string) (*spool, error) {
 	return &spool{dir: dir}, nil
 }
 
+// Lock takes the run lock of the spool folder dir for work other than a scrape that no scrape
+// may overlap (gpucost reparse), waiting up to wait for a run to finish: ErrBusy when none does.
+// holder names the work in the lock file, for the message a scrape waiting on it prints.
+func Lock(ctx context.Context, dir string, wait time.Duration, holder string) (unlock func(), err error) {
+	sp, err := openSpool(dir)
+	if err != nil {
+		return nil, err
+	}
+	return sp.lock(ctx, wait, holder, time.Now)
+}
+
 // lock takes the run lock, waiting up to wait for another run to finish. The lock is an flock
 // on a file, so a crashed run never leaves it held. The holder writes its run id, pid and start
 // time into the file, for the message the next run prints.

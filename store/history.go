@@ -234,10 +234,15 @@ func (s *Store) dailyHistory(ctx context.Context, h historyRange) ([]schema.Hist
 // (toYYYYMMDD).
 func (s *Store) finalPoints(ctx context.Context, h historyRange) ([]schema.HistoryPoint, map[uint32]bool, error) {
 	where, args := h.dayWhere("", nil)
+	// A row group's newest final row without observations is one a re-derivation removed
+	// (Store.Refinalize): it is dropped after FINAL picks it, or the older row would show.
 	out, err := s.historyPoints(ctx, h, `SELECT toDateTime(day, 'UTC') AS bucket, provider, gpu_model, price_type,
 			min_price, max_price, median_price, observations, distinct_offers, sum_price, summed, avg_price
-		FROM `+s.table("offers_daily_final")+` FINAL
-		`+where+`
+		FROM (
+			SELECT * FROM `+s.table("offers_daily_final")+` FINAL
+			`+where+`
+		)
+		WHERE observations > 0
 		ORDER BY bucket, provider, price_type`, args)
 	if err != nil {
 		return nil, nil, err

@@ -127,9 +127,15 @@ func (s *Store) InsertPayloads(ctx context.Context, payloads []schema.RawPayload
 
 // Payloads returns the raw payloads of one run, oldest first, so a parser fix can re-derive it.
 func (s *Store) Payloads(ctx context.Context, runID string) ([]schema.RawPayload, error) {
-	rows, err := s.conn.Query(s.ctx(ctx), s.payloadsQuery(), runID)
+	return s.payloads(ctx, "reading payloads of run "+runID, "run_id = ?", runID)
+}
+
+// payloads reads the raw payloads where the condition holds, by provider and fetch time.
+func (s *Store) payloads(ctx context.Context, what, where string, args ...any) ([]schema.RawPayload, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), "SELECT "+payloadColumns+" FROM "+s.table("raw_payloads")+
+		" WHERE "+where+" ORDER BY provider, fetched_at, url", args...)
 	if err != nil {
-		return nil, s.queryError("reading payloads of run "+runID, err)
+		return nil, s.queryError(what, err)
 	}
 	defer rows.Close()
 	var out []schema.RawPayload
@@ -137,16 +143,14 @@ func (s *Store) Payloads(ctx context.Context, runID string) ([]schema.RawPayload
 		var p schema.RawPayload
 		var body string
 		if err := rows.Scan(&p.RunID, &p.Provider, &p.URL, &p.Status, &p.FetchedAt, &body); err != nil {
-			return nil, fmt.Errorf("reading payloads of run %s: %w", runID, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		p.Body = []byte(body)
 		p.FetchedAt = p.FetchedAt.UTC()
 		out = append(out, p)
 	}
-	return out, rows.Err()
-}
-
-func (s *Store) payloadsQuery() string {
-	return "SELECT " + payloadColumns + " FROM " + s.table("raw_payloads") +
-		" WHERE run_id = ? ORDER BY provider, fetched_at, url"
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError(what, err)
+	}
+	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/redact"
+	"github.com/gpucost/gpucost/reparse"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
 )
@@ -71,6 +72,7 @@ func commands() []command {
 		{"changes", "list price changes: each time an offer's price moved, old and new price and percent", runChanges},
 		{"import", "load a published price table (CSV) as observations, checked line by line", runImport},
 		{"export", "write offers or history as CSV or Parquet for notebooks", runExport},
+		{"reparse", "re-derive stored runs' offers from their raw payloads with today's parsers", runReparse},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
@@ -150,6 +152,7 @@ func exitCode(err error) int {
 	var ie *optimizer.InputError
 	var run *pipeline.Incomplete
 	var mailing *delivery.Incomplete
+	var kept *reparse.Incomplete
 	switch {
 	case err == nil:
 		return exitOK
@@ -162,6 +165,8 @@ func exitCode(err error) int {
 		case run.Quarantined > 0:
 			return exitQuarantined
 		}
+		return exitPartial
+	case errors.As(err, &kept):
 		return exitPartial
 	case errors.As(err, &mailing):
 		if mailing.Outcome == delivery.Partial {

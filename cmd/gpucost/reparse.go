@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpucost/gpucost/export"
+	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/reparse"
+	"github.com/gpucost/gpucost/selection"
+)
+
+const reparseHelp = `Re-derive stored runs with today's parsers: the offers of every run observed in
+[--from, --to) are parsed again from the run's raw payloads, validated as a scrape validates
+them, and replace the stored ones, with the daily rollups, final rows and latest view built from
+them. Each month is swapped whole (ALTER TABLE … REPLACE PARTITION), so queries see a month as
+it was or as re-derived, never half of each. Every offer row records the parser that produced it
+(parser_version).
+
+--from and --to take a date, a time or an age such as 30d. --providers limits it to some of
+` + "vastai, runpod, lambda, coreweave" + ` (default all of them). --dry-run reports what would change
+(offers added, removed, repriced or changed, by provider, with examples) and writes nothing.
+
+A run whose payloads today's parser gives no offers for keeps its stored offers (exit 3). It is
+safe to stop and run again: an interrupted re-derivation is completed by the next. It takes the
+scrape run lock (scrape.spool_dir), so no scrape loads meanwhile; it runs on a single server, not
+a cluster. docs/operations.md has more.`
+
+func runReparse(ctx context.Context, e env, args []string) error {
+	fs := newFlags("reparse", "--from WHEN --to WHEN [--providers LIST] [--dry-run]", reparseHelp)
+	fs.withConfig()
+	fromFlag := fs.String("from", "", "start of the range of runs: a date, a time or an age like 30d (required)")
+	toFlag := fs.String("to", "now", "end of the range (exclusive)")
+	providers := fs.String("providers", "", "comma-separated providers (default every provider with a parser)")
+	dryRun := fs.Bool("dry-run", false, "report what would change; write nothing")
+	output := fs.String("output", "table", "table or json")
+	if err := fs.parse(e, args, 0); err != nil {
+		return err
+	}
+	now := time.Now()
+	from, err := selection.When(*fromFlag, now)
+	if err != nil {
+		return badUsage("--from: %v", err)
+	}
+	to, err := selection.When(*toFlag, now)
+	if err != nil {
+		return badUsage("--to: %v", err)
+	}
+	if !from.Before(to) {
+		return badUsage("--from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	if *output != "table" && *output != "json" {
+		return badUsage("--output %q: want table or json", *output)
+	}
+	cfg, err := fs.config(e)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, p := range strings.Split(*providers, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			names = append(names, p)
+		}
+	}
+	unlock, err := pipeline.Lock(ctx, cfg.Scrape.SpoolDir, cfg.Scrape.LockWait.Std(), "reparse")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := fs.openStore(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rep, err := reparse.Run(ctx, s, reparse.Options{
+		From: from, To: to, Providers: names, DryRun: *dryRun,
+		Validation: cfg.Scrape.Pipeline(), Redactor: e.secrets, Logger: newLogger(e),
+	})
+	if err != nil {
+		return err
+	}
+	if *output == "json" {
+		err = export.WriteJSON(e.stdout, rep)
+	} else {
+		err = rep.Write(e.stdout)
+	}
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return rep.Err()
+}
