@@ -272,7 +272,9 @@ func (d *deriver) derive(ctx context.Context, r store.StoredRun, payloads []sche
 
 // history is the pipeline's view of the past for a run being derived: the newest prices before
 // it; no earlier run (the shrink check is off).
-type history struct{ prev map[schema.Key]decimal.Decimal }
+type history struct {
+	prev map[schema.Key]decimal.Decimal
+}
 
 func (h history) LastGoodRuns(context.Context) ([]schema.ScrapeRun, error) { return nil, nil }
 
@@ -310,7 +312,9 @@ func compare(runID string, stored, derived []schema.Offer, pr *ProviderReport) {
 	for _, o := range before {
 		gone = append(gone, o)
 	}
-	sort.Slice(gone, func(i, j int) bool { return gone[i].OfferID+string(gone[i].PriceType) < gone[j].OfferID+string(gone[j].PriceType) })
+	sort.Slice(gone, func(i, j int) bool {
+		return gone[i].OfferID+string(gone[i].PriceType) < gone[j].OfferID+string(gone[j].PriceType)
+	})
 	for _, o := range gone {
 		pr.Removed++
 		example(o, describe(o), "")
