@@ -35,9 +35,15 @@ import (
 //     prices per offer with storage at 8 GB. The snapshot's vastai part is recorded from it.
 //   - runpod_gputypes.json (§2): the gpuTypes answer to our query for 32 types with both clouds'
 //     flags, on-demand and spot prices and lowestPrice, including the placeholder 0.5 (MI300X, H200
-//     NVL and RTX 2000 Ada community), zero and null prices, spot equal to on-demand, the unknown
-//     row, and an unknown GPU (RTX PRO 4500 Blackwell). The snapshot's runpod part is recorded
-//     from it.
+//     NVL and RTX 2000 Ada community, RTX 5000 Ada in both clouds, L40 and RTX 6000 Ada secure
+//     spot), zero and null prices, spot equal to on-demand, the unknown row, and an unknown GPU
+//     (RTX PRO 4500 Blackwell). The snapshot's runpod part is recorded from it.
+//   - runpod_gputypes_placeholders.json (§2.4): rows in the layout of our query's answer where
+//     lowestPrice repeats a 0.5: the two reported 2026 cases (MI350X community 0.5 next to secure
+//     5.49, RTX 2000 Ada community 0.5 above secure 0.24), and 0.5s the other cloud's price
+//     vouches for (RTX A6000 community next to secure 0.76, A40 secure next to community 0.35) or
+//     not (RTX 3070 secure over 3x community 0.13, RTX A4500 offered in community only). The
+//     MI350X id and every stock and host figure are illustrative.
 //   - runpod_gputypes_traps.json (§2.8): the verbatim sample rows (yrys and gpu-index shapes: no
 //     cloud flags, lowestPrice null-filled), plus rows without id and with a non-string id, and a
 //     GraphQL error next to the data.

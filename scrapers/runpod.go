@@ -103,16 +103,21 @@ type runPodGPUType struct {
 	CommunitySpotPrice *exactNumber `json:"communitySpotPrice"`
 	LowestPrice        *struct {
 		MinimumBidPrice      *exactNumber `json:"minimumBidPrice"`
-		UninterruptablePrice *exactNumber `json:"uninterruptablePrice"` // RunPod's spelling
+		UninterruptablePrice *exactNumber `json:"uninterruptablePrice"` // RunPod's spelling; not used (runPodOnDemand)
 		MinVcpu              *float64     `json:"minVcpu"`
 		MinMemory            *float64     `json:"minMemory"`
 		StockStatus          *string      `json:"stockStatus"`
 	} `json:"lowestPrice"`
 }
 
-// runPodPlaceholder is the price RunPod shows for many types in a cloud that does not offer
-// them (MI300X community 0.5, RTX 2000 Ada community 0.5 > secure 0.24).
+// runPodPlaceholder is the price RunPod shows for a GPU type in a cloud that does not carry it
+// (MI350X community 0.5 next to a secure 5.49, RTX 2000 Ada community 0.5 above a secure 0.24).
 var runPodPlaceholder = decimal.RequireFromString("0.5")
+
+// runPodSpread bounds how much dearer a type's secure price may be than its community price
+// for either to vouch for a placeholder-valued price in the other cloud (runPodOnDemand). In
+// the sample answers of docs/providers.md §2.8 secure costs 1.1 to 2.2 times community.
+var runPodSpread = decimal.NewFromInt(3)
 
 // ParseRunPod parses a RunPod GraphQL gpuTypes response into offers, sorted by GPU type id and
 // cloud: one on-demand offer per GPU type and cloud (secure, community) that offers it, plus a
@@ -122,15 +127,20 @@ var runPodPlaceholder = decimal.RequireFromString("0.5")
 //   - Prices are USD per GPU-hour; an offer is one GPU (GPU count 1), so the offer price is the
 //     per-GPU price. offer_id is "<gpu type id>:<cloud>".
 //   - A price of 0 or null means not offered in that cloud, and so does a cloud flag
-//     (secureCloud / communityCloud) that is false. Exactly 0.5 is RunPod's placeholder: it is
-//     kept only when lowestPrice.uninterruptablePrice (the cheapest 1-GPU pod in any cloud) is
-//     exactly 0.5 too, confirming it; else it is dropped (MI300X community 0.5 with no stock, RTX
-//     2000 Ada community 0.5 when the cheapest pod is the 0.24 secure one). A real 0.5 that is
-//     not the cheapest pod is lost that way: the placeholder is far more common.
-//   - Spot (secureSpotPrice / communitySpotPrice) is recorded only when it is > 0, not the
-//     placeholder, and differs from the same cloud's on-demand price (the 2026 fixtures echo
-//     on-demand; spot pods were retired). lowestPrice.minimumBidPrice is not per cloud and is
-//     ignored.
+//     (secureCloud / communityCloud) that is false. Exactly 0.5 is RunPod's placeholder for a
+//     cloud that does not carry the type, and nothing in the row tells it apart but the other
+//     cloud's price: an on-demand 0.5 is kept only when the other cloud offers the type at a
+//     price that is not 0.5 itself and the pair stands as community and secure prices do,
+//     community ≤ secure ≤ 3 × community (runPodSpread). Else it is dropped like a 0 (MI350X
+//     community 0.5 next to secure 5.49; RTX 2000 Ada community 0.5 above secure 0.24; a 0.5 in
+//     both clouds, or in a type only one cloud offers). lowestPrice cannot confirm a 0.5: it
+//     follows the community price, the placeholder included. A real 0.5 with nothing to vouch
+//     for it is lost that way, the lesser error: a fake cheap price would lead the rankings.
+//   - Spot (secureSpotPrice / communitySpotPrice) is recorded only when it is > 0, not 0.5 (a
+//     placeholder sits below a real on-demand price as a real spot price does, so nothing can
+//     vouch for it), and differs from the same cloud's on-demand price (the 2026 fixtures echo
+//     on-demand; spot pods were retired).
+//     lowestPrice.minimumBidPrice is not per cloud and is ignored.
 //   - The "unknown" GPU type row is dropped. memoryInGb is GB per GPU.
 //   - Stock is lowestPrice.stockStatus (High/Medium/Low/None) of the cheapest 1-GPU pod across
 //     clouds; a lowestPrice whose stockStatus is null means no stock (none); no lowestPrice at
@@ -248,12 +258,8 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 	}
 	m := applyGPU(&base, RunPodName, g.ID, vram, g.DisplayName)
 	base.IntraNode = intraFromForm(m)
-	var lowest *exactNumber // the cheapest 1-GPU pod across clouds, when published
 	if lp := g.LowestPrice; lp != nil {
 		base.Stock = runPodStock(lp.StockStatus)
-		if lp.UninterruptablePrice.positive() {
-			lowest = lp.UninterruptablePrice
-		}
 		if positive(lp.MinVcpu) {
 			base.VCPUs = ptr(*lp.MinVcpu)
 		}
@@ -262,37 +268,31 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 		}
 	}
 
+	secure, community := runPodOnDemand(g)
 	var out []schema.Offer
 	for _, c := range []struct {
 		tier  schema.Tier
 		name  string
 		flag  *bool
-		price *exactNumber
+		price *exactNumber // on-demand, as runPodOnDemand kept it
 		spot  *exactNumber
 	}{
-		{schema.TierSecure, "secure", g.SecureCloud, g.SecurePrice, g.SecureSpotPrice},
-		{schema.TierCommunity, "community", g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice},
+		{schema.TierSecure, "secure", g.SecureCloud, secure, g.SecureSpotPrice},
+		{schema.TierCommunity, "community", g.CommunityCloud, community, g.CommunitySpotPrice},
 	} {
 		if c.flag != nil && !*c.flag {
 			continue // the cloud says it does not offer this type
-		}
-		real := func(p *exactNumber) bool {
-			if !p.positive() {
-				return false
-			}
-			// The placeholder is real only if the cheapest pod costs exactly that.
-			return !p.Equal(runPodPlaceholder) || (lowest != nil && lowest.Equal(runPodPlaceholder))
 		}
 		o := base
 		o.Tier = c.tier
 		o.OfferID = g.ID + ":" + c.name
 		var onDemand schema.Offer
-		od := real(c.price)
+		od := c.price != nil
 		if od {
 			onDemand = priced(o, schema.OnDemand, c.price.Decimal)
 			out = append(out, onDemand)
 		}
-		if real(c.spot) {
+		if c.spot.positive() && !runPodIsPlaceholder(c.spot) {
 			// A spot price that is the on-demand price as stored is an echo, not an offer.
 			if spot := priced(o, schema.Spot, c.spot.Decimal); !od || !spot.PriceUSDPerHour.Equal(onDemand.PriceUSDPerHour) {
 				out = append(out, spot)
@@ -301,6 +301,37 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 	}
 	return out
 }
+
+// runPodOnDemand returns the on-demand prices of g that stand, nil for a cloud whose flag is
+// false, whose price is 0 or null, or whose price is the placeholder with nothing to vouch for
+// it. Only the other cloud's price can: lowestPrice.uninterruptablePrice follows the community
+// price, placeholder and all (RTX 2000 Ada: 0.5 while secure is 0.24), so it confirms nothing.
+// A 0.5 stands when the other cloud's price is offered, not 0.5 itself, and the pair is as
+// community and secure prices are: community ≤ secure ≤ runPodSpread × community. A community
+// 0.5 thus needs a secure price from 0.5 to 1.5, a secure 0.5 a community price from 1/6 to 0.5.
+func runPodOnDemand(g runPodGPUType) (secure, community *exactNumber) {
+	offered := func(flag *bool, p *exactNumber) *exactNumber {
+		if (flag != nil && !*flag) || !p.positive() {
+			return nil
+		}
+		return p
+	}
+	secure, community = offered(g.SecureCloud, g.SecurePrice), offered(g.CommunityCloud, g.CommunityPrice)
+	sp, cp := runPodIsPlaceholder(secure), runPodIsPlaceholder(community)
+	// Two 0.5s vouch for nothing, and a lone 0.5 has no other price to vouch for it.
+	paired := secure != nil && community != nil && !(sp && cp) &&
+		community.LessThanOrEqual(secure.Decimal) && secure.LessThanOrEqual(community.Mul(runPodSpread))
+	if sp && !paired {
+		secure = nil
+	}
+	if cp && !paired {
+		community = nil
+	}
+	return secure, community
+}
+
+// runPodIsPlaceholder reports whether p is exactly runPodPlaceholder (0.5, 0.50 and 5e-1 alike).
+func runPodIsPlaceholder(p *exactNumber) bool { return p != nil && p.Equal(runPodPlaceholder) }
 
 func runPodStock(s *string) schema.Stock {
 	if s == nil {

@@ -19,7 +19,7 @@ import (
 )
 
 func TestParseRunPodGolden(t *testing.T) {
-	for _, name := range []string{"runpod_gputypes", "runpod_gputypes_traps"} {
+	for _, name := range []string{"runpod_gputypes", "runpod_gputypes_traps", "runpod_gputypes_placeholders"} {
 		t.Run(name, func(t *testing.T) {
 			offers, problems, err := scrapers.ParseRunPod(readTestdata(t, name+".json"), runNov29, scrapers.DefaultRunPodURL)
 			if err != nil {
@@ -42,7 +42,7 @@ type runPodWant struct {
 }
 
 func TestParseRunPodTraps(t *testing.T) {
-	for _, file := range []string{"runpod_gputypes", "runpod_gputypes_traps"} {
+	for _, file := range []string{"runpod_gputypes", "runpod_gputypes_traps", "runpod_gputypes_placeholders"} {
 		offers, _, err := scrapers.ParseRunPod(readTestdata(t, file+".json"), runNov29, scrapers.DefaultRunPodURL)
 		if err != nil {
 			t.Fatal(err)
@@ -74,7 +74,9 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"H200 NVL community placeholder 0.5: cheapest pod is 3.39", "NVIDIA H200 NVL:community/on_demand", runPodWant{Absent: true}},
 				{"H200 NVL secure 143 GB snaps to 141", "NVIDIA H200 NVL:secure/on_demand", runPodWant{"H200-NVL-141GB", 141, "3.39", schema.StockLow, schema.IntraNVLink, []schema.DQFlag{schema.FlagVRAMSnapped}, false}},
 				{"RTX 2000 Ada community 0.5 > secure 0.24: placeholder", "NVIDIA RTX 2000 Ada Generation:community/on_demand", runPodWant{Absent: true}},
-				{"a real 0.5 confirmed by the cheapest pod", "NVIDIA RTX 5000 Ada Generation:community/on_demand", runPodWant{"RTX-5000-ADA-32GB", 32, "0.5", schema.StockMedium, schema.IntraPCIe, none, false}},
+				{"0.5 in both clouds: neither vouches for the other (community)", "NVIDIA RTX 5000 Ada Generation:community/on_demand", runPodWant{Absent: true}},
+				{"0.5 in both clouds: neither vouches for the other (secure)", "NVIDIA RTX 5000 Ada Generation:secure/on_demand", runPodWant{Absent: true}},
+				{"a secure spot 0.5 is not vouched for by on-demand", "NVIDIA L40:secure/spot", runPodWant{Absent: true}},
 				{"secure price 0 is not offered", "NVIDIA A100-SXM4-40GB:secure/on_demand", runPodWant{Absent: true}},
 				{"null prices: no offer", "Tesla V100-FHHL-16GB:secure/on_demand", runPodWant{Absent: true}},
 				{"unknown GPU kept with flag", "NVIDIA RTX PRO 4500 Blackwell:secure/on_demand", runPodWant{"", 32, "0.64", schema.StockHigh, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
@@ -89,6 +91,20 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"null secure price", "NVIDIA H100 NVL:secure/on_demand", runPodWant{Absent: true}},
 				{"community spot without secure", "NVIDIA H100 NVL:community/spot", runPodWant{"H100-NVL-94GB", 94, "1.4", schema.StockUnknown, schema.IntraNVLink, none, false}},
 				{"no prices at all: no offer", "NVIDIA RTX A4000:secure/on_demand", runPodWant{Absent: true}},
+			},
+			"runpod_gputypes_placeholders": {
+				{"MI350X community 0.5 is the placeholder though lowestPrice repeats it", "AMD Instinct MI350X OAM:community/on_demand", runPodWant{Absent: true}},
+				{"MI350X community spot 0.5 dropped too", "AMD Instinct MI350X OAM:community/spot", runPodWant{Absent: true}},
+				{"MI350X secure 5.49 kept", "AMD Instinct MI350X OAM:secure/on_demand", runPodWant{"", 288, "5.49", schema.StockLow, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
+				{"RTX 2000 Ada community 0.5 above secure 0.24, lowestPrice 0.5: placeholder", "NVIDIA RTX 2000 Ada Generation:community/on_demand", runPodWant{Absent: true}},
+				{"RTX 2000 Ada secure 0.24 kept", "NVIDIA RTX 2000 Ada Generation:secure/on_demand", runPodWant{"RTX-2000-ADA-16GB", 16, "0.24", schema.StockHigh, schema.IntraPCIe, none, false}},
+				{"a community 0.5 vouched for by secure 0.76", "NVIDIA RTX A6000:community/on_demand", runPodWant{"RTX-A6000-48GB", 48, "0.5", schema.StockHigh, schema.IntraPCIe, none, false}},
+				{"its secure 0.76 kept", "NVIDIA RTX A6000:secure/on_demand", runPodWant{"RTX-A6000-48GB", 48, "0.76", schema.StockHigh, schema.IntraPCIe, none, false}},
+				{"a spot 0.5 echoing a vouched on-demand 0.5 is no spot offer", "NVIDIA RTX A6000:community/spot", runPodWant{Absent: true}},
+				{"a secure 0.5 vouched for by community 0.35", "NVIDIA A40:secure/on_demand", runPodWant{"A40-48GB", 48, "0.5", schema.StockHigh, schema.IntraPCIe, none, false}},
+				{"a secure 0.5 over 3x community 0.13: placeholder", "NVIDIA GeForce RTX 3070:secure/on_demand", runPodWant{Absent: true}},
+				{"RTX 3070 community 0.13 kept", "NVIDIA GeForce RTX 3070:community/on_demand", runPodWant{"RTX-3070-8GB", 8, "0.13", schema.StockHigh, schema.IntraPCIe, none, false}},
+				{"a lone 0.5 in a one-cloud type has nothing to vouch for it", "NVIDIA RTX A4500:community/on_demand", runPodWant{Absent: true}},
 			},
 		}
 		for _, tt := range tests[file] {
@@ -109,6 +125,51 @@ func TestParseRunPodTraps(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestParseRunPodPlaceholderBounds pins where the other cloud's price stops vouching for a 0.5:
+// community ≤ secure ≤ 3 × community, the other price offered and not 0.5 itself.
+func TestParseRunPodPlaceholderBounds(t *testing.T) {
+	tests := []struct {
+		name string
+		row  string // the fields of one gpuTypes entry after id and memoryInGb
+		want []string
+	}{
+		{"community 0.5, secure 1.5: at 3x, kept", `"securePrice": 1.5, "communityPrice": 0.5`, []string{"community/on_demand 0.5", "secure/on_demand 1.5"}},
+		{"community 0.5, secure 1.51: past 3x", `"securePrice": 1.51, "communityPrice": 0.5`, []string{"secure/on_demand 1.51"}},
+		{"community 0.50 just under secure 0.51", `"securePrice": 0.51, "communityPrice": 0.50`, []string{"community/on_demand 0.5", "secure/on_demand 0.51"}},
+		{"community 0.5 above secure 0.49", `"securePrice": 0.49, "communityPrice": 0.5`, []string{"secure/on_demand 0.49"}},
+		{"secure 0.5, community 0.17: within 3x", `"securePrice": 0.5, "communityPrice": 0.17`, []string{"community/on_demand 0.17", "secure/on_demand 0.5"}},
+		{"secure 0.5, community 0.16: past 3x", `"securePrice": 0.5, "communityPrice": 0.16`, []string{"community/on_demand 0.16"}},
+		{"secure 0.5 above community 0.6", `"securePrice": 5e-1, "communityPrice": 0.6`, []string{"community/on_demand 0.6"}},
+		{"0.5 in both clouds", `"securePrice": 0.5, "communityPrice": 0.500`, nil},
+		{"a 0.5 with the other cloud null", `"securePrice": null, "communityPrice": 0.5, "lowestPrice": {"uninterruptablePrice": 0.5, "stockStatus": "High"}`, nil},
+		{"a flagged-off cloud vouches for nothing", `"secureCloud": false, "securePrice": 0.76, "communityPrice": 0.5`, nil},
+		{"spot 0.5 below a real on-demand: dropped", `"securePrice": 0.99, "secureSpotPrice": 0.5, "communityPrice": 0.69, "communitySpotPrice": 0.4`, []string{"community/on_demand 0.69", "community/spot 0.4", "secure/on_demand 0.99"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"data": {"gpuTypes": [{"id": "NVIDIA L40", "memoryInGb": 48, ` + tt.row + `}]}}`
+			offers, problems, err := scrapers.ParseRunPod([]byte(body), runNov29, scrapers.DefaultRunPodURL)
+			if tt.want == nil {
+				if !errors.Is(err, scrapers.ErrNoOffers) || len(offers) != 0 {
+					t.Fatalf("%d offers, err %v; want ErrNoOffers", len(offers), err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if len(problems) != 0 {
+				t.Errorf("problems %v: a dropped placeholder is no problem", problems)
+			}
+			var got []string
+			for _, o := range offers {
+				got = append(got, strings.TrimPrefix(o.OfferID, "NVIDIA L40:")+"/"+string(o.PriceType)+" "+o.PriceUSDPerHour.String())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("offers (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -244,6 +305,7 @@ func TestRunPodMisbehaviour(t *testing.T) {
 func FuzzParseRunPod(f *testing.F) {
 	f.Add(readTestdata(f, "runpod_gputypes.json"))
 	f.Add(readTestdata(f, "runpod_gputypes_traps.json"))
+	f.Add(readTestdata(f, "runpod_gputypes_placeholders.json"))
 	f.Add([]byte(`{"data": {"gpuTypes": [{"id": "x", "securePrice": 1e400}]}}`))
 	f.Add([]byte(`{"errors": [{"message": ""}], "data": {"gpuTypes": null}}`))
 	f.Add([]byte(`{"data": {"gpuTypes": [null, {"id": "NVIDIA H100 NVL", "communityPrice": 0.5, "lowestPrice": {"uninterruptablePrice": 0.5}}]}}`))
