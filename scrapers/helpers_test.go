@@ -47,7 +47,8 @@ import (
 //     other than a10 and 8x H100 are placeholders, as §3.7 says.
 //   - lambda_instance_types_traps.json (§3.5): a 1.5.3-format record (no specs.gpus, price as the
 //     string "80"), the spec's "Example GPU" (unknown name), a negative price, the gdr variant,
-//     and a CPU type without specs.gpus.
+//     a CPU type without specs.gpus, and capacity lists with a region twice, a blank name, a name
+//     that is markup, and only a nameless region (§3.4).
 //   - lambda_pricing.html (§3.6): lambda.ai/pricing (1-Click Cluster tables first, the "Instances
 //     pricing" heading, 8x/4x/2x/1x tabs paired to tabpanels, <tr data-plan> rows with data-label
 //     cells, "—" for unpriced, hash-suffixed classes, an escaped copy of the rows in

@@ -35,7 +35,7 @@ const (
 )
 
 // ParseLambda parses a response of the Lambda Cloud API's GET /api/v1/instance-types into offers:
-// one on-demand offer per GPU instance type, sorted by instance type.
+// on-demand offers of every GPU instance type, one per region with capacity, sorted by offer id.
 //
 // Units (docs/providers.md §3.3–3.4, §5): price_cents_per_hour is US cents per instance, so
 // the offer price is cents/100 and the per-GPU price that divided by specs.gpus. The GPU count
@@ -45,18 +45,21 @@ const (
 // description text ("(80 GB SXM5)"), and the form factor from its suffix. memory_gib and
 // storage_gib are GiB and are recorded as decimal GB.
 //
-// Regions: Lambda charges the same price in every region, and regions_with_capacity_available
-// only says where an instance can be launched right now (often nowhere). So the offer is one per
-// instance type with an empty Region (offer_id = instance type, as docs/analysts.md has it),
-// never dropped for lack of capacity: Stock is schema.StockNone when no region has capacity and
-// schema.StockUnknown (available, amount not published) otherwise. The region list itself has
-// no column in schema.Offer.
+// Regions: regions_with_capacity_available names the regions where the type can be launched
+// right now, at the one price Lambda charges everywhere. Each of them gets an offer of its own,
+// with Region the region's name and offer id "<instance type>/<region>" (the identity,
+// schema.Key, has no region, so one id per region keeps them apart), and Stock
+// schema.StockUnknown: available, the amount not published. A type with capacity nowhere (an
+// empty list, often) is still priced: one offer with the instance type as its id, an empty
+// Region and Stock schema.StockNone. Country is left empty: the API names no country code, and
+// schema derives the continent from the region name (Offer.Continent). A region entry whose
+// name is empty or not a region id is a problem and left out; a region listed twice counts once.
 //
 // CPU-only types (no GPU) are skipped. A GPU record that cannot be priced is left out and
-// reported in problems, and so is a second record under the same key; the returned error is
-// set only when the body as a whole is unusable (cut short: ErrIncomplete; not JSON, trailing
-// data, an API error object or no data: ErrLayoutChanged; no GPU offer at all: ErrNoOffers;
-// more than MaxOffers).
+// reported in problems, and so is a second record under the same key or offer id; the returned
+// error is set only when the body as a whole is unusable (cut short: ErrIncomplete; not JSON,
+// trailing data, an API error object or no data: ErrLayoutChanged; no GPU offer at all:
+// ErrNoOffers; more than MaxOffers instance types or offers).
 func ParseLambda(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	types := &lambdaTypes{run: run, sourceURL: sourceURL, seen: map[string]bool{}}
@@ -72,13 +75,19 @@ func ParseLambda(body []byte, run schema.Run, sourceURL string) (offers []schema
 	}
 	// The data object is a map: its order is not stable, so records are taken in key order.
 	slices.SortStableFunc(types.records, func(a, b lambdaRecord) int { return strings.Compare(a.key, b.key) })
+	ids := map[string]bool{}
 	for _, r := range types.records {
-		if r.err != nil {
-			problems = append(problems, r.err)
-		} else {
-			offers = append(offers, r.offer)
+		problems = append(problems, r.problems...)
+		for _, o := range r.offers {
+			if ids[o.OfferID] {
+				problems = append(problems, fmt.Errorf("offer id %q: listed twice", clip(o.OfferID, 80)))
+				continue
+			}
+			ids[o.OfferID] = true
+			offers = append(offers, o)
 		}
 	}
+	sortOffers(offers) // by offer id: a type's regions together, in name order
 	if len(offers) == 0 {
 		return nil, problems, fmt.Errorf("%w: %d instance types, no priced GPU instance type", ErrNoOffers, types.n)
 	}
@@ -100,14 +109,15 @@ type lambdaTypes struct {
 	sourceURL string
 	found     bool
 	n         int // members
+	offers    int // offers in records
 	seen      map[string]bool
-	records   []lambdaRecord // a GPU offer or a problem per member, CPU-only types left out
+	records   []lambdaRecord // the offers and problems of each member, CPU-only types left out
 }
 
 type lambdaRecord struct {
-	key   string
-	offer schema.Offer
-	err   error
+	key      string
+	offers   []schema.Offer // one per region with capacity, or one without a region
+	problems []error
 }
 
 func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
@@ -117,7 +127,7 @@ func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("%w: more than %d instance types", ErrTooManyOffers, MaxOffers)
 		}
 		if t.seen[key] {
-			t.records = append(t.records, lambdaRecord{key: key, err: fmt.Errorf("instance type %q: listed twice", clip(key, 60))})
+			t.records = append(t.records, lambdaRecord{key: key, problems: []error{fmt.Errorf("instance type %q: listed twice", clip(key, 60))}})
 			return nil
 		}
 		t.seen[key] = true
@@ -126,8 +136,15 @@ func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("%w: instance type %q: %w", ErrLayoutChanged, clip(key, 60), err)
 		}
 		o, ok, err := lambdaOffer(key, it, t.run, t.sourceURL)
-		if err != nil || ok {
-			t.records = append(t.records, lambdaRecord{key: key, offer: o, err: err})
+		switch {
+		case err != nil:
+			t.records = append(t.records, lambdaRecord{key: key, problems: []error{err}})
+		case ok:
+			offers, problems := lambdaRegionOffers(o, it.Regions)
+			if t.offers += len(offers); t.offers > MaxOffers {
+				return fmt.Errorf("%w: more than %d offers", ErrTooManyOffers, MaxOffers)
+			}
+			t.records = append(t.records, lambdaRecord{key: key, offers: offers, problems: problems})
 		}
 		return nil
 	})
@@ -148,10 +165,14 @@ type lambdaItem struct {
 			GPUs       json.RawMessage `json:"gpus"` // absent in spec 1.5.3
 		} `json:"specs"`
 	} `json:"instance_type"`
-	Regions []struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	} `json:"regions_with_capacity_available"`
+	Regions []lambdaRegion `json:"regions_with_capacity_available"`
+}
+
+// lambdaRegion is an entry of regions_with_capacity_available: {"name": "us-east-1",
+// "description": "Virginia, USA"}.
+type lambdaRegion struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 var (
@@ -162,7 +183,8 @@ var (
 	lambdaCPUOnlyRe = regexp.MustCompile(`(?i)\bCPU\b`)
 )
 
-// lambdaOffer turns one instance type into an offer. ok is false for CPU-only types.
+// lambdaOffer turns one instance type into its offer, before regions (lambdaRegionOffers): id
+// the instance type, no region, Stock unknown. ok is false for CPU-only types.
 func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	t := it.InstanceType
 	if t == nil {
@@ -251,13 +273,50 @@ func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o
 	}
 	run.Stamp(&o)
 	o.SetPrice(cents.Shift(-2)) // cents per instance, exact
-	if len(it.Regions) == 0 {
-		o.Stock = schema.StockNone
-	}
 	// The instance type name can carry what the description lacks (gpu_8x_a100_80gb_sxm4).
 	match := applyGPU(&o, LambdaName, raw, vram, id)
 	o.IntraNode = lambdaIntraNode(form, match, count)
 	return o, true, nil
+}
+
+// lambdaRegionRe is what a region name looks like ("us-east-1", "europe-central-1", the 1.5.3
+// examples' "us-tx-1"); anything else is kept out of offer ids and the region column.
+var lambdaRegionRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// lambdaRegionOffers returns o once per region of its regions_with_capacity_available, in the
+// order of region names: id "<instance type>/<region>", Region the region's name, Stock unknown
+// (available, amount not published). Without capacity anywhere it is o alone, with Stock none.
+// An entry without a usable name is a problem; if no entry has one, o is returned alone with
+// its Stock unknown (capacity somewhere, but not where).
+func lambdaRegionOffers(o schema.Offer, regions []lambdaRegion) (offers []schema.Offer, problems []error) {
+	if len(regions) == 0 {
+		o.Stock = schema.StockNone
+		return []schema.Offer{o}, nil
+	}
+	var names []string
+	for _, r := range regions {
+		name := strings.TrimSpace(r.Name)
+		switch {
+		case name == "":
+			problems = append(problems, fmt.Errorf("instance type %q: a region with capacity has no name", clip(o.OfferID, 60)))
+		case !lambdaRegionRe.MatchString(name):
+			problems = append(problems, fmt.Errorf("instance type %q: region %q is not a region name", clip(o.OfferID, 60), clip(name, 40)))
+		case !slices.Contains(names, name):
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return []schema.Offer{o}, problems
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ro := o
+		ro.OfferID = o.OfferID + "/" + name
+		ro.Region = name
+		ro.DQFlags = slices.Clone(o.DQFlags) // each offer its own flags
+		offers = append(offers, ro)
+	}
+	return offers, problems
 }
 
 // lambdaIntraNode infers the GPU-to-GPU link inside a Lambda instance. Lambda's SXM instance
@@ -505,9 +564,10 @@ type LambdaConfig struct {
 
 // Lambda is the Lambda source. With an API key it reads the instance-types API (ParseLambda);
 // without one it scrapes the public pricing page through colly (ParseLambdaPage), so Lambda
-// still has prices. The two give different offer ids (the instance type, or "8x NVIDIA B200
-// SXM6 (180 GB)"): the page carries no instance type names, and guessing them would silently
-// splice two sources into one price history.
+// still has prices. The two give different offer ids (the instance type and its region,
+// "gpu_8x_b200_sxm6/us-east-1", or "8x NVIDIA B200 SXM6 (180 GB)"): the page carries no
+// instance type names, and guessing them would silently splice two sources into one price
+// history. Only the API says where there is capacity.
 type Lambda struct {
 	client *Client
 	key    string

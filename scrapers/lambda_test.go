@@ -88,7 +88,7 @@ func TestParseLambdaTraps(t *testing.T) {
 		offer schema.Offer
 		want  lambdaWant
 	}{
-		{"cents per instance to dollars per GPU (2392/100/8)", main["gpu_8x_h100_sxm5"], lambdaWant{
+		{"cents per instance to dollars per GPU (2392/100/8)", main["gpu_8x_h100_sxm5/us-east-1"], lambdaWant{
 			model: "H100-SXM-80GB", count: 8, vram: 80, perHour: "23.92", perGPU: "2.99",
 			intra: schema.IntraNVSwitch, stock: schema.StockUnknown, rawName: "H100 (80 GB SXM5)", ramGB: 1932.74, priceTyp: schema.OnDemand}},
 		{"H100 PCIe is not SXM; no capacity keeps the offer with stock none", main["gpu_1x_h100_pcie"], lambdaWant{
@@ -97,18 +97,18 @@ func TestParseLambdaTraps(t *testing.T) {
 		{"A100 80GB SXM4 vs 40GB", main["gpu_8x_a100_80gb_sxm4"], lambdaWant{
 			model: "A100-SXM-80GB", count: 8, vram: 80, perHour: "14.32", perGPU: "1.79",
 			intra: schema.IntraNVSwitch, stock: schema.StockNone, rawName: "A100 (80 GB SXM4)", ramGB: 1932.74, priceTyp: schema.OnDemand}},
-		{"B200 SXM6", main["gpu_8x_b200_sxm6"], lambdaWant{
+		{"B200 SXM6", main["gpu_8x_b200_sxm6/us-east-1"], lambdaWant{
 			model: "B200-SXM-180GB", count: 8, vram: 180, perHour: "39.92", perGPU: "4.99",
 			intra: schema.IntraNVSwitch, stock: schema.StockUnknown, rawName: "B200 (180 GB SXM6)", ramGB: 3113.85, priceTyp: schema.OnDemand}},
 		{"Tesla V100 without a form factor stays unknown, kept and flagged", main["gpu_8x_v100"], lambdaWant{
 			model: "", count: 8, vram: 16, perHour: "4.4", perGPU: "0.55",
 			intra: schema.IntraUnknown, stock: schema.StockNone, flags: []schema.DQFlag{schema.FlagUnknownGPU},
 			rawName: "Tesla V100 (16 GB)", ramGB: 481.04, priceTyp: schema.OnDemand}},
-		{"1.5.3 record: price as a string, count from the description", traps["gpu_1x_a6000"], lambdaWant{
+		{"1.5.3 record: price as a string, count from the description", traps["gpu_1x_a6000/us-tx-1"], lambdaWant{
 			model: "RTX-A6000-48GB", count: 1, vram: 48, perHour: "0.8", perGPU: "0.8",
 			intra: schema.IntraPCIe, stock: schema.StockUnknown, flags: []schema.DQFlag{schema.FlagCountParsed},
 			rawName: "A6000 (48 GB)", ramGB: 107.37, priceTyp: schema.OnDemand}},
-		{"unknown GPU name kept verbatim with the flag", traps["gpu_8x_example"], lambdaWant{
+		{"unknown GPU name kept verbatim with the flag", traps["gpu_8x_example/us-west-1"], lambdaWant{
 			model: "", count: 8, vram: 40, perHour: "15.92", perGPU: "1.99",
 			intra: schema.IntraNVSwitch, stock: schema.StockUnknown, flags: []schema.DQFlag{schema.FlagUnknownGPU},
 			rawName: "Example GPU (40 GB SXM4)", ramGB: 1932.74, priceTyp: schema.OnDemand}},
@@ -120,16 +120,126 @@ func TestParseLambdaTraps(t *testing.T) {
 			}
 		})
 	}
-	for _, id := range []string{"cpu_4x_general", "gpu_1x_a100_sxm4"} {
-		if _, ok := traps[id]; ok {
+	for id := range traps {
+		if strings.HasPrefix(id, "cpu_4x_general") || strings.HasPrefix(id, "gpu_1x_a100_sxm4") {
 			t.Errorf("traps: %s should not be an offer", id)
 		}
 	}
-	if _, ok := main["cpu_4x_general"]; ok {
-		t.Error("cpu_4x_general should not be an offer")
+	for id := range main {
+		if strings.HasPrefix(id, "cpu_4x_general") {
+			t.Errorf("%s should not be an offer", id)
+		}
 	}
-	if len(main) != 14 {
-		t.Errorf("main fixture: %d offers, want 14 (15 types less the CPU one)", len(main))
+	if len(main) != 18 {
+		t.Errorf("main fixture: %d offers, want 18 (14 GPU types: 9 in 13 regions with capacity, 5 without)", len(main))
+	}
+}
+
+// TestParseLambdaRegions: an instance type is an offer per region with capacity, keyed
+// "<type>/<region>" so that the offers do not share a schema.Key, or one offer without a region
+// and with stock none when no region has capacity; regions map to continents, never countries.
+func TestParseLambdaRegions(t *testing.T) {
+	type place struct {
+		id        string
+		region    string
+		stock     schema.Stock
+		continent string
+	}
+	parse := func(t *testing.T, file string) (map[string][]place, []string) {
+		t.Helper()
+		offers, problems, err := scrapers.ParseLambda(readTestdata(t, file), runAug22, scrapers.DefaultLambdaAPIURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byType := map[string][]place{}
+		keys := map[schema.Key]bool{}
+		for _, o := range offers {
+			if keys[o.Key()] {
+				t.Errorf("two offers with the key %v", o.Key())
+			}
+			keys[o.Key()] = true
+			if o.Country != "" {
+				t.Errorf("offer %q: country %q, want none (the API names no country code)", o.OfferID, o.Country)
+			}
+			typ, _, _ := strings.Cut(o.OfferID, "/")
+			byType[typ] = append(byType[typ], place{o.OfferID, o.Region, o.Stock, o.Continent()})
+		}
+		var ps []string
+		for _, p := range problems {
+			ps = append(ps, p.Error())
+		}
+		return byType, ps
+	}
+	main, mainProblems := parse(t, "lambda_instance_types.json")
+	traps, trapProblems := parse(t, "lambda_instance_types_traps.json")
+	tests := []struct {
+		name   string
+		places []place
+		want   []place
+	}{
+		{"three regions, three offers in name order", main["gpu_1x_a100_sxm4"], []place{
+			{"gpu_1x_a100_sxm4/asia-northeast-1", "asia-northeast-1", schema.StockUnknown, "asia"},
+			{"gpu_1x_a100_sxm4/us-east-1", "us-east-1", schema.StockUnknown, "north-america"},
+			{"gpu_1x_a100_sxm4/us-west-1", "us-west-1", schema.StockUnknown, "north-america"},
+		}},
+		{"one region", main["gpu_1x_rtx6000"], []place{
+			{"gpu_1x_rtx6000/europe-central-1", "europe-central-1", schema.StockUnknown, "europe"},
+		}},
+		{"no capacity: still priced, no region, stock none", main["gpu_8x_a100"], []place{
+			{"gpu_8x_a100", "", schema.StockNone, ""},
+		}},
+		{"1.5.3 example region", traps["gpu_1x_a6000"], []place{
+			{"gpu_1x_a6000/us-tx-1", "us-tx-1", schema.StockUnknown, "north-america"},
+		}},
+		{"a region twice counts once; blank and markup names are left out", traps["gpu_1x_h100_pcie"], []place{
+			{"gpu_1x_h100_pcie/us-west-1", "us-west-1", schema.StockUnknown, "north-america"},
+		}},
+		{"capacity only in a nameless region: no region, stock unknown", traps["gpu_2x_h100_sxm5"], []place{
+			{"gpu_2x_h100_sxm5", "", schema.StockUnknown, ""},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.places, cmp.AllowUnexported(place{})); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if len(mainProblems) != 0 {
+		t.Errorf("main fixture problems: %q", mainProblems)
+	}
+	wantProblems := []string{
+		`lambda: instance type "gpu_1x_a100_sxm4": price_cents_per_hour -129 is not positive`,
+		`lambda: instance type "gpu_1x_h100_pcie": a region with capacity has no name`,
+		`lambda: instance type "gpu_1x_h100_pcie": region "us-west-1\"><script>" is not a region name`,
+		`lambda: instance type "gpu_2x_h100_sxm5": a region with capacity has no name`,
+	}
+	if diff := cmp.Diff(wantProblems, trapProblems); diff != "" {
+		t.Errorf("traps problems (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseLambdaDuplicateOfferID: two instance types under different keys but one name, or a
+// name that spells another type's regional offer, would share an offer id: the second is a
+// problem, not a second offer under the same key.
+func TestParseLambdaDuplicateOfferID(t *testing.T) {
+	rec := func(name, region string) string {
+		regions := "[]"
+		if region != "" {
+			regions = `[{"name":"` + region + `","description":""}]`
+		}
+		return `{"instance_type":{"name":"` + name + `","description":"1x A10 (24 GB PCIe)","gpu_description":"A10 (24 GB PCIe)","price_cents_per_hour":75,"specs":{"gpus":1}},"regions_with_capacity_available":` + regions + `}`
+	}
+	body := `{"data":{"a":` + rec("gpu_1x_a10", "us-west-1") + `,"b":` + rec("gpu_1x_a10/us-west-1", "") + `}}`
+	offers, problems, err := scrapers.ParseLambda([]byte(body), runAug22, scrapers.DefaultLambdaAPIURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offers) != 1 || offers[0].Region != "us-west-1" {
+		t.Errorf("offers %+v, want the one of key a in us-west-1", offers)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), `offer id "gpu_1x_a10/us-west-1": listed twice`) {
+		t.Errorf("problems %v, want the second gpu_1x_a10/us-west-1", problems)
 	}
 }
 
@@ -272,8 +382,8 @@ func TestLambdaAPIFetchMisbehaving(t *testing.T) {
 			if got, _ := auth.Load().(string); got != "Bearer "+lambdaTestKey {
 				t.Errorf("Authorization %q, want the Bearer key", got)
 			}
-			if mb.wantErr == nil && len(res.Offers) != 14 {
-				t.Errorf("%d offers, want 14", len(res.Offers))
+			if mb.wantErr == nil && len(res.Offers) != 18 {
+				t.Errorf("%d offers, want 18", len(res.Offers))
 			}
 		})
 	}
