@@ -255,10 +255,10 @@ func TestParseLambdaPageTraps(t *testing.T) {
 	for _, o := range offers {
 		byID[o.OfferID] = o
 	}
-	// 5 + 3 + 2 + 8 rows, one of them unpriced ("—"); the cluster tables and the __islands
-	// copies add nothing.
-	if len(offers) != 17 {
-		t.Errorf("%d offers, want 17", len(offers))
+	// 5 + 3 + 2 + 8 instance rows, one of them unpriced ("—"), and 4 cluster rows; the
+	// __islands copies add nothing.
+	if len(offers) != 21 {
+		t.Errorf("%d offers, want 21", len(offers))
 	}
 	tests := []struct {
 		id   string
@@ -289,6 +289,132 @@ func TestParseLambdaPageTraps(t *testing.T) {
 	}
 	if _, ok := byID["4x NVIDIA RTX A6000 (48 GB)"]; ok {
 		t.Error("the unpriced 4x A6000 row (—) became an offer")
+	}
+}
+
+// TestParseLambdaPageClusters pins the 1-Click Cluster offers of the fixture: per GPU-hour
+// prices times the smallest cluster (16 GPUs), committed (reserved: neither term is a fixed
+// year), NVSwitch inside the HGX nodes and InfiniBand between them, VRAM from the catalog.
+func TestParseLambdaPageClusters(t *testing.T) {
+	offers, _, err := scrapers.ParseLambdaPage(readTestdata(t, "lambda_pricing.html"), runAug22, scrapers.DefaultLambdaPageURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cluster struct {
+		id              string
+		model           string
+		count           uint16
+		vram            float64
+		perHour, perGPU string
+		priceType       schema.PriceType
+		intra           schema.IntraNode
+		inter           schema.InterNode
+		flags           []schema.DQFlag
+	}
+	var got []cluster
+	for _, o := range offers {
+		if o.PriceType == schema.OnDemand {
+			continue
+		}
+		if o.VCPUs != nil || o.RAMGB != nil || o.DiskGB != nil || o.Region != "" || o.Stock != schema.StockUnknown || o.ValidUntil != nil {
+			t.Errorf("offer %q: host figures, region, stock or valid_until the page does not give: %+v", o.OfferID, o)
+		}
+		got = append(got, cluster{o.OfferID, o.GPUModel, o.GPUCount, o.VRAMGB, o.PriceUSDPerHour.String(), o.PriceUSDPerGPUHour.String(),
+			o.PriceType, o.IntraNode, o.InterNode, o.DQFlags})
+	}
+	missing := []schema.DQFlag{schema.FlagVRAMMissing}
+	want := []cluster{
+		{"1-Click Cluster 16x NVIDIA B200 SXM6 (1 week – 3 months)", "B200-SXM-180GB", 16, 180, "79.84", "4.99", schema.Reserved, schema.IntraNVSwitch, schema.InterInfiniBand, missing},
+		{"1-Click Cluster 16x NVIDIA B200 SXM6 (3 – 12 months)", "B200-SXM-180GB", 16, 180, "71.84", "4.49", schema.Reserved, schema.IntraNVSwitch, schema.InterInfiniBand, missing},
+		{"1-Click Cluster 16x NVIDIA H100 SXM5 (1 week – 3 months)", "H100-SXM-80GB", 16, 80, "43.04", "2.69", schema.Reserved, schema.IntraNVSwitch, schema.InterInfiniBand, missing},
+		{"1-Click Cluster 16x NVIDIA H100 SXM5 (3 – 12 months)", "H100-SXM-80GB", 16, 80, "36.64", "2.29", schema.Reserved, schema.IntraNVSwitch, schema.InterInfiniBand, missing},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(cluster{})); diff != "" {
+		t.Errorf("cluster offers (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseLambdaPageClusterRows edits the fixture's cluster rows: the duration decides the
+// price type (a fixed year or three is a term, anything else reserved, nothing on-demand), the
+// count's lower bound the size, and a row that cannot be read is a problem that leaves the
+// instance offers alone.
+func TestParseLambdaPageClusterRows(t *testing.T) {
+	page := string(readTestdata(t, "lambda_pricing.html"))
+	const (
+		b200Week = "1-Click Cluster 16x NVIDIA B200 SXM6 (1 week – 3 months)"
+		b200Long = "1-Click Cluster 16x NVIDIA B200 SXM6 (3 – 12 months)"
+	)
+	// The B200 table's second row, as the fixture has it, with its duration, count and price.
+	b200Row := func(duration, count, price string) string {
+		return mustReplace(page,
+			`<td data-label="DURATION">3 – 12 months</td><td data-label="GPU COUNT">16 – 2048</td><td data-label="PRICE/GPU/HR*">$4.49</td>`,
+			`<td data-label="DURATION">`+duration+`</td><td data-label="GPU COUNT">`+count+`</td><td data-label="PRICE/GPU/HR*">`+price+`</td>`)
+	}
+	tests := []struct {
+		name    string
+		body    string
+		want    map[string]schema.PriceType // offers that must be there, with their price types
+		absent  []string
+		offers  int    // all offers
+		problem string // in the one problem; "" for none
+	}{
+		{"one year is term_1y", b200Row("1 year", "16 – 2048", "$3.99"),
+			map[string]schema.PriceType{"1-Click Cluster 16x NVIDIA B200 SXM6 (1 year)": schema.Term1Y, b200Week: schema.Reserved}, []string{b200Long}, 21, ""},
+		{"12 months is term_1y", b200Row("12 months", "16 – 2048", "$3.99"),
+			map[string]schema.PriceType{"1-Click Cluster 16x NVIDIA B200 SXM6 (12 months)": schema.Term1Y}, nil, 21, ""},
+		{"three years is term_3y", b200Row("3 Years", "16 – 2048", "$3.49"),
+			map[string]schema.PriceType{"1-Click Cluster 16x NVIDIA B200 SXM6 (3 years)": schema.Term3Y}, nil, 21, ""},
+		{"an open-ended commitment is reserved", b200Row("12+ months", "16 – 2048", "$4.29"),
+			map[string]schema.PriceType{"1-Click Cluster 16x NVIDIA B200 SXM6 (12+ months)": schema.Reserved}, nil, 21, ""},
+		{"spellings of a range name one offer", b200Row("3-12 Months", "16 to 2,048 GPUs", "$4.49"),
+			map[string]schema.PriceType{b200Long: schema.Reserved}, nil, 21, ""},
+		{"a single count and larger clusters", b200Row("3 – 12 months", "32", "$4.49"),
+			map[string]schema.PriceType{"1-Click Cluster 32x NVIDIA B200 SXM6 (3 – 12 months)": schema.Reserved}, []string{b200Long}, 21, ""},
+		{"unpriced", b200Row("3 – 12 months", "16 – 2048", "—"), map[string]schema.PriceType{b200Week: schema.Reserved}, []string{b200Long}, 20, ""},
+		{"contact sales", b200Row("3 – 12 months", "16 – 2048", "Contact sales"), nil, []string{b200Long}, 20, ""},
+		{"a duration that names no commitment", b200Row("On-demand", "16 – 2048", "$4.49"), nil, []string{b200Long}, 20, `DURATION: "On-demand" is not a duration`},
+		{"a range that ends before it starts", b200Row("12 – 3 months", "16 – 2048", "$4.49"), nil, []string{b200Long}, 20, "does not end after its start"},
+		{"a count range upside down", b200Row("3 – 12 months", "2048 – 16", "$4.49"), nil, []string{b200Long}, 20, "GPU COUNT"},
+		{"no count", b200Row("3 – 12 months", "", "$4.49"), nil, []string{b200Long}, 20, "GPU COUNT"},
+		{"heading renamed: the rows are not read", mustReplace(page, ">1-Click Clusters pricing</h2>", ">Reserved capacity</h2>"),
+			nil, []string{b200Week, b200Long}, 17, `rows with a DURATION cell but no "1-Click Clusters" heading`},
+		{"heading without rows", mustReplace(page, `data-label="DURATION"`, `data-label="TERM"`),
+			nil, []string{b200Week, b200Long}, 17, `a "1-Click Clusters" heading but no`},
+		{"a duration cell in an instance tab is not on-demand", mustReplace(page,
+			`<td data-label="VRAM/GPU">96 GB</td>`, `<td data-label="VRAM/GPU">96 GB</td><td data-label="DURATION">1 year</td>`),
+			map[string]schema.PriceType{b200Week: schema.Reserved}, []string{"1x NVIDIA GH200 (96 GB)"}, 20, "a row with a DURATION cell in an instance tab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			offers, problems, err := scrapers.ParseLambdaPage([]byte(tt.body), runAug22, scrapers.DefaultLambdaPageURL)
+			checkParsed(t, scrapers.LambdaName, runAug22, offers, problems, err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID := map[string]schema.Offer{}
+			for _, o := range offers {
+				byID[o.OfferID] = o
+			}
+			for id, pt := range tt.want {
+				if o, ok := byID[id]; !ok || o.PriceType != pt {
+					t.Errorf("offer %q: %v (there: %v), want price type %s", id, o.PriceType, ok, pt)
+				}
+			}
+			for _, id := range tt.absent {
+				if _, ok := byID[id]; ok {
+					t.Errorf("offer %q should not be there", id)
+				}
+			}
+			if len(offers) != tt.offers {
+				t.Errorf("%d offers, want %d", len(offers), tt.offers)
+			}
+			switch {
+			case tt.problem == "" && len(problems) != 0:
+				t.Errorf("problems %v, want none", problems)
+			case tt.problem != "" && (len(problems) != 1 || !strings.Contains(problems[0].Error(), tt.problem)):
+				t.Errorf("problems %v, want one with %q", problems, tt.problem)
+			}
+		})
 	}
 }
 
@@ -412,8 +538,8 @@ func TestLambdaPageFetchMisbehaving(t *testing.T) {
 			}, nil)
 			res, err := l.Fetch(context.Background(), runAug22)
 			checkFetch(t, scrapers.LambdaName, res, err, mb.wantErr, mb.wantAttempts)
-			if mb.wantErr == nil && len(res.Offers) != 17 {
-				t.Errorf("%d offers, want 17", len(res.Offers))
+			if mb.wantErr == nil && len(res.Offers) != 21 {
+				t.Errorf("%d offers, want 21", len(res.Offers))
 			}
 			if n := apiHits.Load(); n != 0 {
 				t.Errorf("the API was called %d times without a key", n)
