@@ -5,8 +5,8 @@ import "fmt"
 // PriceType is how an offer is billed.
 type PriceType string
 
-// Price types. Reserved and term prices are kept for imports of published tables; the
-// scrapers record on-demand and spot.
+// Price types. Reserved and term prices come from imports of published tables and from
+// Lambda's 1-Click Cluster rows; every other scraped price is on-demand or spot.
 const (
 	OnDemand PriceType = "on_demand" // pay per hour, no interruption
 	Spot     PriceType = "spot"      // interruptible / bid / community-spot capacity

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,13 +54,16 @@ import (
 //     other than a10 and 8x H100 are placeholders, as §3.7 says.
 //   - lambda_instance_types_traps.json (§3.5): a 1.5.3-format record (no specs.gpus, price as the
 //     string "80"), the spec's "Example GPU" (unknown name), a negative price, the gdr variant,
-//     and a CPU type without specs.gpus.
-//   - lambda_pricing.html (§3.6): lambda.ai/pricing (1-Click Cluster tables first, the "Instances
-//     pricing" heading, 8x/4x/2x/1x tabs paired to tabpanels, <tr data-plan> rows with data-label
-//     cells, "—" for unpriced, hash-suffixed classes, an escaped copy of the rows in
-//     window.__islands). B200 prices are the live ones of §3.6; the others are the API cents per
-//     GPU of the fixture above; vCPU/RAM/storage of the smaller B200 and A6000 sizes are
-//     placeholders.
+//     a CPU type without specs.gpus, and capacity lists with a region twice, a blank name, a name
+//     that is markup, and only a nameless region (§3.4).
+//   - lambda_pricing.html (§3.6): lambda.ai/pricing (1-Click Cluster tables first: tabs per GPU
+//     model, <tr data-plan> rows with DURATION, GPU COUNT and PRICE/GPU/HR* cells, 16 – 2048 B200
+//     and 16 – 512 H100 for 1 week – 3 months or 3 – 12 months; then the "Instances pricing"
+//     heading, 8x/4x/2x/1x tabs paired to tabpanels, <tr data-plan> rows with data-label cells,
+//     "—" for unpriced, hash-suffixed classes, an escaped copy of the rows in window.__islands).
+//     B200 instance prices are the live ones of §3.6; the other instance prices are the API
+//     cents per GPU of the fixture above, and the cluster prices are illustrative; vCPU/RAM/
+//     storage of the smaller B200 and A6000 sizes are placeholders.
 //   - lambda_pricing_changed.html: the same page redesigned as cards (no tabs, no data-plan).
 //   - coreweave_pricing.html (§4.2, §4.7): the pricing page with every GPU row and value (NA and
 //     EU), the CPU section after it, footnotes.
@@ -258,7 +262,11 @@ func checkParsed(t *testing.T, provider string, run schema.Run, offers []schema.
 		if o.GPUModel == "" && !o.HasFlag(schema.FlagUnknownGPU) {
 			t.Fatalf("offer %q: unknown GPU %q without flag", o.OfferID, o.GPUNameRaw)
 		}
-		if o.PriceType != schema.OnDemand && o.PriceType != schema.Spot {
+		// On-demand or spot, but for the 1-Click Clusters of Lambda's page (the only Lambda offers
+		// with InfiniBand), which are committed and only that.
+		committed := o.PriceType != schema.OnDemand && o.PriceType != schema.Spot
+		cluster := provider == scrapers.LambdaName && o.InterNode == schema.InterInfiniBand && strings.HasPrefix(o.OfferID, "1-Click Cluster ")
+		if !slices.Contains(schema.PriceTypes, o.PriceType) || committed != cluster {
 			t.Fatalf("offer %q: price type %q", o.OfferID, o.PriceType)
 		}
 	}

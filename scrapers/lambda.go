@@ -35,7 +35,7 @@ const (
 )
 
 // ParseLambda parses a response of the Lambda Cloud API's GET /api/v1/instance-types into offers:
-// one on-demand offer per GPU instance type, sorted by instance type.
+// on-demand offers of every GPU instance type, one per region with capacity, sorted by offer id.
 //
 // Units (docs/providers.md §3.3–3.4, §5): price_cents_per_hour is US cents per instance, so
 // the offer price is cents/100 and the per-GPU price that divided by specs.gpus. The GPU count
@@ -45,18 +45,21 @@ const (
 // description text ("(80 GB SXM5)"), and the form factor from its suffix. memory_gib and
 // storage_gib are GiB and are recorded as decimal GB.
 //
-// Regions: Lambda charges the same price in every region, and regions_with_capacity_available
-// only says where an instance can be launched right now (often nowhere). So the offer is one per
-// instance type with an empty Region (offer_id = instance type, as docs/analysts.md has it),
-// never dropped for lack of capacity: Stock is schema.StockNone when no region has capacity and
-// schema.StockUnknown (available, amount not published) otherwise. The region list itself has
-// no column in schema.Offer.
+// Regions: regions_with_capacity_available names the regions where the type can be launched
+// right now, at the one price Lambda charges everywhere. Each of them gets an offer of its own,
+// with Region the region's name and offer id "<instance type>/<region>" (the identity,
+// schema.Key, has no region, so one id per region keeps them apart), and Stock
+// schema.StockUnknown: available, the amount not published. A type with capacity nowhere (an
+// empty list, often) is still priced: one offer with the instance type as its id, an empty
+// Region and Stock schema.StockNone. Country is left empty: the API names no country code, and
+// schema derives the continent from the region name (Offer.Continent). A region entry whose
+// name is empty or not a region id is a problem and left out; a region listed twice counts once.
 //
 // CPU-only types (no GPU) are skipped. A GPU record that cannot be priced is left out and
-// reported in problems, and so is a second record under the same key; the returned error is
-// set only when the body as a whole is unusable (cut short: ErrIncomplete; not JSON, trailing
-// data, an API error object or no data: ErrLayoutChanged; no GPU offer at all: ErrNoOffers;
-// more than MaxOffers).
+// reported in problems, and so is a second record under the same key or offer id; the returned
+// error is set only when the body as a whole is unusable (cut short: ErrIncomplete; not JSON,
+// trailing data, an API error object or no data: ErrLayoutChanged; no GPU offer at all:
+// ErrNoOffers; more than MaxOffers instance types or offers).
 func ParseLambda(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	types := &lambdaTypes{run: run, sourceURL: sourceURL, seen: map[string]bool{}}
@@ -72,13 +75,19 @@ func ParseLambda(body []byte, run schema.Run, sourceURL string) (offers []schema
 	}
 	// The data object is a map: its order is not stable, so records are taken in key order.
 	slices.SortStableFunc(types.records, func(a, b lambdaRecord) int { return strings.Compare(a.key, b.key) })
+	ids := map[string]bool{}
 	for _, r := range types.records {
-		if r.err != nil {
-			problems = append(problems, r.err)
-		} else {
-			offers = append(offers, r.offer)
+		problems = append(problems, r.problems...)
+		for _, o := range r.offers {
+			if ids[o.OfferID] {
+				problems = append(problems, fmt.Errorf("offer id %q: listed twice", clip(o.OfferID, 80)))
+				continue
+			}
+			ids[o.OfferID] = true
+			offers = append(offers, o)
 		}
 	}
+	sortOffers(offers) // by offer id: a type's regions together, in name order
 	if len(offers) == 0 {
 		return nil, problems, fmt.Errorf("%w: %d instance types, no priced GPU instance type", ErrNoOffers, types.n)
 	}
@@ -100,14 +109,15 @@ type lambdaTypes struct {
 	sourceURL string
 	found     bool
 	n         int // members
+	offers    int // offers in records
 	seen      map[string]bool
-	records   []lambdaRecord // a GPU offer or a problem per member, CPU-only types left out
+	records   []lambdaRecord // the offers and problems of each member, CPU-only types left out
 }
 
 type lambdaRecord struct {
-	key   string
-	offer schema.Offer
-	err   error
+	key      string
+	offers   []schema.Offer // one per region with capacity, or one without a region
+	problems []error
 }
 
 func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
@@ -117,7 +127,7 @@ func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("%w: more than %d instance types", ErrTooManyOffers, MaxOffers)
 		}
 		if t.seen[key] {
-			t.records = append(t.records, lambdaRecord{key: key, err: fmt.Errorf("instance type %q: listed twice", clip(key, 60))})
+			t.records = append(t.records, lambdaRecord{key: key, problems: []error{fmt.Errorf("instance type %q: listed twice", clip(key, 60))}})
 			return nil
 		}
 		t.seen[key] = true
@@ -126,8 +136,15 @@ func (t *lambdaTypes) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("%w: instance type %q: %w", ErrLayoutChanged, clip(key, 60), err)
 		}
 		o, ok, err := lambdaOffer(key, it, t.run, t.sourceURL)
-		if err != nil || ok {
-			t.records = append(t.records, lambdaRecord{key: key, offer: o, err: err})
+		switch {
+		case err != nil:
+			t.records = append(t.records, lambdaRecord{key: key, problems: []error{err}})
+		case ok:
+			offers, problems := lambdaRegionOffers(o, it.Regions)
+			if t.offers += len(offers); t.offers > MaxOffers {
+				return fmt.Errorf("%w: more than %d offers", ErrTooManyOffers, MaxOffers)
+			}
+			t.records = append(t.records, lambdaRecord{key: key, offers: offers, problems: problems})
 		}
 		return nil
 	})
@@ -148,10 +165,14 @@ type lambdaItem struct {
 			GPUs       json.RawMessage `json:"gpus"` // absent in spec 1.5.3
 		} `json:"specs"`
 	} `json:"instance_type"`
-	Regions []struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	} `json:"regions_with_capacity_available"`
+	Regions []lambdaRegion `json:"regions_with_capacity_available"`
+}
+
+// lambdaRegion is an entry of regions_with_capacity_available: {"name": "us-east-1",
+// "description": "Virginia, USA"}.
+type lambdaRegion struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 var (
@@ -162,7 +183,8 @@ var (
 	lambdaCPUOnlyRe = regexp.MustCompile(`(?i)\bCPU\b`)
 )
 
-// lambdaOffer turns one instance type into an offer. ok is false for CPU-only types.
+// lambdaOffer turns one instance type into its offer, before regions (lambdaRegionOffers): id
+// the instance type, no region, Stock unknown. ok is false for CPU-only types.
 func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
 	t := it.InstanceType
 	if t == nil {
@@ -251,21 +273,58 @@ func lambdaOffer(key string, it lambdaItem, run schema.Run, sourceURL string) (o
 	}
 	run.Stamp(&o)
 	o.SetPrice(cents.Shift(-2)) // cents per instance, exact
-	if len(it.Regions) == 0 {
-		o.Stock = schema.StockNone
-	}
 	// The instance type name can carry what the description lacks (gpu_8x_a100_80gb_sxm4).
 	match := applyGPU(&o, LambdaName, raw, vram, id)
 	o.IntraNode = lambdaIntraNode(form, match, count)
 	return o, true, nil
 }
 
+// lambdaRegionRe is what a region name looks like ("us-east-1", "europe-central-1", the 1.5.3
+// examples' "us-tx-1"); anything else is kept out of offer ids and the region column.
+var lambdaRegionRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// lambdaRegionOffers returns o once per region of its regions_with_capacity_available, in the
+// order of region names: id "<instance type>/<region>", Region the region's name, Stock unknown
+// (available, amount not published). Without capacity anywhere it is o alone, with Stock none.
+// An entry without a usable name is a problem; if no entry has one, o is returned alone with
+// its Stock unknown (capacity somewhere, but not where).
+func lambdaRegionOffers(o schema.Offer, regions []lambdaRegion) (offers []schema.Offer, problems []error) {
+	if len(regions) == 0 {
+		o.Stock = schema.StockNone
+		return []schema.Offer{o}, nil
+	}
+	var names []string
+	for _, r := range regions {
+		name := strings.TrimSpace(r.Name)
+		switch {
+		case name == "":
+			problems = append(problems, fmt.Errorf("instance type %q: a region with capacity has no name", clip(o.OfferID, 60)))
+		case !lambdaRegionRe.MatchString(name):
+			problems = append(problems, fmt.Errorf("instance type %q: region %q is not a region name", clip(o.OfferID, 60), clip(name, 40)))
+		case !slices.Contains(names, name):
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return []schema.Offer{o}, problems
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ro := o
+		ro.OfferID = o.OfferID + "/" + name
+		ro.Region = name
+		ro.DQFlags = slices.Clone(o.DQFlags) // each offer its own flags
+		offers = append(offers, ro)
+	}
+	return offers, problems
+}
+
 // lambdaIntraNode infers the GPU-to-GPU link inside a Lambda instance. Lambda's SXM instance
 // types (SXM4/5/6, any count) are whole or partial HGX boards, whose GPUs are linked through
 // NVSwitch; "PCIe" in the description means PCIe only. Without a form in the text, a catalog
 // PCIe card without NVLink is PCIe only, and anything else is unknown (an NVLink bridge may or
-// may not be fitted). Lambda publishes nothing about the network between instances, so the
-// inter-node class is left unknown.
+// may not be fitted). Lambda publishes nothing about the network between instances, so their
+// inter-node class is left unknown; a 1-Click Cluster's is InfiniBand (lambdaClusterOffer).
 func lambdaIntraNode(form string, m gpus.Match, count int) schema.IntraNode {
 	switch {
 	case strings.HasPrefix(form, "sxm"):
@@ -322,24 +381,35 @@ func lambdaSpec(raw json.RawMessage, f float64) *float64 {
 }
 
 // ParseLambdaPage parses Lambda's public pricing page (https://lambda.ai/pricing,
-// docs/providers.md §3.6) into on-demand offers: one per row of the instance tables, which come
-// after the "Instances pricing" heading, one tab per GPU count (8x, 4x, 2x, 1x) whose tabpanel
-// holds rows <tr data-plan="NVIDIA B200 SXM6"> with <td data-label="…"> cells.
+// docs/providers.md §3.6) into offers of two kinds.
 //
-// The page prices per GPU (PRICE/GPU/HR*, before sales tax), so the offer price is that times
-// the tab's GPU count. The committed 1-Click Cluster tables before the heading, and the
-// unicode-escaped copies of the tables inside window.__islands scripts, are not read; neither
-// are hash-suffixed class names. An unpriced cell ("—") means the size is not sold. RAM and
-// STORAGE are GiB/TiB and are recorded as decimal GB.
+// On-demand offers: one per row of the instance tables, which come after the "Instances
+// pricing" heading, one tab per GPU count (8x, 4x, 2x, 1x) whose tabpanel holds rows
+// <tr data-plan="NVIDIA B200 SXM6"> with <td data-label="…"> cells. The page prices per GPU
+// (PRICE/GPU/HR*, before sales tax), so the offer price is that times the tab's GPU count. RAM
+// and STORAGE are GiB/TiB and are recorded as decimal GB. The offer id is
+// "<count>x <data-plan> (<VRAM/GPU>)", e.g. "8x NVIDIA B200 SXM6 (180 GB)": the page carries no
+// instance type name, and guessing the API's would silently merge two sources.
 //
-// The offer id is "<count>x <data-plan> (<VRAM/GPU>)", e.g. "8x NVIDIA B200 SXM6 (180 GB)": the
-// page carries no instance type name, and guessing the API's would silently merge two sources.
+// Committed offers: one per priced row of the 1-Click Cluster tables (lambdaClusterOffer),
+// whose cells are DURATION, GPU COUNT and PRICE/GPU/HR*, e.g. 1 week – 3 months, 16 – 2048 GPUs,
+// $4.99 per GPU-hour for B200. The offer is the smallest cluster sold, GPU COUNT's lower bound,
+// priced at the per-GPU price times that count; its price type is the commitment DURATION says
+// (lambdaTerm: reserved, or term_1y / term_3y for a fixed year or three), never on-demand; the
+// id is "1-Click Cluster <count>x <data-plan> (<duration>)". The tables give no VRAM or host
+// figures, so VRAM is the catalog's (flagged vram_missing). A 1-Click Cluster is Lambda's
+// multi-node product: HGX nodes (intra-node from the form in data-plan, as for instances)
+// joined by InfiniBand, so the inter-node class is InfiniBand.
+//
+// The unicode-escaped copies of the tables inside window.__islands scripts are not read, and
+// neither are hash-suffixed class names. An unpriced cell ("—") means the size is not sold.
 //
 // The page must be whole (checkPage: it ends with </html>, its tables are closed) before it is
 // read, else the error wraps ErrIncomplete: a cut page would otherwise lose its last tabs'
-// rows. A page without the heading, the tabs, a tab panel without rows, or no priced row at
-// all is a layout change and returns an error wrapping ErrLayoutChanged, never an empty
-// success.
+// rows. A page without the instances heading, the tabs, a tab panel without rows, or no priced
+// row at all is a layout change and returns an error wrapping ErrLayoutChanged, never an empty
+// success. The cluster tables are a part of their own: when they cannot be read (rows without
+// their heading, a heading without rows) that is a problem next to the instance offers.
 func ParseLambdaPage(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
 	defer func() { problems, err = sourceErrors(LambdaName, capProblems(problems)), sourceError(LambdaName, err) }()
 	if err := checkPage(body); err != nil {
@@ -349,19 +419,26 @@ func ParseLambdaPage(body []byte, run schema.Run, sourceURL string) (offers []sc
 	if err != nil {
 		return nil, nil, fmt.Errorf("pricing page: parse html: %w", err)
 	}
-	// Walk headings and tabs in document order: only tabs after the instances heading count.
+	// Walk headings and tabs in document order: the instance tabs are those after the instances
+	// heading, up to a 1-Click Clusters heading if one follows.
 	var (
-		anchors int
-		tabs    []*goquery.Selection
+		anchors, clusterHeadings int
+		inInstances              bool
+		tabs                     []*goquery.Selection
 	)
 	doc.Find("h2, button[role=tab]").Each(func(_ int, s *goquery.Selection) {
 		if goquery.NodeName(s) == "h2" {
-			if strings.EqualFold(normalizeSpace(s.Text()), "Instances pricing") {
+			switch text := normalizeSpace(s.Text()); {
+			case strings.EqualFold(text, "Instances pricing"):
 				anchors++
+				inInstances = true
+			case lambdaClustersRe.MatchString(text):
+				clusterHeadings++
+				inInstances = false
 			}
 			return
 		}
-		if anchors > 0 {
+		if inInstances {
 			tabs = append(tabs, s)
 		}
 	})
@@ -376,7 +453,22 @@ func ParseLambdaPage(body []byte, run schema.Run, sourceURL string) (offers []sc
 
 	rows, unpriced := 0, 0
 	seen := map[string]bool{}
+	add := func(o schema.Offer, ok bool, err error) {
+		rows++
+		switch {
+		case err != nil:
+			problems = append(problems, err)
+		case !ok:
+			unpriced++
+		case seen[o.OfferID]:
+			problems = append(problems, fmt.Errorf("pricing page: duplicate row %q", clip(o.OfferID, 80)))
+		default:
+			seen[o.OfferID] = true
+			offers = append(offers, o)
+		}
+	}
 	labels := map[string]bool{}
+	var panels []*goquery.Selection // the instance tabs' panels
 	for _, tab := range tabs {
 		label := normalizeSpace(tab.Text())
 		m := lambdaTabRe.FindStringSubmatch(label)
@@ -399,50 +491,78 @@ func ParseLambdaPage(body []byte, run schema.Run, sourceURL string) (offers []sc
 			return nil, nil, fmt.Errorf("pricing page: %w: tab %q twice", ErrLayoutChanged, clip(label, 40))
 		}
 		labels[label] = true
+		panels = append(panels, panel)
 		trs := panel.Find("tr[data-plan]")
 		if trs.Length() == 0 {
 			return nil, nil, fmt.Errorf("pricing page: %w: the panel of tab %q has no <tr data-plan> rows", ErrLayoutChanged, clip(label, 40))
 		}
 		trs.Each(func(_ int, tr *goquery.Selection) {
-			rows++
-			o, ok, err := lambdaPageOffer(tr, count, run, sourceURL)
-			switch {
-			case err != nil:
-				problems = append(problems, err)
-			case !ok:
-				unpriced++
-			case seen[o.OfferID]:
-				problems = append(problems, fmt.Errorf("pricing page: duplicate row %q", clip(o.OfferID, 80)))
-			default:
-				seen[o.OfferID] = true
-				offers = append(offers, o)
-			}
+			add(lambdaPageOffer(tr, lambdaCells(tr), count, run, sourceURL))
 		})
 	}
+
+	// The cluster rows: rows with a DURATION cell, wherever they are outside the instance panels.
+	var clusterRows []*goquery.Selection
+	doc.Find("tr[data-plan]").Each(func(_ int, tr *goquery.Selection) {
+		if _, term := lambdaCells(tr)["DURATION"]; !term {
+			return
+		}
+		for _, p := range panels {
+			if p.Contains(tr.Get(0)) {
+				return // lambdaPageOffer reported it
+			}
+		}
+		clusterRows = append(clusterRows, tr)
+	})
+	switch {
+	case clusterHeadings == 0 && len(clusterRows) > 0:
+		problems = append(problems, fmt.Errorf("pricing page: %w: %d rows with a DURATION cell but no \"1-Click Clusters\" heading: not read", ErrLayoutChanged, len(clusterRows)))
+	case clusterHeadings > 0 && len(clusterRows) == 0:
+		problems = append(problems, fmt.Errorf("pricing page: %w: a \"1-Click Clusters\" heading but no <tr data-plan> row with a DURATION cell", ErrLayoutChanged))
+	default:
+		for _, tr := range clusterRows {
+			add(lambdaClusterOffer(tr, lambdaCells(tr), run, sourceURL))
+		}
+	}
+
 	if err := offerCap(len(offers), MaxOffers); err != nil {
 		return nil, nil, fmt.Errorf("pricing page: %w", err)
 	}
 	if len(offers) == 0 {
 		return nil, problems, fmt.Errorf("pricing page: %w: %d rows (%d unpriced), no priced offer", ErrNoOffers, rows, unpriced)
 	}
-	sortOffers(offers) // one offer per id (seen), all on-demand: by offer id
+	sortOffers(offers) // one offer per id (seen): by offer id
 	return offers, problems, nil
 }
 
-var lambdaTabRe = regexp.MustCompile(`^(\d+)\s*[xX×]$`)
+var (
+	lambdaTabRe      = regexp.MustCompile(`^(\d+)\s*[xX×]$`)
+	lambdaClustersRe = regexp.MustCompile(`(?i)\b1[-‑]?\s*Click\s+Clusters?\b`)
+)
 
-// lambdaPageOffer turns one pricing-page row into an offer; ok is false for an unpriced row.
-func lambdaPageOffer(tr *goquery.Selection, count int, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
-	plan, _ := tr.Attr("data-plan")
-	plan = normalizeSpace(plan)
+// lambdaCells maps a row's cells by their data-label, upper case, a trailing "*" dropped
+// ("PRICE/GPU/HR*" is PRICE/GPU/HR), to their text.
+func lambdaCells(tr *goquery.Selection) map[string]string {
 	cells := map[string]string{}
 	tr.Find("td[data-label]").Each(func(_ int, td *goquery.Selection) {
 		l, _ := td.Attr("data-label")
 		cells[strings.ToUpper(strings.TrimRight(normalizeSpace(l), "*"))] = normalizeSpace(td.Text())
 	})
+	return cells
+}
+
+// lambdaPageOffer turns one instance row into an on-demand offer; ok is false for an unpriced
+// row.
+func lambdaPageOffer(tr *goquery.Selection, cells map[string]string, count int, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+	plan, _ := tr.Attr("data-plan")
+	plan = normalizeSpace(plan)
 	where := fmt.Sprintf("pricing page: %dx %q", count, clip(plan, 60))
 	if plan == "" {
 		return o, false, fmt.Errorf("%s: empty data-plan", where)
+	}
+	if _, term := cells["DURATION"]; term {
+		// A committed price among the on-demand ones: never recorded as on-demand.
+		return o, false, fmt.Errorf("%s: %w: a row with a DURATION cell in an instance tab", where, ErrLayoutChanged)
 	}
 	priceText, has := cells["PRICE/GPU/HR"]
 	if !has {
@@ -490,6 +610,142 @@ func lambdaPageOffer(tr *goquery.Selection, count int, run schema.Run, sourceURL
 	return o, true, nil
 }
 
+// lambdaClusterOffer turns one 1-Click Cluster row (cells DURATION, GPU COUNT, PRICE/GPU/HR)
+// into a committed offer for the smallest cluster it sells; ok is false for an unpriced row.
+// A row whose duration or count cannot be read is an error: its price type or size would be
+// a guess.
+func lambdaClusterOffer(tr *goquery.Selection, cells map[string]string, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+	plan, _ := tr.Attr("data-plan")
+	plan = normalizeSpace(plan)
+	where := fmt.Sprintf("pricing page: 1-Click Cluster %q, %q", clip(plan, 60), clip(cells["DURATION"], 40))
+	if plan == "" {
+		return o, false, fmt.Errorf("%s: empty data-plan", where)
+	}
+	priceText, has := cells["PRICE/GPU/HR"]
+	if !has {
+		return o, false, fmt.Errorf("%s: %w: no PRICE/GPU/HR cell", where, ErrLayoutChanged)
+	}
+	perGPU, offered, err := parseUSD(priceText)
+	if err != nil {
+		return o, false, fmt.Errorf("%s: %w", where, err)
+	}
+	if !offered {
+		return o, false, nil
+	}
+	priceType, term, err := lambdaTerm(cells["DURATION"])
+	if err != nil {
+		return o, false, fmt.Errorf("%s: DURATION: %w", where, err)
+	}
+	countText, has := cells["GPU COUNT"]
+	if !has {
+		return o, false, fmt.Errorf("%s: %w: no GPU COUNT cell", where, ErrLayoutChanged)
+	}
+	count, err := lambdaClusterCount(countText)
+	if err != nil {
+		return o, false, fmt.Errorf("%s: GPU COUNT: %w", where, err)
+	}
+	form := ""
+	if m := lambdaFormRe.FindStringSubmatch(plan); m != nil {
+		form = strings.ToLower(m[1])
+	}
+	o = schema.Offer{
+		SourceURL:  sourceURL,
+		Provider:   LambdaName,
+		OfferID:    fmt.Sprintf("1-Click Cluster %dx %s (%s)", count, plan, term),
+		Tier:       schema.TierDatacenter,
+		GPUNameRaw: plan,
+		GPUCount:   uint16(count),
+		PriceType:  priceType,
+		InterNode:  schema.InterInfiniBand, // a 1-Click Cluster's nodes are joined by InfiniBand
+		Stock:      schema.StockUnknown,
+		DQFlags:    []schema.DQFlag{},
+	}
+	run.Stamp(&o)
+	o.SetPricePerGPU(perGPU) // per GPU-hour, for every GPU of the cluster
+	// The cluster tables have no VRAM column: the catalog's, flagged vram_missing.
+	match := applyGPU(&o, LambdaName, plan, 0)
+	o.IntraNode = lambdaIntraNode(form, match, count)
+	return o, true, nil
+}
+
+var lambdaClusterCountRe = regexp.MustCompile(`(?i)^(\d{1,3}(?:,\d{3})+|\d{1,6})\s*(?:\+|(?:-|–|—|to)\s*(\d{1,3}(?:,\d{3})+|\d{1,6}))?(?:\s*GPUs?)?$`)
+
+// lambdaClusterCount reads a GPU COUNT cell ("16 – 2048", "16", "16+", "16 – 2,048 GPUs") and
+// returns its lower bound: the smallest cluster the row's per-GPU price buys.
+func lambdaClusterCount(s string) (int, error) {
+	m := lambdaClusterCountRe.FindStringSubmatch(normalizeSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a GPU count like \"16 – 2048\"", clip(s, 40))
+	}
+	low, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+	if low <= 0 || low > 1<<15 {
+		return 0, fmt.Errorf("%q: implausible GPU count", clip(s, 40))
+	}
+	if m[2] != "" {
+		if high, _ := strconv.Atoi(strings.ReplaceAll(m[2], ",", "")); high < low {
+			return 0, fmt.Errorf("%q: the range ends below its start", clip(s, 40))
+		}
+	}
+	return low, nil
+}
+
+var lambdaTermRe = regexp.MustCompile(`(?i)^(\d{1,3})(\+)?\s*(days?|weeks?|months?|years?)?(\+)?(?:\s*(?:-|–|—|to)\s*(\d{1,3})\s*(days?|weeks?|months?|years?))?$`)
+
+// lambdaTermDays is the length of each unit a DURATION cell uses, for comparing the two ends.
+var lambdaTermDays = map[string]int{"day": 1, "week": 7, "month": 30, "year": 365}
+
+// lambdaTerm reads the commitment a 1-Click Cluster row's DURATION cell names ("1 week – 3
+// months", "3 – 12 months", "1 year", "12+ months") into its price type and its text in one
+// spelling, for the offer id. Exactly one year (or 12 months) is schema.Term1Y, exactly three
+// years (36 months) schema.Term3Y; any other commitment, a range included, is schema.Reserved.
+// A cell that names no commitment is an error, never an on-demand price.
+func lambdaTerm(s string) (schema.PriceType, string, error) {
+	s = normalizeSpace(s)
+	m := lambdaTermRe.FindStringSubmatch(s)
+	if m == nil {
+		return "", "", fmt.Errorf("%q is not a duration like \"1 week – 3 months\"", clip(s, 40))
+	}
+	unit := func(u string) string { return strings.TrimSuffix(strings.ToLower(u), "s") }
+	low, _ := strconv.Atoi(m[1])
+	lowUnit, plus, ranged := unit(m[3]), m[2] != "" || m[4] != "", m[5] != ""
+	spell := func(n int, u string) string {
+		if n == 1 {
+			return fmt.Sprintf("%d %s", n, u)
+		}
+		return fmt.Sprintf("%d %ss", n, u)
+	}
+	switch {
+	case low == 0:
+		return "", "", fmt.Errorf("%q: a commitment of zero", clip(s, 40))
+	case plus && ranged:
+		return "", "", fmt.Errorf("%q is not a duration like \"1 week – 3 months\"", clip(s, 40))
+	case !ranged && lowUnit == "":
+		return "", "", fmt.Errorf("%q: a duration without a unit", clip(s, 40))
+	case plus:
+		return schema.Reserved, fmt.Sprintf("%d+ %ss", low, lowUnit), nil
+	case !ranged:
+		switch {
+		case lowUnit == "year" && low == 1, lowUnit == "month" && low == 12:
+			return schema.Term1Y, spell(low, lowUnit), nil
+		case lowUnit == "year" && low == 3, lowUnit == "month" && low == 36:
+			return schema.Term3Y, spell(low, lowUnit), nil
+		}
+		return schema.Reserved, spell(low, lowUnit), nil
+	}
+	high, _ := strconv.Atoi(m[5])
+	highUnit := unit(m[6])
+	if lowUnit == "" {
+		lowUnit = highUnit // "3 – 12 months"
+	}
+	if low*lambdaTermDays[lowUnit] >= high*lambdaTermDays[highUnit] {
+		return "", "", fmt.Errorf("%q: the range does not end after its start", clip(s, 40))
+	}
+	if lowUnit == highUnit {
+		return schema.Reserved, fmt.Sprintf("%d – %s", low, spell(high, highUnit)), nil
+	}
+	return schema.Reserved, spell(low, lowUnit) + " – " + spell(high, highUnit), nil
+}
+
 // LambdaConfig configures the Lambda source. Zero fields take the defaults.
 type LambdaConfig struct {
 	// APIKey is the Lambda Cloud API key, sent as "Authorization: Bearer <key>". It is a secret:
@@ -505,9 +761,11 @@ type LambdaConfig struct {
 
 // Lambda is the Lambda source. With an API key it reads the instance-types API (ParseLambda);
 // without one it scrapes the public pricing page through colly (ParseLambdaPage), so Lambda
-// still has prices. The two give different offer ids (the instance type, or "8x NVIDIA B200
-// SXM6 (180 GB)"): the page carries no instance type names, and guessing them would silently
-// splice two sources into one price history.
+// still has prices. The two give different offer ids (the instance type and its region,
+// "gpu_8x_b200_sxm6/us-east-1", or "8x NVIDIA B200 SXM6 (180 GB)"): the page carries no
+// instance type names, and guessing them would silently splice two sources into one price
+// history. Only the API says where there is capacity; only the page has the committed
+// 1-Click Cluster prices.
 type Lambda struct {
 	client *Client
 	key    string
