@@ -122,6 +122,7 @@ type offerRecord struct {
 	Stock              string     `parquet:"stock,dict"`
 	Reliability        *float64   `parquet:"reliability,optional"`
 	DQFlags            []string   `parquet:"dq_flags,list"`
+	ParserVersion      string     `parquet:"parser_version,dict"`
 }
 
 func toOfferRecord(o *schema.Offer) offerRecord {
@@ -131,7 +132,7 @@ func toOfferRecord(o *schema.Offer) offerRecord {
 		GPUCount: int32(o.GPUCount), VRAMGB: o.VRAMGB, VCPUs: o.VCPUs, RAMGB: o.RAMGB, DiskGB: o.DiskGB,
 		PriceType: string(o.PriceType), PriceUSDPerHour: micros(o.PriceUSDPerHour), PriceUSDPerGPUHour: micros(o.PriceUSDPerGPUHour),
 		IntraNode: string(o.IntraNode), NVLinkGbps: o.NVLinkGbps, InterNode: string(o.InterNode), Stock: string(o.Stock),
-		Reliability: o.Reliability, DQFlags: make([]string, len(o.DQFlags)),
+		Reliability: o.Reliability, DQFlags: make([]string, len(o.DQFlags)), ParserVersion: o.ParserVersion,
 	}
 	if o.ValidUntil != nil {
 		t := o.ValidUntil.UTC()

@@ -107,8 +107,9 @@ type batchWriter struct {
 	red      *redact.Redactor
 	rejected map[string]int
 	flagged  map[string]int
-	parsed   int // offers the source produced
-	kept     int // offers that passed validation
+	parsed   int    // offers the source produced
+	kept     int    // offers that passed validation
+	parser   string // the source's parser version, stamped on its offers
 
 	sp       *spool
 	buckets  [schema.Buckets][]schema.Offer // offers kept and not yet written, by bucket
@@ -153,6 +154,9 @@ func (w *batchWriter) page(p schema.Page) {
 	}
 	w.parsed += len(p.Offers)
 	offers := w.v.apply(w.run, w.provider, p.Offers, w.rejected, w.flagged)
+	for i := range offers {
+		offers[i].ParserVersion = w.parser
+	}
 	redactOffers(w.red, offers)
 	w.kept += len(offers)
 	if !w.spooling() {

@@ -33,7 +33,9 @@ import (
 // pipeline's to set. A source that reads many pages hands each over as it reads it
 // (run.Keep): the pipeline writes it to the spool and the source keeps nothing of it, so a
 // run's memory does not grow with the market; what a source returns in its Extract instead is
-// taken the same way. The scrapers' sources are Sources as they are.
+// taken the same way. A source that names its parser (a ParserVersion() string method) has it
+// recorded on every offer it produced (schema.Offer.ParserVersion), whatever the offer said.
+// The scrapers' sources are Sources as they are.
 type Source interface {
 	Name() string
 	Fetch(ctx context.Context, run schema.Run) (schema.Extract, error)
@@ -350,7 +352,11 @@ func (r *Runner) extract(ctx context.Context, run schema.Run, sp *spool, prev ma
 	for i, s := range r.sources {
 		g.Go(func() error {
 			v := &validator{maxPrice: r.cfg.MaxPricePerGPUHour, outlierFactor: r.cfg.OutlierFactor, prev: prev[s.Name()]}
-			out[i] = r.fetch(ctx, s, run, newBatchWriter(sp, run, s.Name(), v, r.opts.Redactor))
+			w := newBatchWriter(sp, run, s.Name(), v, r.opts.Redactor)
+			if p, ok := s.(interface{ ParserVersion() string }); ok {
+				w.parser = p.ParserVersion()
+			}
+			out[i] = r.fetch(ctx, s, run, w)
 			return nil
 		})
 	}

@@ -31,6 +31,14 @@ import (
 // MaxBytes bounds a table: it is kept whole as a raw payload.
 const MaxBytes = 64 << 20
 
+// parserDate is when this reader last changed what it derives from the same table: bump it with
+// any such change, so rows imported before can be told apart.
+const parserDate = "2026-12-01"
+
+// ParserVersion names this reader and the GPU catalog it resolves with, as the rows it imports
+// record them (schema.Offer.ParserVersion).
+func ParserVersion() string { return gpus.WithRevision("pricetable/" + parserDate) }
+
 // Options are what a table is checked against, beyond its format.
 type Options struct {
 	// Pipeline is the configuration a scrape checks its offers with, and so every row
@@ -194,7 +202,7 @@ func Parse(path string, data []byte, opts Options) (schema.Import, error) {
 			return ""
 		}
 		before := len(errs)
-		o := schema.Offer{RunID: imp.RunID, SourceURL: "import:" + name, Tier: schema.TierDatacenter, GPUCount: 1}
+		o := schema.Offer{RunID: imp.RunID, SourceURL: "import:" + name, Tier: schema.TierDatacenter, GPUCount: 1, ParserVersion: ParserVersion()}
 
 		o.Provider = cell("provider")
 		if !selection.IsProviderName(o.Provider) {

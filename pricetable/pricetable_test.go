@@ -68,7 +68,11 @@ func TestParse(t *testing.T) {
 			GPUModel: "H100-SXM-80GB", GPUNameRaw: "NVIDIA H100 SXM5 80GB", GPUCount: 8, VRAMGB: 80,
 			PriceType: schema.OnDemand, PriceUSDPerHour: decimal.RequireFromString("55.04"), PriceUSDPerGPUHour: decimal.RequireFromString("6.88"),
 			IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown,
-			DQFlags: []schema.DQFlag{schema.FlagVRAMMissing}} // the row gives no vram_gb: flagged as a scrape flags it
+			DQFlags:       []schema.DQFlag{schema.FlagVRAMMissing}, // the row gives no vram_gb: flagged as a scrape flags it
+			ParserVersion: pricetable.ParserVersion()}
+		if v := o.ParserVersion; !strings.HasPrefix(v, "pricetable/") || !strings.Contains(v, " gpus/") {
+			t.Errorf("parser version %q, want pricetable/<date> gpus/<catalog>", v)
+		}
 		if diff := cmp.Diff(want, o, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
 			t.Errorf("second row (-want +got):\n%s", diff)
 		}

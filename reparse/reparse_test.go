@@ -286,7 +286,7 @@ type testStore struct {
 	dsn string
 }
 
-func openStore(t *testing.T) testStore {
+func openStore(t testing.TB) testStore {
 	t.Helper()
 	dsn := storetest.DSN(t)
 	st, err := store.Open(context.Background(), dsn, store.Options{})

@@ -55,6 +55,11 @@ type Offer struct {
 	// Quality.
 	Reliability *float64 `json:"reliability"` // 0..1 where the provider publishes one (Vast)
 	DQFlags     []DQFlag `json:"dq_flags"`
+
+	// ParserVersion names the parser that derived the row from its source's payload, and the GPU
+	// catalog it resolved the model with (scrapers.ParserVersion), so rows of an older parser
+	// can be found and re-derived (gpucost reparse). Empty for rows stored before it was recorded.
+	ParserVersion string `json:"parser_version"`
 }
 
 // Key identifies the same offer across scrapes: a price change is a change of price under the

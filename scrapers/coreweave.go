@@ -364,6 +364,9 @@ func NewCoreWeave(client *Client, cfg CoreWeaveConfig, logger *slog.Logger) *Cor
 // Name returns "coreweave".
 func (c *CoreWeave) Name() string { return CoreWeaveName }
 
+// ParserVersion names the parser of its offers (ParserVersion).
+func (c *CoreWeave) ParserVersion() string { return ParserVersion(CoreWeaveName) }
+
 // Fetch fetches the pricing page and parses it (see ParseCoreWeave). Rows that failed to parse
 // are in Extract.Problems; a page whose layout changed is an error wrapping ErrLayoutChanged.
 func (c *CoreWeave) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {

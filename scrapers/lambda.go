@@ -796,6 +796,9 @@ func NewLambda(client *Client, cfg LambdaConfig, logger *slog.Logger) *Lambda {
 // Name returns "lambda".
 func (l *Lambda) Name() string { return LambdaName }
 
+// ParserVersion names the parser of its offers (ParserVersion).
+func (l *Lambda) ParserVersion() string { return ParserVersion(LambdaName) }
+
 // Fetch fetches Lambda's prices: the instance-types API when a key is configured, else the
 // public pricing page.
 func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {

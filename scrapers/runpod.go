@@ -54,6 +54,9 @@ func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
 // Name returns "runpod".
 func (r *RunPod) Name() string { return RunPodName }
 
+// ParserVersion names the parser of its offers (ParserVersion).
+func (r *RunPod) ParserVersion() string { return ParserVersion(RunPodName) }
+
 // Fetch posts the gpuTypes query once and parses the answer.
 func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	ctx, attempts := WithAttemptCounter(ctx)

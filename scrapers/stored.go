@@ -52,6 +52,9 @@ func parseLambdaStored(body []byte, run schema.Run, sourceURL string) ([]schema.
 // Name returns the provider's name.
 func (s *Stored) Name() string { return s.provider }
 
+// ParserVersion names today's parser of the provider, which derives the offers (ParserVersion).
+func (s *Stored) ParserVersion() string { return ParserVersion(s.provider) }
+
 // Fetch parses the stored payloads in the order they were fetched. A payload that does not
 // parse is a problem of the run, as a failed page is of a fetch; none parsing is its error.
 func (s *Stored) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {

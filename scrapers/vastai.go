@@ -93,6 +93,9 @@ func NewVast(client *Client, cfg VastConfig, logger *slog.Logger) *Vast {
 // Name returns "vastai".
 func (v *Vast) Name() string { return VastName }
 
+// ParserVersion names the parser of its offers (ParserVersion).
+func (v *Vast) ParserVersion() string { return ParserVersion(VastName) }
+
 // vastSlice is one query: a gpu_name filter and optionally a num_gpus filter.
 type vastSlice struct {
 	label   string

@@ -183,7 +183,7 @@ func TestMigrateFinalizesTheDaysStoredBeforeIt(t *testing.T) {
 	day1 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	s := openClockStore(t, day1.AddDate(0, 0, 2).Add(12*time.Hour))
 	ctx := context.Background()
-	if _, err := s.MigrateFS(ctx, migrationsBefore(t, 12)); err != nil {
+	if _, err := s.MigrateFS(ctx, migrationsBefore(t, 12, parserVersionMigration)); err != nil {
 		t.Fatal(err)
 	}
 	var stored []schema.Offer

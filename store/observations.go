@@ -79,7 +79,7 @@ func (sc *offerScanner) scanOffer(rows driver.Rows, o *schema.Offer) error {
 	sc.dest = append(sc.dest[:0], &o.ObservedAt, &o.ValidUntil, &o.RunID, &o.SourceURL, &o.Provider, &o.OfferID, &sc.tier, &o.Region, &o.Country,
 		&o.GPUModel, &o.GPUNameRaw, &o.GPUCount, &o.VRAMGB, &o.VCPUs, &o.RAMGB, &o.DiskGB,
 		&sc.priceType, &o.PriceUSDPerHour, &o.PriceUSDPerGPUHour,
-		&sc.intra, &o.NVLinkGbps, &sc.inter, &o.AvailableCount, &sc.stock, &o.Reliability, &sc.flags)
+		&sc.intra, &o.NVLinkGbps, &sc.inter, &o.AvailableCount, &sc.stock, &o.Reliability, &sc.flags, &o.ParserVersion)
 	if err := rows.Scan(sc.dest...); err != nil {
 		return fmt.Errorf("scanning a row: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 const offerColumns = `observed_at, valid_until, run_id, source_url, provider, offer_id, tier, region, country,
 	gpu_model, gpu_name_raw, gpu_count, vram_gb, vcpus, ram_gb, disk_gb,
 	price_type, price_usd_per_hour, price_usd_per_gpu_hour,
-	intra_node, nvlink_gbps, inter_node, available_count, stock, reliability, dq_flags`
+	intra_node, nvlink_gbps, inter_node, available_count, stock, reliability, dq_flags, parser_version`
 
 // InsertOffers writes offers as one batch, tagged with the run id in system.query_log, as they
 // are: nothing checks what is stored already (CompleteBatch does). An empty slice writes nothing.
@@ -133,6 +133,7 @@ type offerBlock struct {
 	stock       []string
 	reliability []*float64
 	dqFlags     [][]string
+	parser      []string
 }
 
 // fill sets the block to offers and returns its columns.
@@ -143,6 +144,7 @@ func (c *offerBlock) fill(offers []schema.Offer) []any {
 	c.vcpus, c.ramGB, c.diskGB, c.priceType = c.vcpus[:0], c.ramGB[:0], c.diskGB[:0], c.priceType[:0]
 	c.price, c.pricePerGPU, c.intraNode, c.nvlinkGbps = c.price[:0], c.pricePerGPU[:0], c.intraNode[:0], c.nvlinkGbps[:0]
 	c.interNode, c.available, c.stock, c.reliability, c.dqFlags = c.interNode[:0], c.available[:0], c.stock[:0], c.reliability[:0], c.dqFlags[:0]
+	c.parser = c.parser[:0]
 	for i := range offers {
 		o := &offers[i]
 		c.observedAt = append(c.observedAt, o.ObservedAt.UTC())
@@ -180,11 +182,12 @@ func (c *offerBlock) fill(offers []schema.Offer) []any {
 			flags[j] = string(f)
 		}
 		c.dqFlags = append(c.dqFlags, flags)
+		c.parser = append(c.parser, o.ParserVersion)
 	}
 	return []any{c.observedAt, c.validUntil, c.runIDs, c.sourceURL, c.provider, c.offerID, c.tier, c.region, c.country,
 		c.gpuModel, c.gpuNameRaw, c.gpuCount, c.vramGB, c.vcpus, c.ramGB, c.diskGB,
 		c.priceType, c.price, c.pricePerGPU,
-		c.intraNode, c.nvlinkGbps, c.interNode, c.available, c.stock, c.reliability, c.dqFlags}
+		c.intraNode, c.nvlinkGbps, c.interNode, c.available, c.stock, c.reliability, c.dqFlags, c.parser}
 }
 
 // LatestOffers returns the newest observation of every offer that matches f, cheapest per GPU-hour

@@ -281,7 +281,7 @@ func TestLoadBatchRefusesRowsOfAnotherBatch(t *testing.T) {
 func TestRollupRunsMigration(t *testing.T) {
 	s := storetest.OpenEmpty(t)
 	ctx := context.Background()
-	if _, err := s.MigrateFS(ctx, migrationsBefore(t, 11)); err != nil {
+	if _, err := s.MigrateFS(ctx, migrationsBefore(t, 11, parserVersionMigration)); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -17,8 +18,12 @@ import (
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
-// migrationsBefore returns the embedded migrations older than version.
-func migrationsBefore(tb testing.TB, version int) fstest.MapFS {
+// parserVersionMigration adds the offers' parser_version column (0013), which the store's offer
+// inserts name: a test of an earlier migration applies it first to insert offers as today.
+const parserVersionMigration = 13
+
+// migrationsBefore returns the embedded migrations before version, and those also listed.
+func migrationsBefore(tb testing.TB, version int, also ...int) fstest.MapFS {
 	tb.Helper()
 	all, err := schema.LoadMigrations(schema.Migrations)
 	if err != nil {
@@ -26,7 +31,7 @@ func migrationsBefore(tb testing.TB, version int) fstest.MapFS {
 	}
 	before := fstest.MapFS{}
 	for _, m := range all {
-		if m.Version < version {
+		if m.Version < version || slices.Contains(also, m.Version) {
 			data, err := fs.ReadFile(schema.Migrations, m.Name)
 			if err != nil {
 				tb.Fatal(err)

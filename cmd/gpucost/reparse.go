@@ -3,16 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/reparse"
+	"github.com/gpucost/gpucost/scrapers"
 	"github.com/gpucost/gpucost/selection"
 )
 
-const reparseHelp = `Re-derive stored runs with today's parsers: the offers of every run observed in
+var reparseHelp = `Re-derive stored runs with today's parsers: the offers of every run observed in
 [--from, --to) are parsed again from the run's raw payloads, validated as a scrape validates
 them, and replace the stored ones, with the daily rollups, final rows and latest view built from
 them. Each month is swapped whole (ALTER TABLE … REPLACE PARTITION), so queries see a month as
@@ -20,7 +22,7 @@ it was or as re-derived, never half of each. Every offer row records the parser 
 (parser_version).
 
 --from and --to take a date, a time or an age such as 30d. --providers limits it to some of
-` + "vastai, runpod, lambda, coreweave" + ` (default all of them). --dry-run reports what would change
+` + strings.Join(scrapers.StoredParsers(), ", ") + ` (default all of them). --dry-run reports what would change
 (offers added, removed, repriced or changed, by provider, with examples) and writes nothing.
 
 A run whose payloads today's parser gives no offers for keeps its stored offers (exit 3). It is
@@ -60,9 +62,13 @@ func runReparse(ctx context.Context, e env, args []string) error {
 	}
 	var names []string
 	for _, p := range strings.Split(*providers, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			names = append(names, p)
+		if p = strings.TrimSpace(p); p == "" {
+			continue
 		}
+		if !slices.Contains(scrapers.StoredParsers(), p) {
+			return badUsage("--providers: no parser for the stored payloads of %q (want some of %s)", p, strings.Join(scrapers.StoredParsers(), ", "))
+		}
+		names = append(names, p)
 	}
 	unlock, err := pipeline.Lock(ctx, cfg.Scrape.SpoolDir, cfg.Scrape.LockWait.Std(), "reparse")
 	if err != nil {

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestReparseCommand: over a replayed snapshot, a dry run reports every provider re-derived with
+// nothing to change and writes nothing; a re-derivation keeps the offers as they are (today's
+// parsers stored them); bad flags are usage errors.
+func TestReparseCommand(t *testing.T) {
+	x := newE2E(t, nil)
+	if code, out := x.run("migrate", "--dsn", x.dsn); code != exitOK {
+		t.Fatalf("migrate: exit %d\n%s", code, out)
+	}
+	cfg := x.writeConfig("") // the providers as the demo runs them
+	if code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg); code != exitOK {
+		t.Fatalf("scrape: exit %d\n%s", code, out)
+	}
+	offers := x.count("offers", "")
+	for _, args := range [][]string{
+		{"reparse", "--from", "2000-01-01", "--dry-run"},
+		{"reparse", "--from", "2000-01-01"},
+	} {
+		code, out := runCLI(append(args, "--config", cfg)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, out)
+		}
+		for _, p := range []string{"coreweave", "lambda", "runpod", "vastai"} {
+			if !strings.Contains(out, "\n"+p+" ") {
+				t.Errorf("%v: no line for %s\n%s", args, p, out)
+			}
+		}
+		if strings.Contains(out, "before:") {
+			t.Errorf("%v: changes reported for offers today's parsers stored\n%s", args, out)
+		}
+		if got := x.count("offers", ""); got != offers {
+			t.Errorf("%v: %d offers stored, want %d", args, got, offers)
+		}
+	}
+	if got := x.count("offers", "parser_version NOT LIKE '% gpus/%'"); got != 0 {
+		t.Errorf("%d offers without a parser version", got)
+	}
+	for _, args := range [][]string{
+		{"reparse"},                    // no --from
+		{"reparse", "--from", "later"}, // not a time
+		{"reparse", "--from", "2026-01-01", "--to", "2025-01-01"},
+		{"reparse", "--from", "2026-01-01", "--providers", "nosuch"},
+	} {
+		if code, out := runCLI(append(args, "--config", cfg)...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, out)
+		}
+	}
+}
