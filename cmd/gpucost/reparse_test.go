@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/scrapers"
 )
 
 // TestReparseCommand: over a replayed snapshot, a dry run reports every provider re-derived with
@@ -49,6 +52,19 @@ func TestReparseCommand(t *testing.T) {
 	} {
 		if code, out := runCLI(append(args, "--config", cfg)...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, out)
+		}
+	}
+}
+
+// TestEveryProviderCanBeReparsed: every provider gpucost scrapes has a parser of its stored
+// payloads and a parser date, so a new source cannot be added without them.
+func TestEveryProviderCanBeReparsed(t *testing.T) {
+	for _, name := range config.ProviderNames {
+		if _, err := scrapers.NewStored(name, nil); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if v := scrapers.ParserVersion(name); !strings.HasPrefix(v, name+"/") {
+			t.Errorf("%s: parser version %q has no parser date (scrapers/version.go)", name, v)
 		}
 	}
 }
