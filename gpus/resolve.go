@@ -9,10 +9,14 @@ import (
 
 // Match is the outcome of resolving a provider's GPU name.
 type Match struct {
-	Model   Model   // the catalog model; zero (Name "") when Known is false
-	Known   bool    // the name resolved to exactly one catalog model
-	Snapped bool    // a reported VRAM differed from the catalog's and was snapped to it
-	VRAMGB  float64 // per-GPU VRAM to record: the catalog value when Known, else what was reported
+	Model Model // the catalog model; zero (Name "") when Known is false
+	Known bool  // the name resolved to exactly one catalog model
+	// Snapped says a reported VRAM differed from the one recorded and was snapped to it: to the
+	// catalog's when Known, else to the market label nearest it (VRAMLabel).
+	Snapped bool
+	// VRAMGB is the per-GPU VRAM to record: the catalog value when Known; else the market label of
+	// the reported VRAM (VRAMLabel), or what was reported (or named) when no label is near it.
+	VRAMGB float64
 }
 
 // SnapTolerance is how far (relative) a reported VRAM may be from the catalog value and still
@@ -20,6 +24,42 @@ type Match struct {
 // and as GiB labelled GB, because providers mix the two (Vast's 81559 MiB H100 is 85.5 GB, or
 // 79.6 GiB; a 24 GB card reports 24576 MiB, which is 25.8 GB).
 const SnapTolerance = 0.07
+
+// vramLabels are the per-GPU memory sizes GPUs are sold with, in the market's GB (powers of two
+// and their sums, which is what GDDR and HBM come in, plus the HBM parts' own figures): every
+// catalog model's, and those of cards outside it (GTX 1080 Ti 11, MI210 64, MI250 and Gaudi 3
+// 128, GH200 144). A test keeps every catalog VRAM among them.
+var vramLabels = []float64{1, 2, 3, 4, 5, 6, 8, 10, 11, 12, 16, 20, 24, 32, 40, 48, 64, 80, 94, 96,
+	128, 141, 144, 180, 186, 192, 256, 288}
+
+// LabelTolerance is how far (relative) a reported VRAM may be from a market label and still be
+// given it (VRAMLabel). It is tighter than SnapTolerance, which compares a report with one
+// model's VRAM, because labels lie close together (10, 11 and 12 GB are 9–10% apart), yet wide
+// enough for the memory cards show: a 48 GB card reports 45 GiB, which is 48.3 decimal GB.
+const LabelTolerance = 0.05
+
+// VRAMLabel is the market's label for a per-GPU VRAM reported in decimal GB (MiBToGB of a MiB
+// figure) by a GPU the catalog does not know: the label nearest the report, read as decimal GB
+// or as GiB labelled GB as Resolve reads VRAM (Vast's 49152 MiB is 51.5 GB or 48 GiB: 48),
+// when it lies within LabelTolerance. Else ok is false and the report stands (7 GiB is
+// neither 6 nor 8 GB).
+func VRAMLabel(reportedGB float64) (label float64, ok bool) {
+	if reportedGB <= 0 {
+		return 0, false
+	}
+	best := math.Inf(1)
+	for _, l := range vramLabels {
+		for _, r := range []float64{reportedGB, reportedGB / GiB} {
+			if d := math.Abs(r-l) / l; d < best {
+				best, label = d, l
+			}
+		}
+	}
+	if best > LabelTolerance {
+		return 0, false
+	}
+	return label, true
+}
 
 // Resolve maps a provider's raw GPU name plus the reported per-GPU VRAM in decimal GB (0 = not
 // reported) to a catalog model.
@@ -42,14 +82,19 @@ const SnapTolerance = 0.07
 //     "RTX 4090") makes the match unknown rather than a wrong model.
 //
 // Unknown names (including MIG slices) return Known=false and a zero Model: the caller keeps
-// the offer verbatim and flags it; Resolve never drops or guesses.
+// the offer verbatim and flags it; Resolve never drops or guesses. What memory settles is kept
+// all the same: an unknown GPU's VRAM is the market's label of the reported figure (VRAMLabel),
+// Snapped when it differs from it, so that a "Tesla V100" of 32768 MiB is recorded as 32 GB
+// (both V100 32 GB forms have it) though its form, and so its model, stays open.
 func Resolve(provider, rawName string, vramGB float64) Match {
 	p := parseName(rawName)
-	reported := vramGB
-	if reported <= 0 {
-		reported = p.memGB
+	unknown := Match{VRAMGB: p.memGB}
+	if vramGB > 0 {
+		unknown.VRAMGB = vramGB
+		if label, ok := VRAMLabel(vramGB); ok {
+			unknown = Match{Snapped: math.Abs(vramGB-label) > 0.005, VRAMGB: label}
+		}
 	}
-	unknown := Match{VRAMGB: reported}
 	if p.family == "" || p.mig {
 		return unknown
 	}

@@ -46,12 +46,19 @@ func TestResolve(t *testing.T) {
 		{"vast H200 NVL", "vastai", "H200 NVL", gpus.MiBToGB(143771), want{"H200-NVL-141GB", true, true, 141}},
 		{"vast RTX A6000", "vastai", "RTX A6000", gpus.MiBToGB(49140), want{"RTX-A6000-48GB", true, true, 48}},
 		{"vast L40S", "vastai", "L40S", gpus.MiBToGB(46068), want{"L40S-48GB", true, true, 48}},
-		{"vast V100 no form stays unknown", "vastai", "Tesla V100", gpus.MiBToGB(32768), want{"", false, false, gpus.MiBToGB(32768)}},
+		// Memory settles what it can and no more: 32768 MiB leaves V100-PCIE-32GB and
+		// V100-SXM2-32GB, two products (112 vs 125 TFLOPS, none vs a cube-mesh fabric) that
+		// the name does not tell apart. The model stays unknown; its VRAM is the 32 GB both
+		// rows have, snapped like a known GPU's. NVLink measured on the host proves SXM2.
+		{"vast V100 32768 MiB: 32 GB, form undecided", "vastai", "Tesla V100", gpus.MiBToGB(32768), want{"", false, true, 32}},
+		{"vast V100 16384 MiB: 16 GB, form undecided", "vastai", "Tesla V100", gpus.MiBToGB(16384), want{"", false, true, 16}},
 		{"vast V100 with proven SXM", "vastai", "Tesla V100 SXM", gpus.MiBToGB(32768), want{"V100-SXM2-32GB", true, true, 32}},
 		{"vast underscore spelling", "vastai", "H100_SXM", 80, want{"H100-SXM-80GB", true, false, 80}},
 		{"vast empty name", "vastai", "", 24, want{"", false, false, 24}},
-		{"vast unknown GPU", "vastai", "GTX 1080 Ti", gpus.MiBToGB(11264), want{"", false, false, gpus.MiBToGB(11264)}},
-		{"vast modded 48 GB 4090 is not a 4090", "vastai", "RTX 4090", gpus.MiBToGB(49152), want{"", false, false, gpus.MiBToGB(49152)}},
+		{"vast empty name, MiB", "vastai", "", gpus.MiBToGB(8192), want{"", false, true, 8}},
+		// Unknown GPUs get the market's label, not raw MiB as decimal GB (11264 MiB is 11.81).
+		{"vast unknown GPU", "vastai", "GTX 1080 Ti", gpus.MiBToGB(11264), want{"", false, true, 11}},
+		{"vast modded 48 GB 4090 is not a 4090", "vastai", "RTX 4090", gpus.MiBToGB(49152), want{"", false, true, 48}},
 
 		// RunPod ids and display names (docs/providers.md §2.5, §2.8), VRAM in GB.
 		{"runpod H100 80GB HBM3 is SXM", "runpod", "NVIDIA H100 80GB HBM3", 80, want{"H100-SXM-80GB", true, false, 80}},
@@ -137,6 +144,37 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestVRAMLabel pins the label rule for GPUs outside the catalog: the nearest market label
+// within LabelTolerance, the report read as decimal GB or as GiB.
+func TestVRAMLabel(t *testing.T) {
+	tests := []struct {
+		name     string
+		reported float64
+		want     float64
+		ok       bool
+	}{
+		{"48 GiB in MiB (49152)", gpus.MiBToGB(49152), 48, true},
+		{"32 GiB in MiB (32768)", gpus.MiBToGB(32768), 32, true},
+		{"11 GiB (GTX 1080 Ti), not 12", gpus.MiBToGB(11264), 11, true},
+		{"10 GiB, not 11", gpus.MiBToGB(10240), 10, true},
+		{"12 GiB", gpus.MiBToGB(12288), 12, true},
+		{"visible 45 GiB of 48", gpus.MiBToGB(46068), 48, true},
+		{"decimal GB already a label", 24, 24, true},
+		{"7 GiB is no label", gpus.MiBToGB(7168), 0, false},
+		{"56 GiB is no label", gpus.MiBToGB(57344), 0, false},
+		{"visible 7.5 GiB of 8", gpus.MiBToGB(7680), 8, true},
+		{"zero", 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := gpus.VRAMLabel(tt.reported)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("VRAMLabel(%v) = %v, %v; want %v, %v", tt.reported, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
 func TestCatalog(t *testing.T) {
 	ms := gpus.Models()
 	if len(ms) == 0 {
@@ -165,6 +203,10 @@ func TestCatalog(t *testing.T) {
 		// The catalog's own name must resolve back to itself.
 		if r := gpus.Resolve("", m.Name, m.VRAMGB); !r.Known || r.Model.Name != m.Name {
 			t.Errorf("Resolve(own name %s) = %+v", m.Name, r)
+		}
+		// Its VRAM is a market label, so an unknown GPU of that size is labelled alike.
+		if l, ok := gpus.VRAMLabel(m.VRAMGB); !ok || l != m.VRAMGB {
+			t.Errorf("%s: %v GB is not among the VRAM labels (VRAMLabel gives %v)", m.Name, m.VRAMGB, l)
 		}
 	}
 	// Mutating the returned slice must not affect the catalog.
@@ -262,8 +304,11 @@ func FuzzResolve(f *testing.F) {
 	f.Fuzz(func(t *testing.T, provider, raw string, vram float64) {
 		m := gpus.Resolve(provider, raw, vram)
 		if !m.Known {
-			if m.Model != (gpus.Model{}) || m.Snapped {
-				t.Fatalf("unknown match %+v carries a model or a snap", m)
+			if m.Model != (gpus.Model{}) {
+				t.Fatalf("unknown match %+v carries a model", m)
+			}
+			if l, ok := gpus.VRAMLabel(vram); m.Snapped && (!ok || l != m.VRAMGB) {
+				t.Fatalf("unknown match %+v snapped to no label of %v", m, vram)
 			}
 			return
 		}
