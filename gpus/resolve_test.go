@@ -59,6 +59,7 @@ func TestResolve(t *testing.T) {
 		// Unknown GPUs get the market's label, not raw MiB as decimal GB (11264 MiB is 11.81).
 		{"vast unknown GPU", "vastai", "GTX 1080 Ti", gpus.MiBToGB(11264), want{"", false, true, 11}},
 		{"vast modded 48 GB 4090 is not a 4090", "vastai", "RTX 4090", gpus.MiBToGB(49152), want{"", false, true, 48}},
+		{"vast RTX 4070 Ti", "vastai", "RTX 4070 Ti", gpus.MiBToGB(12282), want{"RTX-4070-TI-12GB", true, true, 12}},
 
 		// RunPod ids and display names (docs/providers.md §2.5, §2.8), VRAM in GB.
 		{"runpod H100 80GB HBM3 is SXM", "runpod", "NVIDIA H100 80GB HBM3", 80, want{"H100-SXM-80GB", true, false, 80}},
@@ -88,7 +89,31 @@ func TestResolve(t *testing.T) {
 		{"runpod A30", "runpod", "NVIDIA A30", 24, want{"A30-24GB", true, false, 24}},
 		{"runpod RTX PRO 6000 server", "runpod", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 96, want{"RTX-PRO-6000-96GB", true, false, 96}},
 		{"vast RTX PRO 6000 WS", "vastai", "RTX PRO 6000 WS", gpus.MiBToGB(97887), want{"RTX-PRO-6000-96GB", true, true, 96}},
+		{"runpod RTX PRO 6000 workstation", "runpod", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96, want{"RTX-PRO-6000-96GB", true, false, 96}},
+		{"runpod RTX PRO 6000 display", "runpod", "RTX PRO 6000", 96, want{"RTX-PRO-6000-96GB", true, false, 96}},
+		// The Max-Q card is the 300 W one: its own model, whatever the spelling of Max-Q.
+		{"runpod RTX PRO 6000 Max-Q", "runpod", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 96, want{"RTX-PRO-6000-MAX-Q-96GB", true, false, 96}},
+		{"runpod RTX PRO 6000 Max-Q Workstation", "runpod", "RTX PRO 6000 Max-Q Workstation", 96, want{"RTX-PRO-6000-MAX-Q-96GB", true, false, 96}},
+		{"runpod RTX PRO 6000 MaxQ display", "runpod", "RTX PRO 6000 MaxQ", 96, want{"RTX-PRO-6000-MAX-Q-96GB", true, false, 96}},
 		{"runpod RTX PRO 6000 MIG slice", "runpod", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb", 24, want{"", false, false, 24}},
+		{"runpod RTX PRO 5000", "runpod", "NVIDIA RTX PRO 5000 Blackwell", 48, want{"RTX-PRO-5000-48GB", true, false, 48}},
+		{"runpod RTX PRO 4500", "runpod", "NVIDIA RTX PRO 4500 Blackwell", 32, want{"RTX-PRO-4500-32GB", true, false, 32}},
+		{"runpod RTX PRO 4500 display", "runpod", "RTX PRO 4500", 32, want{"RTX-PRO-4500-32GB", true, false, 32}},
+		{"runpod RTX PRO 4000", "runpod", "NVIDIA RTX PRO 4000 Blackwell", 24, want{"RTX-PRO-4000-24GB", true, false, 24}},
+		{"runpod RTX 3080", "runpod", "NVIDIA GeForce RTX 3080", 10, want{"RTX-3080-10GB", true, false, 10}},
+		{"runpod RTX 3080 Ti", "runpod", "NVIDIA GeForce RTX 3080 Ti", 12, want{"RTX-3080-TI-12GB", true, false, 12}},
+		{"runpod RTX 3090 Ti", "runpod", "NVIDIA GeForce RTX 3090 Ti", 24, want{"RTX-3090-TI-24GB", true, false, 24}},
+		{"runpod RTX 4070 Ti", "runpod", "NVIDIA GeForce RTX 4070 Ti", 12, want{"RTX-4070-TI-12GB", true, false, 12}},
+		{"runpod RTX 4080", "runpod", "NVIDIA GeForce RTX 4080", 16, want{"RTX-4080-16GB", true, false, 16}},
+		{"runpod RTX 4080 SUPER", "runpod", "NVIDIA GeForce RTX 4080 SUPER", 16, want{"RTX-4080-SUPER-16GB", true, false, 16}},
+		{"runpod RTX 4080 SUPER display", "runpod", "RTX 4080 SUPER", 16, want{"RTX-4080-SUPER-16GB", true, false, 16}},
+		{"runpod RTX 5080", "runpod", "NVIDIA GeForce RTX 5080", 16, want{"RTX-5080-16GB", true, false, 16}},
+		{"runpod RTX 4000 SFF Ada", "runpod", "NVIDIA RTX 4000 SFF Ada Generation", 20, want{"RTX-4000-SFF-ADA-20GB", true, false, 20}},
+		{"runpod RTX 4000 Ada is not the SFF", "runpod", "NVIDIA RTX 4000 Ada Generation", 20, want{"RTX-4000-ADA-20GB", true, false, 20}},
+		{"runpod RTX A2000 6 GB", "runpod", "NVIDIA RTX A2000", 6, want{"RTX-A2000-6GB", true, false, 6}},
+		{"runpod RTX A2000 12 GB", "runpod", "NVIDIA RTX A2000", 12, want{"RTX-A2000-12GB", true, false, 12}},
+		{"runpod MI350X OAM", "runpod", "AMD Instinct MI350X OAM", 288, want{"MI350X-288GB", true, false, 288}},
+		{"runpod MI350X display", "runpod", "MI350X", 288, want{"MI350X-288GB", true, false, 288}},
 		{"runpod unknown row", "runpod", "unknown", 0, want{"", false, false, 0}},
 
 		// Lambda descriptions and instance-type names (docs/providers.md §3.4, §3.7).

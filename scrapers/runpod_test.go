@@ -77,7 +77,7 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"a real 0.5 confirmed by the cheapest pod", "NVIDIA RTX 5000 Ada Generation:community/on_demand", runPodWant{"RTX-5000-ADA-32GB", 32, "0.5", schema.StockMedium, schema.IntraPCIe, none, false}},
 				{"secure price 0 is not offered", "NVIDIA A100-SXM4-40GB:secure/on_demand", runPodWant{Absent: true}},
 				{"null prices: no offer", "Tesla V100-FHHL-16GB:secure/on_demand", runPodWant{Absent: true}},
-				{"unknown GPU kept with flag", "NVIDIA RTX PRO 4500 Blackwell:secure/on_demand", runPodWant{"", 32, "0.64", schema.StockHigh, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
+				{"RTX PRO 4500 Blackwell, a PCIe card", "NVIDIA RTX PRO 4500 Blackwell:secure/on_demand", runPodWant{"RTX-PRO-4500-32GB", 32, "0.64", schema.StockHigh, schema.IntraPCIe, none, false}},
 				{"B300 288 GB", "NVIDIA B300 SXM6 AC:secure/on_demand", runPodWant{"B300-SXM-288GB", 288, "8.49", schema.StockLow, schema.IntraNVSwitch, none, false}},
 			},
 			"runpod_gputypes_traps": {
@@ -89,6 +89,7 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"null secure price", "NVIDIA H100 NVL:secure/on_demand", runPodWant{Absent: true}},
 				{"community spot without secure", "NVIDIA H100 NVL:community/spot", runPodWant{"H100-NVL-94GB", 94, "1.4", schema.StockUnknown, schema.IntraNVLink, none, false}},
 				{"no prices at all: no offer", "NVIDIA RTX A4000:secure/on_demand", runPodWant{Absent: true}},
+				{"unknown GPU (a MIG slice) kept with flag", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb:secure/on_demand", runPodWant{"", 24, "0.31", schema.StockLow, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
 			},
 		}
 		for _, tt := range tests[file] {
