@@ -233,7 +233,10 @@ const (
 	srcGFd = "SMs × boost clock × the Ada / Blackwell RTX per-SM rates (4080 SUPER 80 × 2.55 GHz, 4070 Ti 60 × 2.61 GHz, 5080 84 × 2.62 GHz); gpuhunt memory"
 	srcSFF = "NVIDIA RTX 4000 SFF Ada datasheet (GPUInfo copy, which misstates 130 W); technical.city (70 W, 19.17 TFLOPS)"
 	srcA2  = "NVIDIA RTX A2000 datasheet as remembered, no copy found (6 and 12 GB versions)"
+	srcA16 = "NVIDIA A16 datasheet as remembered, no copy found; gpuhunt memory (16 GB per GPU, a quarter of the board)"
+	srcOld = "NVIDIA GeForce specifications as remembered, no copy found (GTX 1070 1,920 cores at 1.68 GHz; RTX 3060 Ti 38 SMs at 1.665 GHz × the GA10x per-SM rate)"
 	srcM35 = "AMD Instinct MI355X (aiwiki: 288 GB, 8 TB/s, 1,400 W) and MI350X (wccftech Hot Chips 2025: 1,000 W, 2.2 vs 2.4 GHz, figures scaled by it); whether 2.5 / 5 PF are dense is disputed (yobitel)"
+	srcRX  = "AMD Radeon RX 7900 XTX specifications as remembered, no copy found; gfx1100 as the Radeon PRO W7900 (vLLM ROCm docs)"
 )
 
 // catalog returns the catalog rows. Kept as a function so nothing outside can mutate the table.
@@ -262,6 +265,7 @@ func catalog() []Model {
 	turing, volta, pascal := nv("Turing", 7, 5), nv("Volta", 7, 0), nv("Pascal", 6, 1)
 	cdna3 := Model{Vendor: AMD, Arch: "CDNA3", GFX: "gfx942", PeerToPeer: true}
 	cdna4 := Model{Vendor: AMD, Arch: "CDNA4", GFX: "gfx950", PeerToPeer: true}
+	rdna3 := Model{Vendor: AMD, Arch: "RDNA3", GFX: "gfx1100", PeerToPeer: true, Topology: TopologyNone, NVLinkDomain: 1}
 	infinity := func(m Model) Model { return fabric(m, TopologyInfinityFabric, 8, true) }
 
 	return []Model{
@@ -321,11 +325,14 @@ func catalog() []Model {
 		row(ampere, "RTX-A4000-16GB", "RTX A4000", 16, 448, PCIe, Throughput{19.2, 38.4, 76.7, 76.7, 0, 153, 0}, 140, srcGA, Confirmed),
 		row(ampere, "RTX-A2000-12GB", "RTX A2000", 12, 288, PCIe, Throughput{8, 16, 32, 32, 0, 64, 0}, 70, srcA2, Recalled),
 		row(ampere, "RTX-A2000-6GB", "RTX A2000", 6, 288, PCIe, Throughput{8, 16, 32, 32, 0, 64, 0}, 70, srcA2, Recalled),
+		// A16: four GPUs of 16 GB on one 250 W board, each a GPU of its own; the row is one of them.
+		row(ampere, "A16-16GB", "A16", 16, 200, PCIe, Throughput{4.5, 9, 18, 18, 0, 36, 0}, 63, srcA16, Recalled),
 		pairs(row(ampere, "RTX-3090-TI-24GB", "RTX 3090 Ti", 24, 1008, Consumer, Throughput{40, 40, 80, 80, 0, 320, 0}, 450, srcGF, OneSource)),
 		pairs(row(ampere, "RTX-3090-24GB", "RTX 3090", 24, 936, Consumer, Throughput{35.6, 35.6, 71, 71, 0, 284, 0}, 350, srcGA, Confirmed)),
 		row(ampere, "RTX-3080-TI-12GB", "RTX 3080 Ti", 12, 912, Consumer, Throughput{34.1, 34.1, 68.2, 68.2, 0, 273, 0}, 350, srcGF, OneSource),
 		row(ampere, "RTX-3080-10GB", "RTX 3080", 10, 760, Consumer, Throughput{29.8, 29.8, 59.5, 59.5, 0, 238, 0}, 320, srcGF, OneSource),
 		row(ampere, "RTX-3070-8GB", "RTX 3070", 8, 448, Consumer, Throughput{20.3, 20.3, 40.6, 40.6, 0, 163, 0}, 220, srcGA, OneSource),
+		row(ampere, "RTX-3060-TI-8GB", "RTX 3060 Ti", 8, 448, Consumer, Throughput{16.2, 16.2, 32.4, 32.4, 0, 130, 0}, 200, srcOld, Recalled),
 
 		// Turing and Volta: FP16 tensor cores but no BF16 (and no TF32); Volta has no INT8 tensor
 		// path either. Pascal has no tensor cores, and the P40 runs FP16 at 1/64 rate: none here.
@@ -337,10 +344,15 @@ func catalog() []Model {
 		row(volta, "V100-PCIE-16GB", "V100", 16, 900, PCIe, Throughput{14, 0, 112, 0, 0, 0, 0}, 250, srcV, Confirmed),
 		row(volta, "V100-PCIE-32GB", "V100", 32, 900, PCIe, Throughput{14, 0, 112, 0, 0, 0, 0}, 250, srcV, Confirmed),
 		row(pascal, "P40-24GB", "P40", 24, 346, PCIe, Throughput{11.8, 0, 0, 0, 0, 0, 0}, 250, srcP, Recalled),
+		row(pascal, "GTX-1070-8GB", "GTX 1070", 8, 256, Consumer, Throughput{6.5, 0, 0, 0, 0, 0, 0}, 150, srcOld, Recalled),
 
-		// AMD. CDNA4 (MI350X) adds FP4 (and FP6) and drops TF32 matrix math, as remembered: 0 here.
+		// AMD. MI325X is MI300X's compute with 256 GB at 6 TB/s. CDNA4 (MI350X, MI355X) adds FP4
+		// (and FP6) and drops TF32 matrix math, as remembered: 0 here.
 		infinity(row(cdna3, "MI300X-192GB", "MI300X", 192, 5300, OAM, Throughput{163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 750, srcMI, Confirmed)),
+		infinity(row(cdna3, "MI325X-256GB", "MI325X", 256, 6000, OAM, Throughput{163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 1000, srcMI, Confirmed)),
+		infinity(row(cdna4, "MI355X-288GB", "MI355X", 288, 8000, OAM, Throughput{157.3, 0, 2500, 2500, 5000, 5000, 10000}, 1400, srcM35, Disputed)),
 		infinity(row(cdna4, "MI350X-288GB", "MI350X", 288, 8000, OAM, Throughput{144.2, 0, 2300, 2300, 4600, 4600, 9200}, 1000, srcM35, Disputed)),
+		row(rdna3, "RX-7900-XTX-24GB", "RX 7900 XTX", 24, 960, Consumer, Throughput{61.4, 0, 122.8, 122.8, 0, 122.8, 0}, 355, srcRX, Recalled),
 	}
 }
 
