@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -60,10 +61,18 @@ func gpuTable(w io.Writer, models []gpus.Model) error {
 	tb := textcell.NewTable(w, textcell.NameWidth)
 	tb.Row("MODEL", "CC", "VRAM", "GB/S", "FP16", "BF16", "FP8", "INT8", "FP4", "FABRIC", "TDP")
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	// Rates of 100 TFLOPS or more are whole here (1307.4 is 1307), so that the table stays within
+	// a 100-column terminal; JSON, CSV and Markdown carry every figure as the catalog has it.
+	rate := func(x float64) string {
+		if x >= 100 {
+			x = math.Round(x)
+		}
+		return tflops(x)
+	}
 	for _, m := range models {
 		t := m.TFLOPS
 		tb.Row(m.Name, m.CapabilityString(), g(m.VRAMGB), g(m.MemBandwidthGBps),
-			tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4), fabric(m), strconv.Itoa(m.TDPWatts))
+			rate(t.FP16), rate(t.BF16), rate(t.FP8), rate(t.INT8), rate(t.FP4), fabric(m), strconv.Itoa(m.TDPWatts))
 	}
 	if err := tb.Flush(); err != nil {
 		return err

@@ -226,6 +226,17 @@ const (
 	srcP  = "NVIDIA Tesla P40 datasheet"
 	srcGB = "NVIDIA Blackwell RTX specs: 3,352 / 4,000 AI TOPS (FP4 sparse) ÷ 8 with 170 / 188 SMs"
 	srcMI = "AMD Instinct MI300X datasheet; MI325X tables with the same compute"
+
+	srcMQ  = "RTX PRO 6000 Max-Q: 300 W, 110.1 TFLOPS FP32, 2,288 MHz boost (technical.city, Fixstars); tensor rates 188 SMs × that clock × the RTX PRO 6000's per-SM rates"
+	srcPRO = "NVIDIA RTX PRO Blackwell datasheets as remembered, no copy found: 1,247 / 1,687 / 2,064 AI TOPS (FP4 sparse) ÷ 8 for FP16, FP32 a quarter of that as on the RTX PRO 6000"
+	srcGF  = "NVIDIA GA102 and Ada whitepapers' GeForce tables (GPUInfo copy)"
+	srcGFd = "SMs × boost clock × the Ada / Blackwell RTX per-SM rates (4080 SUPER 80 × 2.55 GHz, 4070 Ti 60 × 2.61 GHz, 5080 84 × 2.62 GHz); gpuhunt memory"
+	srcSFF = "NVIDIA RTX 4000 SFF Ada datasheet (GPUInfo copy, which misstates 130 W); technical.city (70 W, 19.17 TFLOPS)"
+	srcA2  = "NVIDIA RTX A2000 datasheet as remembered, no copy found (6 and 12 GB versions)"
+	srcA16 = "NVIDIA A16 datasheet as remembered, no copy found; gpuhunt memory (16 GB per GPU, a quarter of the board)"
+	srcOld = "NVIDIA GeForce specifications as remembered, no copy found (GTX 1070 1,920 cores at 1.68 GHz; RTX 3060 Ti 38 SMs at 1.665 GHz × the GA10x per-SM rate)"
+	srcM35 = "AMD Instinct MI355X (aiwiki: 288 GB, 8 TB/s, 1,400 W) and MI350X (wccftech Hot Chips 2025: 1,000 W, 2.2 vs 2.4 GHz, figures scaled by it); whether 2.5 / 5 PF are dense is disputed (yobitel)"
+	srcRX  = "AMD Radeon RX 7900 XTX specifications as remembered, no copy found; gfx1100 as the Radeon PRO W7900 (vLLM ROCm docs)"
 )
 
 // catalog returns the catalog rows. Kept as a function so nothing outside can mutate the table.
@@ -253,6 +264,9 @@ func catalog() []Model {
 	hopper, ada, ampere, ga100 := nv("Hopper", 9, 0), nv("Ada", 8, 9), nv("Ampere", 8, 6), nv("Ampere", 8, 0)
 	turing, volta, pascal := nv("Turing", 7, 5), nv("Volta", 7, 0), nv("Pascal", 6, 1)
 	cdna3 := Model{Vendor: AMD, Arch: "CDNA3", GFX: "gfx942", PeerToPeer: true}
+	cdna4 := Model{Vendor: AMD, Arch: "CDNA4", GFX: "gfx950", PeerToPeer: true}
+	rdna3 := Model{Vendor: AMD, Arch: "RDNA3", GFX: "gfx1100", PeerToPeer: true, Topology: TopologyNone, NVLinkDomain: 1}
+	infinity := func(m Model) Model { return fabric(m, TopologyInfinityFabric, 8, true) }
 
 	return []Model{
 		// Blackwell. B300/GB300 cut INT8 to ~150 TOPS: send them FP8 or FP4 builds, not W8A8.
@@ -260,8 +274,15 @@ func catalog() []Model {
 		hgx(row(ultra, "B300-SXM-288GB", "B300", 288, 8000, SXM, Throughput{75, 1100, 2250, 2250, 4500, 150, 13500}, 1100, srcBU, Disputed)),
 		arm(fabric(row(blackwell, "GB200-186GB", "GB200", 186, 8000, SXM, Throughput{90, 1250, 2500, 2500, 5000, 5000, 10000}, 1200, srcB, Confirmed), TopologyNVSwitch, 72, true)),
 		arm(fabric(row(ultra, "GB300-288GB", "GB300", 288, 8000, SXM, Throughput{80, 1250, 2500, 2500, 5000, 165, 15000}, 1400, srcBU, Confirmed), TopologyNVSwitch, 72, true)),
+		// RTX PRO 6000: the 600 W Workstation and Server Editions; the Max-Q Workstation Edition is
+		// the same 188 SMs and 96 GB held to 300 W, so a lower clock and its own row.
 		row(rtxBlackwell, "RTX-PRO-6000-96GB", "RTX PRO 6000", 96, 1792, PCIe, Throughput{125, 250, 500, 500, 1000, 1000, 2000}, 600, srcGB, Derived),
+		row(rtxBlackwell, "RTX-PRO-6000-MAX-Q-96GB", "RTX PRO 6000 Max-Q", 96, 1792, PCIe, Throughput{110, 220, 440, 440, 880, 880, 1760}, 300, srcMQ, Derived),
+		row(rtxBlackwell, "RTX-PRO-5000-48GB", "RTX PRO 5000", 48, 1344, PCIe, Throughput{64.5, 129, 258, 258, 516, 516, 1032}, 300, srcPRO, Recalled),
+		row(rtxBlackwell, "RTX-PRO-4500-32GB", "RTX PRO 4500", 32, 896, PCIe, Throughput{52.7, 105.4, 210.9, 210.9, 421.8, 421.8, 843.5}, 200, srcPRO, Recalled),
+		row(rtxBlackwell, "RTX-PRO-4000-24GB", "RTX PRO 4000", 24, 672, PCIe, Throughput{39, 77.9, 155.9, 155.9, 311.8, 311.8, 623.5}, 140, srcPRO, Recalled),
 		noP2P(row(rtxBlackwell, "RTX-5090-32GB", "RTX 5090", 32, 1792, Consumer, Throughput{104.8, 105, 209.5, 209.5, 419, 838, 1676}, 575, srcGB, Derived)),
+		noP2P(row(rtxBlackwell, "RTX-5080-16GB", "RTX 5080", 16, 960, Consumer, Throughput{56.3, 56.3, 112.7, 112.7, 225, 451, 901}, 360, srcGFd, Derived)),
 
 		// Hopper.
 		hgx(row(hopper, "H200-SXM-141GB", "H200", 141, 4800, SXM, Throughput{67, 495, 989, 989, 1979, 1979, 0}, 700, srcH, Confirmed)),
@@ -281,8 +302,14 @@ func catalog() []Model {
 		row(ada, "RTX-5000-ADA-32GB", "RTX 5000 Ada", 32, 576, PCIe, Throughput{65.3, 131, 261, 261, 522, 522, 0}, 250, srcAD, Derived),
 		// The boost-clock derivation gives 107; the datasheet's 327 AI TFLOPS (FP8 sparse) gives 82.
 		row(ada, "RTX-4000-ADA-20GB", "RTX 4000 Ada", 20, 360, PCIe, Throughput{26.7, 41, 82, 82, 164, 164, 0}, 130, srcAD, Disputed),
+		// The small-form-factor card: the RTX 4000 Ada's 20 GB on 70 W, a lower clock and bandwidth.
+		row(ada, "RTX-4000-SFF-ADA-20GB", "RTX 4000 SFF Ada", 20, 280, PCIe, Throughput{19.2, 38, 76.7, 76.7, 153, 153, 0}, 70, srcSFF, Confirmed),
 		row(ada, "RTX-2000-ADA-16GB", "RTX 2000 Ada", 16, 224, PCIe, Throughput{12, 24, 48, 48, 96, 96, 0}, 70, srcAD, Derived),
 		noP2P(row(ada, "RTX-4090-24GB", "RTX 4090", 24, 1008, Consumer, Throughput{82.6, 82.6, 165.2, 165.2, 330, 661, 0}, 450, srcAD, Confirmed)),
+		noP2P(row(ada, "RTX-4080-SUPER-16GB", "RTX 4080 SUPER", 16, 736, Consumer, Throughput{52.2, 52.2, 104.4, 104.4, 209, 418, 0}, 320, srcGFd, Derived)),
+		noP2P(row(ada, "RTX-4080-16GB", "RTX 4080", 16, 717, Consumer, Throughput{48.7, 48.7, 97.5, 97.5, 195, 390, 0}, 320, srcGF, OneSource)),
+		// The clock derivation gives 160.4 with FP16 accumulate; GPUInfo's copy says 154.8.
+		noP2P(row(ada, "RTX-4070-TI-12GB", "RTX 4070 Ti", 12, 504, Consumer, Throughput{40.1, 40.1, 80.2, 80.2, 160.4, 321, 0}, 285, srcGFd, Disputed)),
 
 		// Ampere. No FP8 anywhere: FP8 checkpoints run only as weight-only dequantization.
 		hgx(row(ga100, "A100-SXM-80GB", "A100", 80, 2039, SXM, Throughput{19.5, 156, 312, 312, 0, 624, 0}, 400, srcA, Confirmed)),
@@ -296,8 +323,16 @@ func catalog() []Model {
 		pairs(row(ampere, "RTX-A5000-24GB", "RTX A5000", 24, 768, PCIe, Throughput{27.8, 55.6, 111.1, 111.1, 0, 222, 0}, 230, srcGA, OneSource)),
 		pairs(row(ampere, "RTX-A4500-20GB", "RTX A4500", 20, 640, PCIe, Throughput{23.7, 47.3, 94.6, 94.6, 0, 189, 0}, 200, srcGA, OneSource)),
 		row(ampere, "RTX-A4000-16GB", "RTX A4000", 16, 448, PCIe, Throughput{19.2, 38.4, 76.7, 76.7, 0, 153, 0}, 140, srcGA, Confirmed),
+		row(ampere, "RTX-A2000-12GB", "RTX A2000", 12, 288, PCIe, Throughput{8, 16, 32, 32, 0, 64, 0}, 70, srcA2, Recalled),
+		row(ampere, "RTX-A2000-6GB", "RTX A2000", 6, 288, PCIe, Throughput{8, 16, 32, 32, 0, 64, 0}, 70, srcA2, Recalled),
+		// A16: four GPUs of 16 GB on one 250 W board, each a GPU of its own; the row is one of them.
+		row(ampere, "A16-16GB", "A16", 16, 200, PCIe, Throughput{4.5, 9, 18, 18, 0, 36, 0}, 63, srcA16, Recalled),
+		pairs(row(ampere, "RTX-3090-TI-24GB", "RTX 3090 Ti", 24, 1008, Consumer, Throughput{40, 40, 80, 80, 0, 320, 0}, 450, srcGF, OneSource)),
 		pairs(row(ampere, "RTX-3090-24GB", "RTX 3090", 24, 936, Consumer, Throughput{35.6, 35.6, 71, 71, 0, 284, 0}, 350, srcGA, Confirmed)),
+		row(ampere, "RTX-3080-TI-12GB", "RTX 3080 Ti", 12, 912, Consumer, Throughput{34.1, 34.1, 68.2, 68.2, 0, 273, 0}, 350, srcGF, OneSource),
+		row(ampere, "RTX-3080-10GB", "RTX 3080", 10, 760, Consumer, Throughput{29.8, 29.8, 59.5, 59.5, 0, 238, 0}, 320, srcGF, OneSource),
 		row(ampere, "RTX-3070-8GB", "RTX 3070", 8, 448, Consumer, Throughput{20.3, 20.3, 40.6, 40.6, 0, 163, 0}, 220, srcGA, OneSource),
+		row(ampere, "RTX-3060-TI-8GB", "RTX 3060 Ti", 8, 448, Consumer, Throughput{16.2, 16.2, 32.4, 32.4, 0, 130, 0}, 200, srcOld, Recalled),
 
 		// Turing and Volta: FP16 tensor cores but no BF16 (and no TF32); Volta has no INT8 tensor
 		// path either. Pascal has no tensor cores, and the P40 runs FP16 at 1/64 rate: none here.
@@ -309,9 +344,15 @@ func catalog() []Model {
 		row(volta, "V100-PCIE-16GB", "V100", 16, 900, PCIe, Throughput{14, 0, 112, 0, 0, 0, 0}, 250, srcV, Confirmed),
 		row(volta, "V100-PCIE-32GB", "V100", 32, 900, PCIe, Throughput{14, 0, 112, 0, 0, 0, 0}, 250, srcV, Confirmed),
 		row(pascal, "P40-24GB", "P40", 24, 346, PCIe, Throughput{11.8, 0, 0, 0, 0, 0, 0}, 250, srcP, Recalled),
+		row(pascal, "GTX-1070-8GB", "GTX 1070", 8, 256, Consumer, Throughput{6.5, 0, 0, 0, 0, 0, 0}, 150, srcOld, Recalled),
 
-		// AMD.
-		fabric(row(cdna3, "MI300X-192GB", "MI300X", 192, 5300, OAM, Throughput{163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 750, srcMI, Confirmed), TopologyInfinityFabric, 8, true),
+		// AMD. MI325X is MI300X's compute with 256 GB at 6 TB/s. CDNA4 (MI350X, MI355X) adds FP4
+		// (and FP6) and drops TF32 matrix math, as remembered: 0 here.
+		infinity(row(cdna3, "MI300X-192GB", "MI300X", 192, 5300, OAM, Throughput{163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 750, srcMI, Confirmed)),
+		infinity(row(cdna3, "MI325X-256GB", "MI325X", 256, 6000, OAM, Throughput{163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 1000, srcMI, Confirmed)),
+		infinity(row(cdna4, "MI355X-288GB", "MI355X", 288, 8000, OAM, Throughput{157.3, 0, 2500, 2500, 5000, 5000, 10000}, 1400, srcM35, Disputed)),
+		infinity(row(cdna4, "MI350X-288GB", "MI350X", 288, 8000, OAM, Throughput{144.2, 0, 2300, 2300, 4600, 4600, 9200}, 1000, srcM35, Disputed)),
+		row(rdna3, "RX-7900-XTX-24GB", "RX 7900 XTX", 24, 960, Consumer, Throughput{61.4, 0, 122.8, 122.8, 0, 122.8, 0}, 355, srcRX, Recalled),
 	}
 }
 

@@ -89,6 +89,10 @@ func normalize(o *schema.Offer, run schema.Run, provider string) {
 		m := gpus.Resolve(provider, o.GPUNameRaw, o.VRAMGB)
 		if !m.Known {
 			o.AddFlag(schema.FlagUnknownGPU)
+			if m.Snapped { // to the market's label, as scrapers/normalize.go's setGPU records it
+				o.AddFlag(schema.FlagVRAMSnapped)
+				o.VRAMGB = m.VRAMGB
+			}
 		} else {
 			o.GPUModel = m.Model.Name
 			if m.Snapped {

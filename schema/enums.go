@@ -106,7 +106,7 @@ type DQFlag string
 // Data-quality flags.
 const (
 	FlagUnknownGPU   DQFlag = "unknown_gpu"   // the GPU name is not in the catalog; kept verbatim
-	FlagVRAMSnapped  DQFlag = "vram_snapped"  // reported VRAM differed from the catalog and was snapped
+	FlagVRAMSnapped  DQFlag = "vram_snapped"  // reported VRAM differed from the catalog's (or, for an unknown GPU, the market's label) and was snapped
 	FlagPriceOutlier DQFlag = "price_outlier" // the price moved more than the configured factor since the last observation
 	FlagVRAMMissing  DQFlag = "vram_missing"  // the source gave no VRAM; the catalog's value is used
 	FlagCountParsed  DQFlag = "count_parsed"  // the GPU count came from free text (a name or description)

@@ -44,6 +44,9 @@ func setGPU(o *schema.Offer, raw string, vramGB float64, m gpus.Match) gpus.Matc
 		o.GPUModel = ""
 		o.VRAMGB = round(m.VRAMGB, 2)
 		o.AddFlag(schema.FlagUnknownGPU)
+		if m.Snapped { // to the market's label (gpus.VRAMLabel): 49152 MiB is 48 GB, not 51.54
+			o.AddFlag(schema.FlagVRAMSnapped)
+		}
 		return m
 	}
 	o.GPUModel = m.Model.Name

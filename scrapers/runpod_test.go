@@ -79,7 +79,7 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"a secure spot 0.5 is not vouched for by on-demand", "NVIDIA L40:secure/spot", runPodWant{Absent: true}},
 				{"secure price 0 is not offered", "NVIDIA A100-SXM4-40GB:secure/on_demand", runPodWant{Absent: true}},
 				{"null prices: no offer", "Tesla V100-FHHL-16GB:secure/on_demand", runPodWant{Absent: true}},
-				{"unknown GPU kept with flag", "NVIDIA RTX PRO 4500 Blackwell:secure/on_demand", runPodWant{"", 32, "0.64", schema.StockHigh, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
+				{"RTX PRO 4500 Blackwell, a PCIe card", "NVIDIA RTX PRO 4500 Blackwell:secure/on_demand", runPodWant{"RTX-PRO-4500-32GB", 32, "0.64", schema.StockHigh, schema.IntraPCIe, none, false}},
 				{"B300 288 GB", "NVIDIA B300 SXM6 AC:secure/on_demand", runPodWant{"B300-SXM-288GB", 288, "8.49", schema.StockLow, schema.IntraNVSwitch, none, false}},
 			},
 			"runpod_gputypes_traps": {
@@ -91,11 +91,12 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"null secure price", "NVIDIA H100 NVL:secure/on_demand", runPodWant{Absent: true}},
 				{"community spot without secure", "NVIDIA H100 NVL:community/spot", runPodWant{"H100-NVL-94GB", 94, "1.4", schema.StockUnknown, schema.IntraNVLink, none, false}},
 				{"no prices at all: no offer", "NVIDIA RTX A4000:secure/on_demand", runPodWant{Absent: true}},
+				{"unknown GPU (a MIG slice) kept with flag", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb:secure/on_demand", runPodWant{"", 24, "0.31", schema.StockLow, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
 			},
 			"runpod_gputypes_placeholders": {
 				{"MI350X community 0.5 is the placeholder though lowestPrice repeats it", "AMD Instinct MI350X OAM:community/on_demand", runPodWant{Absent: true}},
 				{"MI350X community spot 0.5 dropped too", "AMD Instinct MI350X OAM:community/spot", runPodWant{Absent: true}},
-				{"MI350X secure 5.49 kept", "AMD Instinct MI350X OAM:secure/on_demand", runPodWant{"", 288, "5.49", schema.StockLow, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
+				{"MI350X secure 5.49 kept", "AMD Instinct MI350X OAM:secure/on_demand", runPodWant{"MI350X-288GB", 288, "5.49", schema.StockLow, schema.IntraInfinityFabric, none, false}},
 				{"RTX 2000 Ada community 0.5 above secure 0.24, lowestPrice 0.5: placeholder", "NVIDIA RTX 2000 Ada Generation:community/on_demand", runPodWant{Absent: true}},
 				{"RTX 2000 Ada secure 0.24 kept", "NVIDIA RTX 2000 Ada Generation:secure/on_demand", runPodWant{"RTX-2000-ADA-16GB", 16, "0.24", schema.StockHigh, schema.IntraPCIe, none, false}},
 				{"a community 0.5 vouched for by secure 0.76", "NVIDIA RTX A6000:community/on_demand", runPodWant{"RTX-A6000-48GB", 48, "0.5", schema.StockHigh, schema.IntraPCIe, none, false}},

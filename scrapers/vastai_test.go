@@ -77,18 +77,21 @@ func TestParseVastTraps(t *testing.T) {
 		}
 	}
 	snapped := []schema.DQFlag{schema.FlagVRAMSnapped}
-	unknown := []schema.DQFlag{schema.FlagUnknownGPU}
+	// An unknown GPU's VRAM is the market's label, snapped as a known GPU's is (gpus.VRAMLabel).
+	unknownSnapped := []schema.DQFlag{schema.FlagUnknownGPU, schema.FlagVRAMSnapped}
 	tests := []struct {
 		name string
 		key  string
 		want vastWant
 	}{
-		{"V100 sample: dph_total incl. 8 GB storage, no form stays unknown, deverified", "54420292/on_demand", vastWant{
-			Raw: "Tesla V100", Count: 1, VRAM: 34.36, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
-			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.1), CPUs: f64(7), Flags: unknown}},
+		// 32768 MiB settles 32 GB but not the form (V100-PCIE-32GB or V100-SXM2-32GB), and one
+		// GPU without NVLink proves no PCIe card: the model stays unknown, its VRAM 32.
+		{"V100 sample: dph_total incl. 8 GB storage, no form stays unknown at 32 GB, deverified", "54420292/on_demand", vastWant{
+			Raw: "Tesla V100", Count: 1, VRAM: 32, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
+			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.1), CPUs: f64(7), Flags: unknownSnapped}},
 		{"V100 sample spot: min_bid + storage", "54420292/spot", vastWant{
-			Raw: "Tesla V100", Count: 1, VRAM: 34.36, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
-			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.1), CPUs: f64(7), Flags: unknown}},
+			Raw: "Tesla V100", Count: 1, VRAM: 32, Price: "0.062963", PerGPU: "0.062963", Tier: schema.TierUnverified,
+			Region: "us-california", Country: "US", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.1), CPUs: f64(7), Flags: unknownSnapped}},
 		{"H100 SXM 81559 MiB snaps to 80 GB, empty state", "48285735/on_demand", vastWant{
 			Model: "H100-SXM-80GB", Raw: "H100 SXM", Count: 1, VRAM: 80, Price: "1.386741", PerGPU: "1.386741", Tier: schema.TierUnverified,
 			Region: "us", Country: "US", Intra: schema.IntraNVSwitch, Inter: schema.InterNone, NVLink: f64(478.116), RAM: f64(226.49), CPUs: f64(26), Flags: snapped}},
@@ -105,14 +108,14 @@ func TestParseVastTraps(t *testing.T) {
 			Model: "H100-SXM-80GB", Raw: "H100 SXM", Count: 8, VRAM: 80, Tier: schema.TierVerified,
 			Region: "us-texas", Country: "US", Intra: schema.IntraNVSwitch, Inter: schema.InterUnknown, NVLink: f64(478.116), RAM: f64(128.93), Flags: snapped}},
 		{"empty gpu_name kept as unknown", "55000004/on_demand", vastWant{
-			Raw: "", Count: 1, VRAM: 8.59, Tier: schema.TierVerified,
-			Region: "pl-poland", Country: "PL", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.12), CPUs: f64(4), Flags: unknown}},
+			Raw: "", Count: 1, VRAM: 8, Tier: schema.TierVerified,
+			Region: "pl-poland", Country: "PL", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.12), CPUs: f64(4), Flags: unknownSnapped}},
 		{"dph_base fallback, georegion continent, bw_nvlink null", "55000013/on_demand", vastWant{
 			Model: "A40-48GB", Raw: "A40", Count: 2, VRAM: 48, Price: "0.702222", PerGPU: "0.351111", Tier: schema.TierVerified,
 			Region: "cz-czechia", Country: "CZ", Intra: schema.IntraUnknown, Inter: schema.InterNone, Flags: snapped}},
-		{"modded 48 GB 4090 is unknown", "55000014/on_demand", vastWant{
-			Raw: "RTX 4090", Count: 1, VRAM: 51.54, Tier: schema.TierVerified,
-			Region: "tw-taiwan", Country: "TW", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.12), CPUs: f64(4), Flags: unknown}},
+		{"modded 48 GB 4090 is unknown, labelled 48 GB", "55000014/on_demand", vastWant{
+			Raw: "RTX 4090", Count: 1, VRAM: 48, Tier: schema.TierVerified,
+			Region: "tw-taiwan", Country: "TW", Intra: schema.IntraPCIe, Inter: schema.InterNone, RAM: f64(16.12), CPUs: f64(4), Flags: unknownSnapped}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
