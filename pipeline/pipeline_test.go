@@ -160,7 +160,12 @@ func newRunner(t *testing.T, cfg pipeline.Config, st *memStore, opts pipeline.Op
 
 func TestValidationRejectsAndFlags(t *testing.T) {
 	st := newMemStore()
-	st.prices = map[schema.Key]decimal.Decimal{{Provider: "p", OfferID: "jump", PriceType: schema.OnDemand}: decimal.RequireFromString("1.00")}
+	// Outliers move by more than the factor (3) either way since their last observation; a move
+	// of exactly the factor is not one.
+	st.prices = map[schema.Key]decimal.Decimal{}
+	for _, id := range []string{"jump", "drop", "edge"} {
+		st.prices[schema.Key{Provider: "p", OfferID: id, PriceType: schema.OnDemand}] = decimal.RequireFromString("1.00")
+	}
 	zeroVRAM := offer("novram", "", 1, "1")
 	zeroVRAM.VRAMGB = 0
 	noPerGPU := offer("derived", "H100-SXM-80GB", 4, "0")
@@ -176,6 +181,8 @@ func TestValidationRejectsAndFlags(t *testing.T) {
 		offer("ok", "H100-SXM-80GB", 8, "2.6"), // same key again
 		offer("jump", "H100-SXM-80GB", 1, "4.50"),
 		noPerGPU,
+		offer("drop", "H100-SXM-80GB", 1, "0.33"),
+		offer("edge", "H100-SXM-80GB", 1, "3.00"),
 	)
 	reg := prometheus.NewRegistry()
 	r := newRunner(t, pipeline.Config{MinOfferRatio: 0.5, OutlierFactor: 3}, st, pipeline.Options{Metrics: pipeline.NewMetrics(reg)}, src)
@@ -188,11 +195,11 @@ func TestValidationRejectsAndFlags(t *testing.T) {
 	if diff := cmp.Diff(wantRejected, p.Rejected); diff != "" {
 		t.Errorf("rejected (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]int{"price_outlier": 1}, p.Flagged); diff != "" {
+	if diff := cmp.Diff(map[string]int{"price_outlier": 2}, p.Flagged); diff != "" {
 		t.Errorf("flagged (-want +got):\n%s", diff)
 	}
-	if p.Status != schema.RunOK || p.Loaded != 3 || p.Parsed != 10 {
-		t.Errorf("provider report %+v, want ok with 3 of 10 loaded", p)
+	if p.Status != schema.RunOK || p.Loaded != 5 || p.Parsed != 12 {
+		t.Errorf("provider report %+v, want ok with 5 of 12 loaded", p)
 	}
 	b := st.loaded(rep.RunID, "p")
 	if got := b.Offers[2]; got.OfferID != "derived" || got.PriceUSDPerGPUHour.String() != "2.5" {
@@ -203,7 +210,7 @@ func TestValidationRejectsAndFlags(t *testing.T) {
 			t.Errorf("offer %s not stamped with the run: %s %s %s", o.OfferID, o.RunID, o.ObservedAt, o.Provider)
 		}
 	}
-	if b.Run.OffersParsed != 10 || b.Run.OffersLoaded != 3 || b.Run.OffersRejected != 7 {
+	if b.Run.OffersParsed != 12 || b.Run.OffersLoaded != 5 || b.Run.OffersRejected != 7 {
 		t.Errorf("run log row %+v", b.Run)
 	}
 	if got := counterValue(t, reg, "gpucost_scrape_offers_rejected_total", "absurd_price"); got != 1 {

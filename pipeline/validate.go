@@ -30,6 +30,7 @@ const (
 type validator struct {
 	maxPrice      decimal.Decimal
 	outlierFactor float64
+	factor        decimal.Decimal // outlierFactor as a decimal, set on first use
 	prev          map[schema.Key]decimal.Decimal // last known $/GPU-hour per offer
 	seen          map[schema.Key]bool            // the keys kept so far in the run
 }
@@ -133,8 +134,9 @@ func (v validator) reject(o schema.Offer) string {
 }
 
 // outlier reports whether the offer's price moved by more than the factor since its last
-// observation.
-func (v validator) outlier(o schema.Offer) bool {
+// observation: above prev × factor or below prev / factor, compared exactly as products (a
+// division per offer took most of a large run's validation).
+func (v *validator) outlier(o schema.Offer) bool {
 	if v.outlierFactor <= 0 {
 		return false
 	}
@@ -142,8 +144,11 @@ func (v validator) outlier(o schema.Offer) bool {
 	if !ok || !prev.IsPositive() {
 		return false
 	}
-	ratio := o.PriceUSDPerGPUHour.Div(prev).InexactFloat64()
-	return ratio > v.outlierFactor || ratio < 1/v.outlierFactor
+	if v.factor.IsZero() {
+		v.factor = decimal.NewFromFloat(v.outlierFactor)
+	}
+	cur := o.PriceUSDPerGPUHour
+	return cur.GreaterThan(prev.Mul(v.factor)) || cur.Mul(v.factor).LessThan(prev)
 }
 
 // stored reports whether a price has no more decimals than are stored (schema.PriceDecimals).

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/redact"
@@ -129,10 +130,8 @@ func Run(ctx context.Context, st *store.Store, opts Options) (Report, error) {
 				return rep, err
 			}
 		}
-		for _, r := range month.runs {
-			if err := d.run(ctx, r, m, byProvider[r.Provider]); err != nil {
-				return rep, err
-			}
+		if err := d.month(ctx, month.runs, m, byProvider); err != nil {
+			return rep, err
 		}
 		if opts.DryRun {
 			continue
@@ -201,48 +200,107 @@ type deriver struct {
 	prev map[string]map[schema.Key]decimal.Decimal
 }
 
-// run re-derives one run into m (nil on a dry run) and counts what changes in pr.
-func (d *deriver) run(ctx context.Context, r store.StoredRun, m *store.MonthRederivation, pr *ProviderReport) error {
+// A month's runs go through three stages at once, each in its own goroutine, in order: the
+// stored payloads and offers of a run are read while the run before it is derived and compared,
+// and while the one before that is written. The server's work and the parsers' overlap, which
+// on two cores is most of the gain.
+
+// storedRun is a run as read: its payloads and its stored offers.
+type storedRun struct {
+	run      store.StoredRun
+	payloads []schema.RawPayload
+	stored   []schema.Offer
+}
+
+// derivedRun is a run's offers to write: re-derived, or the stored ones it keeps.
+type derivedRun struct {
+	run    store.StoredRun
+	offers []schema.Offer
+}
+
+// month re-derives runs, oldest first, into m (nil on a dry run), counting what changes by
+// provider.
+func (d *deriver) month(ctx context.Context, runs []store.StoredRun, m *store.MonthRederivation, byProvider map[string]*ProviderReport) error {
+	g, ctx := errgroup.WithContext(ctx)
+	reads, writes := make(chan storedRun, 1), make(chan derivedRun, 1)
+	g.Go(func() error {
+		defer close(reads)
+		for _, r := range runs {
+			sr := storedRun{run: r}
+			var err error
+			if sr.payloads, err = d.st.RunPayloads(ctx, r.RunID, r.Provider); err != nil {
+				return err
+			}
+			if sr.stored, err = d.st.RunOffers(ctx, r.RunID, r.Provider); err != nil {
+				return err
+			}
+			select {
+			case reads <- sr:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		defer close(writes)
+		for sr := range reads {
+			offers, err := d.run(ctx, sr, byProvider[sr.run.Provider])
+			if err != nil {
+				return err
+			}
+			select {
+			case writes <- derivedRun{run: sr.run, offers: offers}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for w := range writes {
+			if m == nil {
+				continue
+			}
+			if err := m.AddOffers(ctx, w.run, w.offers); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// run re-derives one run, counts what changes in pr, and returns the offers to write: the
+// re-derived ones, or the stored ones when today's parser gives none.
+func (d *deriver) run(ctx context.Context, sr storedRun, pr *ProviderReport) ([]schema.Offer, error) {
+	r := sr.run
 	if d.prev[r.Provider] == nil {
 		prices, err := d.st.PricesBefore(ctx, r.Provider, r.ObservedAt)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d.prev[r.Provider] = prices
 	}
-	payloads, err := d.st.RunPayloads(ctx, r.RunID, r.Provider)
+	derived, why, err := d.derive(ctx, r, sr.payloads)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	stored, err := d.st.RunOffers(ctx, r.RunID, r.Provider)
-	if err != nil {
-		return err
-	}
-	derived, why, err := d.derive(ctx, r, payloads)
-	if err != nil {
-		return err
-	}
-	pr.Before += len(stored)
+	pr.Before += len(sr.stored)
 	if why != "" {
 		pr.Kept = append(pr.Kept, Kept{RunID: r.RunID, Why: why})
-		pr.After += len(stored)
+		pr.After += len(sr.stored)
 		d.logger.Warn("A run keeps its stored offers: its payloads no longer give any", "run", r.RunID, "provider", r.Provider, "why", why)
-		if m != nil {
-			return m.AddOffers(ctx, r, stored)
-		}
-		return nil
+		return sr.stored, nil
 	}
 	pr.Runs++
 	pr.After += len(derived)
-	compare(r.RunID, stored, derived, pr)
+	compare(r.RunID, sr.stored, derived, pr)
 	prices := d.prev[r.Provider]
 	for _, o := range derived {
 		prices[o.Key()] = o.PriceUSDPerGPUHour
 	}
-	if m != nil {
-		return m.AddOffers(ctx, r, derived)
-	}
-	return nil
+	return derived, nil
 }
 
 // derive parses and validates one run's payloads as a scrape of that run would, and returns its
@@ -303,7 +361,7 @@ func compare(runID string, stored, derived []schema.Offer, pr *ProviderReport) {
 		case !old.PriceUSDPerGPUHour.Equal(o.PriceUSDPerGPUHour) || !old.PriceUSDPerHour.Equal(o.PriceUSDPerHour):
 			pr.Repriced++
 			example(o, describe(old), describe(o))
-		case describe(old) != describe(o):
+		case !sameDerivation(old, o):
 			pr.Changed++
 			example(o, describe(old), describe(o))
 		}
@@ -321,7 +379,35 @@ func compare(runID string, stored, derived []schema.Offer, pr *ProviderReport) {
 	}
 }
 
-// describe writes the fields of an offer that a parser decides, for comparing two derivations.
+// sameDerivation reports whether two derivations of one offer at one price agree on every other
+// field a parser decides: those describe writes. (describe's text would say the same, at a
+// formatted string per offer.)
+func sameDerivation(a, b schema.Offer) bool {
+	return a.GPUModel == b.GPUModel && a.GPUNameRaw == b.GPUNameRaw && a.GPUCount == b.GPUCount && a.VRAMGB == b.VRAMGB &&
+		a.Tier == b.Tier && a.Country == b.Country && a.Region == b.Region && a.IntraNode == b.IntraNode &&
+		a.InterNode == b.InterNode && a.Stock == b.Stock && sameTime(a.ValidUntil, b.ValidUntil) &&
+		samePtr(a.NVLinkGbps, b.NVLinkGbps) && samePtr(a.AvailableCount, b.AvailableCount) && samePtr(a.Reliability, b.Reliability) &&
+		samePtr(a.VCPUs, b.VCPUs) && samePtr(a.RAMGB, b.RAMGB) && samePtr(a.DiskGB, b.DiskGB) && sameFlags(a.DQFlags, b.DQFlags)
+}
+
+func samePtr[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func sameTime(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+
+// sameFlags compares flags as sets: their order is not the parser's decision.
+func sameFlags(a, b []schema.DQFlag) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, f := range a {
+		if !slices.Contains(b, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// describe writes the fields of an offer that a parser decides, for the report's examples.
 func describe(o schema.Offer) string {
 	flags := make([]string, len(o.DQFlags))
 	for i, f := range o.DQFlags {
