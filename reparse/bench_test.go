@@ -21,7 +21,7 @@ import (
 // run's payload is a search answer of the asks of testdata/vastai_market.json, repeated under
 // ids of their own at prices that move from run to run, stored by a scrape through the pipeline.
 func BenchmarkReparse(b *testing.B) {
-	const runs, asks = 10, 10_100
+	const runs, asks = 50, 10_100
 	st := openStore(b)
 	base := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	market := newMarket(b, asks)
@@ -41,7 +41,7 @@ func BenchmarkReparse(b *testing.B) {
 		}
 		stored += rep.Providers[0].Loaded
 	}
-	if stored < 1 {
+	if stored < 1_000_000 {
 		b.Fatalf("%d offers stored; the benchmark wants at least 1M", stored)
 	}
 	opts := reparse.Options{From: base, To: base.Add(runs * time.Hour), Providers: []string{scrapers.VastName}, Validation: validation}

@@ -58,8 +58,9 @@ type ProviderReport struct {
 	Provider      string
 	Runs          int // runs re-derived
 	Before, After int // offers stored before, re-derived
-	// By offer key (offer id × price type) within each run: only re-derived, only stored before,
-	// in both with another per-GPU price, in both with the same price but other fields.
+	// On a dry run, by offer key (offer id × price type) within each run: only re-derived, only
+	// stored before, in both with another price, in both at the same price with other fields.
+	// A re-derivation does not compare (run a dry run first to see what it will change).
 	Added, Removed, Repriced, Changed int
 	Examples                          []Change // the first few changes
 	Kept                              []Kept   // runs that keep their stored offers
@@ -205,7 +206,7 @@ type deriver struct {
 // and while the one before that is written. The server's work and the parsers' overlap, which
 // on two cores is most of the gain.
 
-// storedRun is a run as read: its payloads and its stored offers.
+// storedRun is a run as read: its payloads, and on a dry run its stored offers.
 type storedRun struct {
 	run      store.StoredRun
 	payloads []schema.RawPayload
@@ -231,8 +232,10 @@ func (d *deriver) month(ctx context.Context, runs []store.StoredRun, m *store.Mo
 			if sr.payloads, err = d.st.RunPayloads(ctx, r.RunID, r.Provider); err != nil {
 				return err
 			}
-			if sr.stored, err = d.st.RunOffers(ctx, r.RunID, r.Provider); err != nil {
-				return err
+			if d.opts.DryRun { // what it would change: compared with what is stored
+				if sr.stored, err = d.st.RunOffers(ctx, r.RunID, r.Provider); err != nil {
+					return err
+				}
 			}
 			select {
 			case reads <- sr:
@@ -286,16 +289,21 @@ func (d *deriver) run(ctx context.Context, sr storedRun, pr *ProviderReport) ([]
 	if err != nil {
 		return nil, err
 	}
-	pr.Before += len(sr.stored)
+	pr.Before += r.Offers
 	if why != "" {
 		pr.Kept = append(pr.Kept, Kept{RunID: r.RunID, Why: why})
-		pr.After += len(sr.stored)
+		pr.After += r.Offers
 		d.logger.Warn("A run keeps its stored offers: its payloads no longer give any", "run", r.RunID, "provider", r.Provider, "why", why)
-		return sr.stored, nil
+		if d.opts.DryRun {
+			return nil, nil
+		}
+		return d.st.RunOffers(ctx, r.RunID, r.Provider) // to be written back as they are
 	}
 	pr.Runs++
 	pr.After += len(derived)
-	compare(r.RunID, sr.stored, derived, pr)
+	if d.opts.DryRun {
+		compare(r.RunID, sr.stored, derived, pr)
+	}
 	prices := d.prev[r.Provider]
 	for _, o := range derived {
 		prices[o.Key()] = o.PriceUSDPerGPUHour

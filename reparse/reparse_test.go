@@ -196,15 +196,20 @@ func TestReparseEqualsAFreshScrape(t *testing.T) {
 	if diff := storetest.RollupDiff(t, got.dsn); diff != "" {
 		t.Errorf("rollups differ from a recomputation from offers:\n%s", diff)
 	}
-	// Run again: nothing changes.
-	again, err := reparse.Run(ctx, got.Store, options())
+	// A dry run now finds nothing to change, and a second re-derivation changes nothing.
+	dry := options()
+	dry.DryRun = true
+	check, err := reparse.Run(ctx, got.Store, dry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range again.Providers {
-		if p.Added+p.Removed+p.Repriced+p.Changed != 0 {
-			t.Errorf("a second re-derivation of %s changes offers again: %+v", p.Provider, p)
+	for _, p := range check.Providers {
+		if p.Runs != 2 || p.Added+p.Removed+p.Repriced+p.Changed != 0 {
+			t.Errorf("a dry run after the re-derivation of %s: %+v, want 2 runs and no change", p.Provider, p)
 		}
+	}
+	if _, err := reparse.Run(ctx, got.Store, options()); err != nil {
+		t.Fatal(err)
 	}
 	if diff := compareHistories(t, got, want); diff != "" {
 		t.Errorf("after a second re-derivation (-fresh +re-derived):\n%s", diff)

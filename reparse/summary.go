@@ -29,8 +29,8 @@ func (r Report) Err() error {
 	return &Incomplete{Kept: kept}
 }
 
-// Write writes the report as a table: a line per provider, then the example changes and the
-// runs kept; scraped text passes textcell.
+// Write writes the report as a table: a line per provider (on a dry run with what would change),
+// then the example changes and the runs kept; scraped text passes textcell.
 func (r Report) Write(w io.Writer) error {
 	verb := "re-derived"
 	if r.DryRun {
@@ -42,10 +42,17 @@ func (r Report) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, months)
 	t := textcell.NewTable(w, textcell.NameWidth)
-	t.Row("PROVIDER", "RUNS", "OFFERS BEFORE", "AFTER", "ADDED", "REMOVED", "REPRICED", "CHANGED", "KEPT")
+	head := []string{"PROVIDER", "RUNS", "OFFERS BEFORE", "AFTER", "KEPT"}
+	if r.DryRun {
+		head = append(head, "ADDED", "REMOVED", "REPRICED", "CHANGED")
+	}
+	t.Row(head...)
 	for _, p := range r.Providers {
-		t.Row(p.Provider, strconv.Itoa(p.Runs), strconv.Itoa(p.Before), strconv.Itoa(p.After), strconv.Itoa(p.Added),
-			strconv.Itoa(p.Removed), strconv.Itoa(p.Repriced), strconv.Itoa(p.Changed), strconv.Itoa(len(p.Kept)))
+		row := []string{p.Provider, strconv.Itoa(p.Runs), strconv.Itoa(p.Before), strconv.Itoa(p.After), strconv.Itoa(len(p.Kept))}
+		if r.DryRun {
+			row = append(row, strconv.Itoa(p.Added), strconv.Itoa(p.Removed), strconv.Itoa(p.Repriced), strconv.Itoa(p.Changed))
+		}
+		t.Row(row...)
 	}
 	if err := t.Flush(); err != nil {
 		return err
