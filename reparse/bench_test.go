@@ -61,6 +61,7 @@ func BenchmarkReparse(b *testing.B) {
 		offers += stored
 	}
 	b.ReportMetric(float64(offers)/took.Seconds(), "offers/s")
+	b.ReportMetric(float64(stored), "offers-stored")
 }
 
 // storedPage is a Vast.ai source whose fetch read one search answer.
