@@ -564,16 +564,9 @@ func lambdaPageOffer(tr *goquery.Selection, cells map[string]string, count int, 
 		// A committed price among the on-demand ones: never recorded as on-demand.
 		return o, false, fmt.Errorf("%s: %w: a row with a DURATION cell in an instance tab", where, ErrLayoutChanged)
 	}
-	priceText, has := cells["PRICE/GPU/HR"]
-	if !has {
-		return o, false, fmt.Errorf("%s: %w: no PRICE/GPU/HR cell", where, ErrLayoutChanged)
-	}
-	perGPU, offered, err := parseUSD(priceText)
-	if err != nil {
-		return o, false, fmt.Errorf("%s: %w", where, err)
-	}
-	if !offered {
-		return o, false, nil
+	perGPU, offered, err := lambdaPagePrice(cells, where)
+	if err != nil || !offered {
+		return o, false, err
 	}
 	vramText := cells["VRAM/GPU"]
 	vram, _, err := parseSize(vramText)
@@ -621,16 +614,9 @@ func lambdaClusterOffer(tr *goquery.Selection, cells map[string]string, run sche
 	if plan == "" {
 		return o, false, fmt.Errorf("%s: empty data-plan", where)
 	}
-	priceText, has := cells["PRICE/GPU/HR"]
-	if !has {
-		return o, false, fmt.Errorf("%s: %w: no PRICE/GPU/HR cell", where, ErrLayoutChanged)
-	}
-	perGPU, offered, err := parseUSD(priceText)
-	if err != nil {
-		return o, false, fmt.Errorf("%s: %w", where, err)
-	}
-	if !offered {
-		return o, false, nil
+	perGPU, offered, err := lambdaPagePrice(cells, where)
+	if err != nil || !offered {
+		return o, false, err
 	}
 	priceType, term, err := lambdaTerm(cells["DURATION"])
 	if err != nil {
@@ -853,4 +839,17 @@ func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 	}
 	l.logger.Debug("Lambda parsed", "offers", len(offers), "problems", len(problems), "from", "api")
 	return res, nil
+}
+
+// lambdaPagePrice reads a pricing-page row's PRICE/GPU/HR cell: USD per GPU-hour, or not
+// offered ("—"). where names the row in errors.
+func lambdaPagePrice(cells map[string]string, where string) (perGPU decimal.Decimal, offered bool, err error) {
+	text, has := cells["PRICE/GPU/HR"]
+	if !has {
+		return perGPU, false, fmt.Errorf("%s: %w: no PRICE/GPU/HR cell", where, ErrLayoutChanged)
+	}
+	if perGPU, offered, err = parseUSD(text); err != nil {
+		return perGPU, false, fmt.Errorf("%s: %w", where, err)
+	}
+	return perGPU, offered, nil
 }

@@ -559,9 +559,15 @@ func timeRange(n int, at func(int) time.Time) (from, to time.Time) {
 // LatestPrices returns the newest known $/GPU-hour of every offer of one provider, so the
 // pipeline can flag a price that jumped since the last observation.
 func (s *Store) LatestPrices(ctx context.Context, provider string) (map[schema.Key]decimal.Decimal, error) {
-	rows, err := s.conn.Query(s.ctx(ctx), s.latestPricesQuery(), provider)
+	return s.prices(ctx, "reading the latest prices of "+provider, provider, s.latestPricesQuery(), provider)
+}
+
+// prices runs query, which selects offer id, price type and a price of one provider's offers,
+// and returns the prices by offer key.
+func (s *Store) prices(ctx context.Context, what, provider, query string, args ...any) (map[schema.Key]decimal.Decimal, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
 	if err != nil {
-		return nil, s.queryError("reading the latest prices of "+provider, err)
+		return nil, s.queryError(what, err)
 	}
 	defer rows.Close()
 	out := map[schema.Key]decimal.Decimal{}
@@ -569,12 +575,12 @@ func (s *Store) LatestPrices(ctx context.Context, provider string) (map[schema.K
 		var id, pt string
 		var price decimal.Decimal
 		if err := rows.Scan(&id, &pt, &price); err != nil {
-			return nil, fmt.Errorf("reading the latest prices of %s: %w", provider, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		out[schema.Key{Provider: provider, OfferID: id, PriceType: schema.PriceType(pt)}] = price
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.queryError("reading the latest prices of "+provider, err)
+		return nil, s.queryError(what, err)
 	}
 	return out, nil
 }

@@ -119,27 +119,10 @@ func (s *Store) RunOffers(ctx context.Context, runID, provider string) ([]schema
 // PricesBefore returns the newest $/GPU-hour of every offer of provider observed before at:
 // what LatestPrices read for the outlier check when a run of that time was loaded.
 func (s *Store) PricesBefore(ctx context.Context, provider string, at time.Time) (map[schema.Key]decimal.Decimal, error) {
-	what := "reading the prices of " + provider + " before " + at.UTC().Format(time.RFC3339)
-	rows, err := s.conn.Query(s.ctx(ctx), `SELECT offer_id, price_type, argMax(price_usd_per_gpu_hour, observed_at)
+	return s.prices(ctx, "reading the prices of "+provider+" before "+at.UTC().Format(time.RFC3339), provider,
+		`SELECT offer_id, price_type, argMax(price_usd_per_gpu_hour, observed_at)
 		FROM `+s.table("offers")+` WHERE provider = ? AND observed_at < ?
 		GROUP BY offer_id, price_type`, provider, at.UTC())
-	if err != nil {
-		return nil, s.queryError(what, err)
-	}
-	defer rows.Close()
-	out := map[schema.Key]decimal.Decimal{}
-	for rows.Next() {
-		var id, pt string
-		var price decimal.Decimal
-		if err := rows.Scan(&id, &pt, &price); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out[schema.Key{Provider: provider, OfferID: id, PriceType: schema.PriceType(pt)}] = price
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.queryError(what, err)
-	}
-	return out, nil
 }
 
 // PrepareRederivation creates the staging tables afresh, as copies of today's tables.
