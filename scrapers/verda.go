@@ -836,7 +836,8 @@ func NewVerda(client *Client, cfg VerdaConfig, logger *slog.Logger) *Verda {
 		v.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) base URL", (*redact.Redactor)(nil).URL(v.apiURL))
 	}
 	if (v.id == "") != (v.secret == "") {
-		v.cfgErr = errors.New("the API needs both a client id and a client secret: only one is set")
+		// Worded so that no redaction shape ("secret: …") takes it for a credential.
+		v.cfgErr = errors.New("the API needs a client id and a client secret, and only one of them is set")
 	}
 	if client == nil {
 		v.cfgErr = errors.New("no HTTP client")
@@ -892,7 +893,8 @@ func (v *Verda) fetchAPI(ctx context.Context, run schema.Run) (res schema.Extrac
 
 	token, err := v.token(ctx)
 	if err != nil {
-		return res, fmt.Errorf("getting an access token: %w", err)
+		// Not "token: …": the redaction shapes would take what follows for a credential.
+		return res, fmt.Errorf("the OAuth2 token step: %w", err)
 	}
 	header := http.Header{"Authorization": {"Bearer " + token}, "Accept": {"application/json"}}
 	get := func(path, what string) (*Response, error) {

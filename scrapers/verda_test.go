@@ -592,6 +592,9 @@ func TestVerdaCredentialsNeverLeak(t *testing.T) {
 				t.Fatalf("Fetch error %v, want ErrStatus", err)
 			}
 			t.Logf("Fetch error: %v", err)
+			if msg := client.Redact(err.Error()); !strings.Contains(msg, srv.URL) {
+				t.Errorf("redacted for the run log, the error loses its URL: %q", msg)
+			}
 			var recorded []byte
 			files, _ := filepath.Glob(filepath.Join(dir, scrapers.VerdaName, "*"))
 			for _, f := range files {
@@ -693,6 +696,13 @@ func TestVerdaInvalidConfig(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), verdaTestSecret) {
 				t.Errorf("the secret is in the error %q", err)
+			}
+			// The run log shows the error redacted: one about the credentials must still read as
+			// written ("secret: only …" would be masked as a credential).
+			if strings.Contains(name, "without") {
+				if msg := tt.client.Redact(err.Error()); msg != err.Error() || !strings.Contains(msg, "only one of them is set") {
+					t.Errorf("the error reads %q once redacted", msg)
+				}
 			}
 		})
 	}
