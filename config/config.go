@@ -4,7 +4,8 @@
 // schedules, addresses, URLs, SMTP settings); each error names where the bad value came from:
 // the file and line, or the variable, and the key. Secrets (the ClickHouse and SMTP passwords,
 // the providers' API keys) never sit in the file: they are read from the variables or files the
-// configuration names, and Secrets lists them so that everything gpucost writes is scrubbed.
+// configuration names (Verda's OAuth2 client id too), and Secrets lists them so that everything
+// gpucost writes is scrubbed.
 package config
 
 import (
@@ -102,6 +103,7 @@ type ProvidersConfig struct {
 	RunPod    ProviderConfig `yaml:"runpod"`
 	Lambda    ProviderConfig `yaml:"lambda"`
 	CoreWeave ProviderConfig `yaml:"coreweave"`
+	Verda     ProviderConfig `yaml:"verda"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -114,6 +116,10 @@ type ProviderConfig struct {
 	Delay      Duration `yaml:"delay"`
 	// PageLimit is the offers asked for per request (vastai only; 0 takes the source's default).
 	PageLimit int `yaml:"page_limit"`
+	// ClientIDEnv and ClientIDFile name where the OAuth2 client id is read (verda only, whose
+	// API key is the client secret). Like the key, the id never sits in the file.
+	ClientIDEnv  string `yaml:"client_id_env"`
+	ClientIDFile string `yaml:"client_id_file"`
 }
 
 // ServeConfig configures `gpucost serve`.
@@ -394,7 +400,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "runpod", "vastai"}
+var ProviderNames = []string{"coreweave", "lambda", "runpod", "vastai", "verda"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -568,6 +574,12 @@ func (p ProviderConfig) check(key string) error {
 	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
 		errs = append(errs, bad(key+".api_key_env", "%s is not an environment variable name", selection.Quote(p.APIKeyEnv)))
 	}
+	switch {
+	case (p.ClientIDEnv != "" || p.ClientIDFile != "") && key != "providers.verda":
+		errs = append(errs, bad(key+".client_id_env", "only providers.verda has a client id (its api_key is the client secret)"))
+	case p.ClientIDEnv != "" && !envName.MatchString(p.ClientIDEnv):
+		errs = append(errs, bad(key+".client_id_env", "%s is not an environment variable name", selection.Quote(p.ClientIDEnv)))
+	}
 	return errors.Join(errs...)
 }
 
@@ -659,14 +671,23 @@ func (c Config) Secrets(getenv func(string) string) (passwords, apiKeys []string
 			if key, err := pc.APIKey(getenv); err == nil {
 				apiKeys = append(apiKeys, key)
 			}
+			if id, err := pc.ClientID(getenv); err == nil && id != "" {
+				apiKeys = append(apiKeys, id) // sent with the secret: scrubbed like it
+			}
 		}
 	}
 	return passwords, apiKeys
 }
 
-// apiKey reads a provider's key from its file or environment variable; "" when neither is set.
+// APIKey reads a provider's key from its file or environment variable; "" when neither is set.
 func (p ProviderConfig) APIKey(getenv func(string) string) (string, error) {
 	return readSecret("the API key", p.APIKeyFile, p.APIKeyEnv, getenv)
+}
+
+// ClientID reads a provider's OAuth2 client id (verda) from its file or environment variable;
+// "" when neither is set. It is treated as a secret, as the key is.
+func (p ProviderConfig) ClientID(getenv func(string) string) (string, error) {
+	return readSecret("the client id", p.ClientIDFile, p.ClientIDEnv, getenv)
 }
 
 // readSecret reads a secret from file when one is named, else from the environment variable
@@ -735,6 +756,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.Lambda, true
 	case scrapers.CoreWeaveName:
 		return cfg.Providers.CoreWeave, true
+	case scrapers.VerdaName:
+		return cfg.Providers.Verda, true
 	}
 	return ProviderConfig{}, false
 }
@@ -757,6 +780,15 @@ func WriteEffective(w io.Writer, c Config, getenv func(string) string, scrub fun
 			state = "error: " + err.Error()
 		} else if key != "" {
 			state = "set (masked)"
+		}
+		if pc.ClientIDEnv != "" || pc.ClientIDFile != "" {
+			id := "client id not set"
+			if v, err := pc.ClientID(getenv); err != nil {
+				id = "client id error: " + err.Error()
+			} else if v != "" {
+				id = "client id set (masked)"
+			}
+			state += ", " + id
 		}
 		if _, err := fmt.Fprintf(w, "#   %s: %s\n", name, state); err != nil {
 			return err

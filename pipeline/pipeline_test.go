@@ -435,3 +435,37 @@ func TestDryRunLoadsNothing(t *testing.T) {
 		t.Errorf("dry run report %+v", rep)
 	}
 }
+
+// versioned is a source that names its parser.
+type versioned struct {
+	fakeSource
+	version string
+}
+
+func (v versioned) ParserVersion() string { return v.version }
+
+// TestOffersRecordTheirParser: the offers of a source that names its parser carry its version,
+// whatever the offer said; a source that names none leaves it empty.
+func TestOffersRecordTheirParser(t *testing.T) {
+	st := newMemStore()
+	forged := offer("forged", "H100-SXM-80GB", 1, "2")
+	forged.ParserVersion = "forged/1"
+	r := newRunner(t, pipeline.Config{}, st, pipeline.Options{},
+		versioned{returning("named", offer("a", "H100-SXM-80GB", 1, "2"), forged), "named/2026-12-01 gpus/0"},
+		returning("anonymous", offer("b", "H100-SXM-80GB", 1, "2")))
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for provider, want := range map[string]string{"named": "named/2026-12-01 gpus/0", "anonymous": ""} {
+		b := st.loaded(rep.RunID, provider)
+		if len(b.Offers) == 0 {
+			t.Fatalf("%s: nothing loaded", provider)
+		}
+		for _, o := range b.Offers {
+			if o.ParserVersion != want {
+				t.Errorf("%s offer %s: parser version %q, want %q", provider, o.OfferID, o.ParserVersion, want)
+			}
+		}
+	}
+}

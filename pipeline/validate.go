@@ -30,7 +30,7 @@ const (
 type validator struct {
 	maxPrice      decimal.Decimal
 	outlierFactor float64
-	factor        decimal.Decimal // outlierFactor as a decimal, set on first use
+	factor        decimal.Decimal                // outlierFactor as a decimal, set on first use
 	prev          map[schema.Key]decimal.Decimal // last known $/GPU-hour per offer
 	seen          map[schema.Key]bool            // the keys kept so far in the run
 }

@@ -5,8 +5,10 @@
 // parser fix reaches the history it would have produced, and analysts never see a month half
 // replaced. A dry run reports what would change and writes nothing.
 //
-// A run whose payloads no longer give offers (today's parser rejects them) keeps its stored
-// offers, and the report says so: a re-derivation never empties history. Runs without offers
+// A run keeps its stored offers, and the report says so, when today's parser does not read every
+// payload of it that gave offers, or gives fewer offers than the scrape's shrink check allows
+// (scrape.min_offer_ratio of the stored ones: payloads lost to a retention): a re-derivation
+// never thins history. Runs without offers
 // (failed runs) are not re-derived. The run log (scrape_runs) stays the record of what each run
 // did when it ran.
 package reparse
@@ -73,7 +75,7 @@ type Change struct {
 	Before, After  string // the offer's fields as describe writes them; "" when absent
 }
 
-// Kept is a run whose payloads today's parser gives no offers for.
+// Kept is a run that keeps its stored offers, and why.
 type Kept struct {
 	RunID string
 	Why   string
@@ -275,7 +277,7 @@ func (d *deriver) month(ctx context.Context, runs []store.StoredRun, m *store.Mo
 }
 
 // run re-derives one run, counts what changes in pr, and returns the offers to write: the
-// re-derived ones, or the stored ones when today's parser gives none.
+// re-derived ones, or the stored ones of a run it keeps.
 func (d *deriver) run(ctx context.Context, sr storedRun, pr *ProviderReport) ([]schema.Offer, error) {
 	r := sr.run
 	if d.prev[r.Provider] == nil {
@@ -289,26 +291,33 @@ func (d *deriver) run(ctx context.Context, sr storedRun, pr *ProviderReport) ([]
 	if err != nil {
 		return nil, err
 	}
+	// Fewer offers than the scrape's shrink check allows is a run whose payloads were not all
+	// kept (a retention dropped some), not a market: it keeps what it stored.
+	if ratio := d.opts.Validation.MinOfferRatio; why == "" && ratio > 0 && float64(len(derived)) < ratio*float64(r.Offers) {
+		why = fmt.Sprintf("today's parser gives %d offers from its payloads, fewer than %.0f%% of the %d stored", len(derived), ratio*100, r.Offers)
+	}
 	pr.Before += r.Offers
+	offers := derived
 	if why != "" {
 		pr.Kept = append(pr.Kept, Kept{RunID: r.RunID, Why: why})
-		pr.After += r.Offers
-		d.logger.Warn("A run keeps its stored offers: its payloads no longer give any", "run", r.RunID, "provider", r.Provider, "why", why)
-		if d.opts.DryRun {
-			return nil, nil
+		d.logger.Warn("A run keeps its stored offers", "run", r.RunID, "provider", r.Provider, "why", why)
+		if offers = sr.stored; offers == nil {
+			if offers, err = d.st.RunOffers(ctx, r.RunID, r.Provider); err != nil { // written back as they are
+				return nil, err
+			}
 		}
-		return d.st.RunOffers(ctx, r.RunID, r.Provider) // to be written back as they are
+	} else {
+		pr.Runs++
+		if d.opts.DryRun {
+			compare(r.RunID, sr.stored, derived, pr)
+		}
 	}
-	pr.Runs++
-	pr.After += len(derived)
-	if d.opts.DryRun {
-		compare(r.RunID, sr.stored, derived, pr)
-	}
-	prices := d.prev[r.Provider]
-	for _, o := range derived {
+	pr.After += len(offers)
+	prices := d.prev[r.Provider] // the next run's outlier check sees what this one leaves stored
+	for _, o := range offers {
 		prices[o.Key()] = o.PriceUSDPerGPUHour
 	}
-	return derived, nil
+	return offers, nil
 }
 
 // derive parses and validates one run's payloads as a scrape of that run would, and returns its
@@ -319,7 +328,7 @@ func (d *deriver) derive(ctx context.Context, r store.StoredRun, payloads []sche
 		return nil, "", err
 	}
 	cfg := d.opts.Validation
-	cfg.MinOfferRatio, cfg.Parallelism = 0, 1
+	cfg.MinOfferRatio, cfg.Parallelism = 0, 1 // the shrink check compares with the stored run instead (run)
 	runner, err := pipeline.New(cfg, []pipeline.Source{src}, nil, history{prev: d.prev[r.Provider]}, pipeline.Options{
 		DryRun: true, RunID: r.RunID, Now: func() time.Time { return r.ObservedAt }, Redactor: d.opts.Redactor,
 	})
@@ -331,7 +340,7 @@ func (d *deriver) derive(ctx context.Context, r store.StoredRun, payloads []sche
 		return nil, "", err
 	}
 	if p := rep.Providers[0]; p.Status == schema.RunFailed {
-		return nil, p.Error, nil
+		return nil, "today's parser does not read its payloads: " + p.Error, nil
 	}
 	return rep.Batches[0].Offers, "", nil
 }

@@ -183,9 +183,35 @@ func TestReparseEqualsAFreshScrape(t *testing.T) {
 	if diff := compareHistories(t, got, want); diff == "" {
 		t.Fatal("the defective history equals the right one: the test proves nothing")
 	}
+	// The defect's own GPU model has a daily history; re-derived, it has none (its final rows
+	// are emptied, and History skips them).
+	defectHistory := func() []schema.HistoryPoint {
+		t.Helper()
+		points, err := got.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"DEFECT-GPU"}},
+			From: from, To: to.AddDate(0, 0, 2), Interval: schema.Day})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return points
+	}
+	onOct30 := func(points []schema.HistoryPoint) (n int) {
+		for _, p := range points {
+			if p.Bucket.Equal(runOct.ObservedAt.Truncate(24 * time.Hour)) {
+				n++
+			}
+		}
+		return n
+	}
+	if onOct30(defectHistory()) == 0 {
+		t.Fatal("the defective history has no DEFECT-GPU points on runOct's day: the test proves nothing")
+	}
 	rep, err := reparse.Run(ctx, got.Store, options())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if points := defectHistory(); onOct30(points) != 0 || len(points) == 0 {
+		// runOut, after the range, keeps its defect on its day (runNov's too).
+		t.Errorf("DEFECT-GPU history after the re-derivation: %+v, want none on runOct's day, some on runOut's", points)
 	}
 	if diff := cmp.Diff([]string{"2026-10", "2026-11"}, rep.Months); diff != "" {
 		t.Errorf("months (-want +got):\n%s", diff)
@@ -373,4 +399,83 @@ func rows(t *testing.T, conn driver.Conn, q string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// lostPages is a source whose run stored its answers' offers but not all its payloads: with drop
+// only the first answer's payload (a retention dropped the others), with cut the first payload
+// cut short (an answer today's parser no longer reads, the others fine).
+type lostPages struct {
+	pipeline.Source
+	drop, cut bool
+}
+
+func (s lostPages) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
+	n := 0
+	thin := func(p []schema.RawPayload) []schema.RawPayload {
+		var out []schema.RawPayload
+		for _, pl := range p {
+			n++
+			switch {
+			case s.drop && n > 1:
+				continue
+			case s.cut && n == 1:
+				pl.Body = pl.Body[:len(pl.Body)/2]
+			}
+			out = append(out, pl)
+		}
+		return out
+	}
+	if emit := run.Emit; emit != nil {
+		run.Emit = func(p schema.Page) error {
+			p.Payloads = thin(p.Payloads)
+			return emit(p)
+		}
+	}
+	ex, err := s.Source.Fetch(ctx, run)
+	ex.Payloads = thin(ex.Payloads)
+	return ex, err
+}
+
+// TestReparseKeepsRunsItCannotRederiveWhole: a run whose payloads were partly lost, or no
+// longer parse, keeps its stored offers, and the report and the error say so.
+func TestReparseKeepsRunsItCannotRederiveWhole(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name      string
+		drop, cut bool
+		why       string
+	}{
+		{"payloads lost", true, false, "fewer than 50% of the"},
+		{"a payload cut short", false, true, "does not read its payloads"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStore(t)
+			var srcs []pipeline.Source
+			for _, s := range sources(t, nil) {
+				if s.Name() == scrapers.VastName {
+					s = lostPages{Source: s, drop: tt.drop, cut: tt.cut}
+				}
+				srcs = append(srcs, s)
+			}
+			scrape(t, st, runOct, srcs)
+			before := dump(t, st)
+			opts := options()
+			opts.Providers = []string{scrapers.VastName}
+			opts.Validation.MinOfferRatio = 0.5
+			rep, err := reparse.Run(ctx, st.Store, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var incomplete *reparse.Incomplete
+			if !errors.As(rep.Err(), &incomplete) || incomplete.Kept != 1 {
+				t.Errorf("report error %v, want one run kept", rep.Err())
+			}
+			if p := rep.Providers[0]; p.Runs != 0 || len(p.Kept) != 1 || !strings.Contains(p.Kept[0].Why, tt.why) || p.After != p.Before {
+				t.Errorf("report %+v, want the run kept (%q) with its %d offers", p, tt.why, p.Before)
+			}
+			if diff := cmp.Diff(before, dump(t, st)); diff != "" {
+				t.Errorf("a kept run changed (-before +after):\n%s", diff)
+			}
+		})
+	}
 }

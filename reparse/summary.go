@@ -1,6 +1,7 @@
 package reparse
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,12 +10,12 @@ import (
 	"github.com/gpucost/gpucost/textcell"
 )
 
-// Incomplete is the error of a re-derivation that left runs as they were stored: today's parser
-// gives no offers for their payloads. gpucost reparse exits partial on it.
+// Incomplete is the error of a re-derivation that left runs as they were stored (Kept says
+// why). gpucost reparse exits partial on it.
 type Incomplete struct{ Kept int }
 
 func (e *Incomplete) Error() string {
-	return fmt.Sprintf("%d runs keep their stored offers: today's parsers give none for their payloads (see the report)", e.Kept)
+	return fmt.Sprintf("%d runs keep their stored offers: today's parsers do not re-derive them whole (the report says why)", e.Kept)
 }
 
 // Err returns nil when every run was re-derived, else an *Incomplete.
@@ -61,7 +62,7 @@ func (r Report) Write(w io.Writer) error {
 		for _, c := range p.Examples {
 			fmt.Fprintf(w, "%s run %s offer %s (%s):\n  before: %s\n  after:  %s\n", textcell.Clean(p.Provider, textcell.NameWidth),
 				textcell.Clean(c.RunID, textcell.NameWidth), textcell.Clean(c.OfferID, textcell.NameWidth), c.PriceType,
-				textcell.Clean(or(c.Before, "(none)"), textcell.TextWidth), textcell.Clean(or(c.After, "(none)"), textcell.TextWidth))
+				textcell.Clean(cmp.Or(c.Before, "(none)"), textcell.TextWidth), textcell.Clean(cmp.Or(c.After, "(none)"), textcell.TextWidth))
 		}
 		for _, k := range p.Kept {
 			fmt.Fprintf(w, "%s run %s keeps its stored offers: %s\n", textcell.Clean(p.Provider, textcell.NameWidth),
@@ -69,11 +70,4 @@ func (r Report) Write(w io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func or(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }

@@ -26,7 +26,12 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"lambda_pricing": scrapers.ParseLambdaPage, "coreweave_": scrapers.ParseCoreWeave,
 		"snapshot/vastai/": scrapers.ParseVast, "snapshot/runpod/": scrapers.ParseRunPod,
 		"snapshot/lambda/001": scrapers.ParseLambda, "snapshot/lambda/002": scrapers.ParseLambdaPage,
-		"snapshot/coreweave/": scrapers.ParseCoreWeave,
+		"snapshot/coreweave/":  scrapers.ParseCoreWeave,
+		"verda_instance_types": scrapers.ParseVerda, "verda_pricing": scrapers.ParseVerdaPage,
+		"verda_instance_availability": parseVerdaAvailability,
+		// Verda's recording: the token (001, no parser), the types, both availability lists, the page.
+		"snapshot/verda/002": scrapers.ParseVerda, "snapshot/verda/003": parseVerdaAvailability,
+		"snapshot/verda/004": parseVerdaAvailability, "snapshot/verda/005": scrapers.ParseVerdaPage,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -73,6 +78,20 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 	if tested < 10 {
 		t.Errorf("only %d bodies tested", tested)
 	}
+}
+
+// parseVerdaAvailability is ParseVerdaAvailability as a parseFunc: a placeholder offer per
+// available type, so that the truncation test can tell a parse from an error.
+func parseVerdaAvailability(body []byte, run schema.Run, _ string) ([]schema.Offer, []error, error) {
+	avail, err := scrapers.ParseVerdaAvailability(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	var offers []schema.Offer
+	for range avail {
+		offers = append(offers, schema.Offer{RunID: run.ID})
+	}
+	return offers, nil, nil
 }
 
 // TestSourceByteBudget: the budget counts every body a source reads in one Fetch, over all its
@@ -265,6 +284,14 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"lambda api": func(t *testing.T) source {
 			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{APIKey: "secret_test_key", APIURL: serve(t, "lambda_instance_types.json", "application/json") + "/api/v1/instance-types"}, nil)
+		},
+		"verda page": func(t *testing.T) source {
+			return scrapers.NewVerda(capped(t), scrapers.VerdaConfig{PageURL: serve(t, "verda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"verda api": func(t *testing.T) source {
+			srv := httptest.NewServer(newVerdaAPI(t))
+			t.Cleanup(srv.Close)
+			return newVerdaAPISource(capped(t), srv.URL)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -215,6 +215,10 @@ type Request struct {
 	Body      []byte
 	UserAgent string        // overrides the client's
 	Timeout   time.Duration // bound on the whole fetch, retries included, within ctx (0 = ctx only)
+	// Credentials says the answer carries credentials (an OAuth2 token response): a recording
+	// keeps its body with every credential-shaped field masked (redact.Redactor.Bytes), and the
+	// source must not keep it as a payload.
+	Credentials bool
 }
 
 // Response is a fully read, size-checked 2xx response.
@@ -251,6 +255,9 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		defer cancel()
 	}
 	ctx, attempts := WithAttemptCounter(ctx)
+	if req.Credentials {
+		ctx = context.WithValue(ctx, credentialsKey{}, true)
+	}
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -408,12 +415,20 @@ func (c *Client) roundTrip(source string, req *http.Request) (*http.Response, er
 	if err != nil {
 		return nil, err
 	}
-	if err := c.rec.save(source, req, reqBody, resp, body, c.cfg.Now()); err != nil {
+	if err := c.rec.save(source, req, reqBody, resp, body, c.cfg.Now(), carriesCredentials(req.Context())); err != nil {
 		return nil, fmt.Errorf("recording response: %w", err)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	return resp, nil
+}
+
+type credentialsKey struct{}
+
+// carriesCredentials reports whether the request under ctx was made with Request.Credentials.
+func carriesCredentials(ctx context.Context) bool {
+	v, _ := ctx.Value(credentialsKey{}).(bool)
+	return v
 }
 
 // requestBody reads req's body and puts it back.

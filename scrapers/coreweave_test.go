@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -231,9 +232,15 @@ func TestCoreWeaveFetchMisbehaving(t *testing.T) {
 // TestFetchHangingServer: the run's deadline wins, quickly, whether the server stalls before
 // the headers or in the middle of the body.
 func TestFetchHangingServer(t *testing.T) {
+	// Each reads the request first: the server notices a client hanging up only once a
+	// request's body (Verda's token POST) has been read.
 	stalls := map[string]func(w http.ResponseWriter, r *http.Request, good []byte){
-		"before headers": func(_ http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() },
+		"before headers": func(_ http.ResponseWriter, r *http.Request, _ []byte) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+		},
 		"mid body": func(w http.ResponseWriter, r *http.Request, good []byte) {
+			_, _ = io.Copy(io.Discard, r.Body)
 			_, _ = w.Write(good[:len(good)/3])
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
@@ -252,6 +259,12 @@ func TestFetchHangingServer(t *testing.T) {
 		}},
 		{"lambda api", "lambda_instance_types.json", func(c *scrapers.Client, base string) pipeline.Source {
 			return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: "secret-key-123", APIURL: base + "/api/v1/instance-types"}, nil)
+		}},
+		{"verda page", "verda_pricing.html", func(c *scrapers.Client, base string) pipeline.Source {
+			return scrapers.NewVerda(c, scrapers.VerdaConfig{PageURL: base + "/pricing", Delay: -1}, nil)
+		}},
+		{"verda api", "verda_token.json", func(c *scrapers.Client, base string) pipeline.Source {
+			return newVerdaAPISource(c, base)
 		}},
 	}
 	for _, s := range sources {

@@ -1,10 +1,10 @@
-// Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave)
-// and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per hour
-// per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
+// Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave,
+// Verda) and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per
+// hour per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
 //
-// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave); fetching and
-// parsing are kept apart, and the parsers are pure functions over the response bytes (ParseVast,
-// ParseRunPod, ...), tested with golden files on recorded responses in testdata/. Every source
+// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave, Verda); fetching
+// and parsing are kept apart, and the parsers are pure functions over the response bytes
+// (ParseVast, ParseRunPod, ...), tested with golden files on recorded responses in testdata/. Every source
 // fetches through one shared Client (client.go) built on go-retryablehttp: retries with jittered
 // back-off honouring Retry-After, a per-attempt timeout under the run's context, a body size
 // limit, a real User-Agent, secrets scrubbed from logs, errors and recorded URLs, and every
@@ -28,10 +28,11 @@
 // # Prices and the run
 //
 // A price is read as the decimal its text says, never through float64: JSON numbers through
-// exactNumber (Vast, RunPod), Lambda's cents through lambdaNumber, page cells through parseUSD;
-// sums (Vast's dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced
-// once from that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or
-// directly for Lambda's API) or SetPricePerGPU (Lambda's page, which quotes per GPU): its
+// exactNumber (Vast, RunPod), Lambda's cents through lambdaNumber, Verda's numbers and numeric
+// strings through verdaNumber (exactDecimal), page cells through parseUSD; sums (Vast's
+// dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced once from
+// that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or directly for
+// Lambda's API) or SetPricePerGPU (Lambda's and Verda's pages, which quote per GPU): its
 // whole-offer and per-GPU prices are each rounded once, the only rounding a price gets on its way
 // to the store (the pipeline rounds none again). Each offer is stamped with the run the source is handed (schema.Run.Stamp), so a parse
 // is a whole observation on its own; the pipeline stamps the offers again with the same run, and
@@ -56,7 +57,7 @@
 // source parses a replayed run byte for byte as it parsed the live one. The layout is:
 //
 //	DIR/
-//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave)
+//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, verda)
 //	    index.json               Index: the exchanges in request order
 //	    001-<slug>.body          the raw response body, exactly as received
 //	    002-<slug>.body          <slug> is the last URL path segment ("bundles", "graphql", "pricing")
@@ -66,12 +67,14 @@
 //	{"source": "vastai", "entries": [
 //	  {"file": "001-bundles.body", "method": "POST",
 //	   "url": "https://console.vast.ai/api/v0/bundles/",       // secrets redacted
-//	   "request_sha256": "…", "request_body": "{…}",           // the body is informative only
+//	   "request_sha256": "…", "request_body": "{…}",           // both with the body's secrets masked
 //	   "status": 200, "content_type": "application/json", "fetched_at": "2026-11-29T14:00:00Z"}]}
 //
 // A replayed request matches the first unused entry with the same method, redacted URL and
-// request-body SHA-256 (a request repeated more often than recorded gets the last match again);
-// no match is ErrNotRecorded. Headers other than Content-Type are not recorded, so credentials
-// never reach the folder. The repository ships one snapshot of all four providers in
-// testdata/snapshot/, used by the tests and by the demo.
+// SHA-256 of the request body with its secrets masked (a request repeated more often than
+// recorded gets the last match again); no match is ErrNotRecorded. Headers other than
+// Content-Type are not recorded, so credentials never reach the folder; an answer that carries
+// credentials (Request.Credentials: Verda's token step) is recorded with every credential field
+// masked. The repository ships one snapshot of every provider in testdata/snapshot/, used by
+// the tests and by the demo.
 package scrapers

@@ -32,18 +32,18 @@ type faultSource struct {
 	page     bool   // fetched through colly (redirects are refused by AllowedDomains)
 	ctype    string
 	// good answers one request the way the provider does (Vast: a market that slices and
-	// sorts); changed and empty are the whole body of every answer after a layout change, and
-	// of a valid answer with nothing to sell.
-	good           func(r *http.Request) []byte
-	changed, empty []byte
-	newSource      func(c *scrapers.Client, base string) pipeline.Source
+	// sorts; Verda's API: its token, types and availability); changed and empty answer it after
+	// a layout change, and as a valid answer with nothing to sell (always, for a source of one
+	// kind of request).
+	good, changed, empty func(r *http.Request) []byte
+	newSource            func(c *scrapers.Client, base string) pipeline.Source
 }
 
+// always answers every request with b.
+func always(b []byte) func(*http.Request) []byte { return func(*http.Request) []byte { return b } }
+
 func faultSources(t *testing.T) []faultSource {
-	fixture := func(name string) func(*http.Request) []byte {
-		b := readTestdata(t, name)
-		return func(*http.Request) []byte { return b }
-	}
+	fixture := func(name string) func(*http.Request) []byte { return always(readTestdata(t, name)) }
 	market := newVastMarket(t, "vastai_market.json")
 	vastAnswer := func(r *http.Request) []byte {
 		rec := httptest.NewRecorder()
@@ -52,12 +52,14 @@ func faultSources(t *testing.T) []faultSource {
 	}
 	lambdaPage := string(readTestdata(t, "lambda_pricing.html"))
 	coreweavePage := string(readTestdata(t, "coreweave_pricing.html"))
+	verdaPage := string(readTestdata(t, "verda_pricing.html"))
+	verda := newVerdaAPI(t)
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
 			good:    vastAnswer,
-			changed: []byte(`{"results": [], "total": 0}`),
-			empty:   []byte(`{"offers": []}`),
+			changed: always([]byte(`{"results": [], "total": 0}`)),
+			empty:   always([]byte(`{"offers": []}`)),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewVast(c, scrapers.VastConfig{URL: base + "/api/v0/bundles/", RequestInterval: -1}, nil)
 			},
@@ -65,8 +67,8 @@ func faultSources(t *testing.T) []faultSource {
 		{
 			name: "runpod", provider: scrapers.RunPodName, ctype: "application/json",
 			good:    fixture("runpod_gputypes.json"),
-			changed: []byte(mustReplace(string(readTestdata(t, "runpod_gputypes.json")), `"gpuTypes"`, `"gpuTypeList"`)),
-			empty:   []byte(`{"data": {"gpuTypes": []}}`),
+			changed: always([]byte(mustReplace(string(readTestdata(t, "runpod_gputypes.json")), `"gpuTypes"`, `"gpuTypeList"`))),
+			empty:   always([]byte(`{"data": {"gpuTypes": []}}`)),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: base + "/graphql"}, nil)
 			},
@@ -74,8 +76,8 @@ func faultSources(t *testing.T) []faultSource {
 		{
 			name: "lambda api", provider: scrapers.LambdaName, ctype: "application/json",
 			good:    fixture("lambda_instance_types.json"),
-			changed: []byte(mustReplace(string(readTestdata(t, "lambda_instance_types.json")), `"data"`, `"instance_types"`)),
-			empty:   []byte(`{"data": {}}`),
+			changed: always([]byte(mustReplace(string(readTestdata(t, "lambda_instance_types.json")), `"data"`, `"instance_types"`))),
+			empty:   always([]byte(`{"data": {}}`)),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: lambdaTestKey, APIURL: base + "/api/v1/instance-types"}, nil)
 			},
@@ -83,8 +85,8 @@ func faultSources(t *testing.T) []faultSource {
 		{
 			name: "lambda page", provider: scrapers.LambdaName, page: true, ctype: "text/html; charset=utf-8",
 			good:    fixture("lambda_pricing.html"),
-			changed: readTestdata(t, "lambda_pricing_changed.html"),
-			empty:   []byte(mustReplaceRegexp(lambdaPage, `>\$[0-9.,]+</td>`, `>—</td>`)),
+			changed: fixture("lambda_pricing_changed.html"),
+			empty:   always([]byte(mustReplaceRegexp(lambdaPage, `>\$[0-9.,]+</td>`, `>—</td>`))),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewLambda(c, scrapers.LambdaConfig{PageURL: base + "/pricing", Delay: -1}, nil)
 			},
@@ -92,12 +94,41 @@ func faultSources(t *testing.T) []faultSource {
 		{
 			name: "coreweave", provider: scrapers.CoreWeaveName, page: true, ctype: "text/html; charset=utf-8",
 			good:    fixture("coreweave_pricing.html"),
-			changed: readTestdata(t, "coreweave_pricing_changed.html"),
-			empty:   []byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`)),
+			changed: fixture("coreweave_pricing_changed.html"),
+			empty:   always([]byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`))),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
 			},
 		},
+		{
+			name: "verda api", provider: scrapers.VerdaName, ctype: "application/json",
+			good: verda.answer,
+			// The token step still works; the instance types come wrapped in an object.
+			changed: verdaAnswer(verda, []byte(`{"instance_types": `+string(readTestdata(t, "verda_instance_types.json"))+`}`)),
+			empty:   verdaAnswer(verda, []byte(`[]`)),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return newVerdaAPISource(c, base)
+			},
+		},
+		{
+			name: "verda page", provider: scrapers.VerdaName, page: true, ctype: "text/html; charset=utf-8",
+			good:    fixture("verda_pricing.html"),
+			changed: fixture("verda_pricing_changed.html"),
+			empty:   always([]byte(mustReplace(verdaPage, `"priceCurrency":"USD"`, `"priceCurrency":"EUR"`))), // the EUR toggle
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return scrapers.NewVerda(c, scrapers.VerdaConfig{PageURL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+	}
+}
+
+// verdaAnswer answers Verda's token request as the API does and every other request with b.
+func verdaAnswer(api *verdaAPI, b []byte) func(*http.Request) []byte {
+	return func(r *http.Request) []byte {
+		if strings.HasSuffix(r.URL.Path, "/oauth2/token") {
+			return api.answer(r)
+		}
+		return b
 	}
 }
 
@@ -169,8 +200,8 @@ func faults() []fault {
 		{"truncated at 45% without Content-Length", cut(0.45, false, false), wantErr(scrapers.ErrIncomplete)},
 		{"last byte missing, with Content-Length", cut(0, true, true), wantErr(scrapers.ErrIncomplete)},
 		{"last byte missing, without Content-Length", cut(0, true, false), wantErr(scrapers.ErrIncomplete)},
-		{"layout changed", func(w http.ResponseWriter, _ *http.Request, _ int64, s faultSource, _ string) {
-			writeBody(w, s.ctype, s.changed)
+		{"layout changed", func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) {
+			writeBody(w, s.ctype, s.changed(r))
 		},
 			wantErr(scrapers.ErrLayoutChanged)},
 		{"a login page instead", func(w http.ResponseWriter, _ *http.Request, _ int64, _ faultSource, _ string) {
@@ -202,8 +233,8 @@ func faults() []fault {
 			_, _ = w.Write(good)
 			_, _ = w.Write(bytes.Repeat([]byte(" "), faultBodyLimit+1-len(good)))
 		}, wantErr(scrapers.ErrBodyTooLarge)},
-		{"valid but empty", func(w http.ResponseWriter, _ *http.Request, _ int64, s faultSource, _ string) {
-			writeBody(w, s.ctype, s.empty)
+		{"valid but empty", func(w http.ResponseWriter, r *http.Request, _ int64, s faultSource, _ string) {
+			writeBody(w, s.ctype, s.empty(r))
 		},
 			wantErr(scrapers.ErrNoOffers)},
 		{"empty body", func(w http.ResponseWriter, _ *http.Request, _ int64, s faultSource, _ string) {
@@ -225,7 +256,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey)})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {
@@ -276,8 +307,10 @@ func TestFaults(t *testing.T) {
 					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
 						t.Errorf("error %q does not name %s first", err, s.provider)
 					}
-					if strings.Contains(err.Error(), lambdaTestKey) {
-						t.Errorf("the key is in the error %q", err)
+					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret} {
+						if strings.Contains(err.Error(), key) {
+							t.Errorf("a credential is in the error %q", err)
+						}
 					}
 					t.Logf("%v", err)
 				})

@@ -72,8 +72,36 @@ import (
 //     and a malformed price.
 //   - coreweave_pricing_changed.html: rows no longer "table-row-v2 w-dyn-item" listitems.
 //   - coreweave_pricing_renamed.html: the "Spot Price" header renamed.
-//   - snapshot/: a recorded run of all four providers (record.go's layout), re-recorded from the
-//     fixtures above by TestSnapshotVastRunPod and TestSnapshotLambdaCoreWeave under -update.
+//   - verda_pricing.html (§8.6–8.7): verda.com/pricing with its schema.org JSON-LD @graph
+//     (Organization, WebSite, ContactPoint, BreadcrumbList, ItemList, an OfferCatalog of services
+//     whose Offers are nested, then the top-level Offer nodes): the 1x on-demand and spot rows
+//     of the 2026-08-22 page with the CC variants, the H100 rows twice, 24 blank-model CPU rows,
+//     instant clusters and serverless rows (N-GPU totals) and storage rows; rendered tables and
+//     __NEXT_DATA__ around it that the parser ignores. Trimmed: the live page has 163 Offer
+//     nodes; the CC names and the cluster and serverless prices other than §8.7's are
+//     illustrative.
+//   - verda_pricing_traps.html: a second JSON-LD script without @graph, a price as text, a
+//     verbatim and a conflicting duplicate, "serverless spot" next to "spot", GB300 next to B300,
+//     the B300's old 262GB label, EUR, a price differing from its specification, a name and
+//     description of different kinds, an 8x instance row, an unknown kind, @type as an array,
+//     a monthly unit, an unknown GPU, negative and zero prices, odd white space, no
+//     priceSpecification, and a priced Offer nested in the catalog.
+//   - verda_pricing_changed.html: the prices moved into Product/AggregateOffer nodes.
+//   - verda_instance_types.json (§8.3–8.4): GET /instance-types in the SDKs' field set, prices
+//     as strings (one type as numbers): the sky-cat types and prices of §8.7 (B300, H200, H100,
+//     A100, RTX PRO 6000, CPU), the 2x RTX A6000 with p2p "50GB/s", the B300's gpu_memory of
+//     262 per GPU; the other types' prices, specs and p2p figures are illustrative.
+//   - verda_instance_types_traps.json (§8.5): a price as a JSON number, spot_price_per_hour,
+//     an empty price (spot only), zero, negative, malformed and boolean prices, eur, counts from
+//     the description and the type id, no gpu_memory, sized storage, an AMD 7900XTX, the old
+//     262GB B300 label, a count "two", a type listed twice, a CC type, an element that is no
+//     object, gpu as a string, a CPU type without a count, the older "NVidia" spelling.
+//   - verda_instance_availability.json, verda_instance_availability_spot.json (§8.4): where
+//     each type of the fixture above is deployable on demand and as spot, in FIN-01..03 and
+//     ICE-01 (illustrative).
+//   - verda_token.json: an OAuth2 token answer with a fake token.
+//   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
+//     fixtures above by TestSnapshotVastRunPod and TestSnapshotPages under -update.
 //
 // Golden files (testdata/*.golden.*) hold the exact parser output; regenerate them and the
 // snapshot with go test ./scrapers/ -update, then review the diff.
@@ -83,8 +111,8 @@ var update = flag.Bool("update", false, "rewrite the golden files and the record
 // The runs the parser tests stamp on offers. The golden files hold them, so they need no
 // scrubbing; each set of fixtures keeps the run it was recorded under.
 var (
-	// runAug22 is the run of the Lambda and CoreWeave fixtures, modelled on the live pages of
-	// 2026-08-22 (lambda_*.golden.json, coreweave_*.golden.json, snapshot/{lambda,coreweave}).
+	// runAug22 is the run of the Lambda, CoreWeave and Verda fixtures, modelled on the live pages
+	// of 2026-08-22 (lambda_*, coreweave_*, verda_*.golden.json, snapshot/{lambda,coreweave,verda}).
 	runAug22 = schema.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
 	// runNov29 is the run of the Vast.ai and RunPod fixtures (vastai_*.golden.json,
 	// runpod_*.golden.json, snapshot/{vastai,runpod}).
@@ -289,7 +317,7 @@ func checkPerGPU(t *testing.T, offers []schema.Offer) {
 }
 
 // misbehaviour is one way a provider's server goes wrong, shared by the fetch tests of the
-// Lambda and CoreWeave sources. serve gets the good body and the request number (1-based).
+// Lambda, CoreWeave and Verda sources. serve gets the good body and the request number (1-based).
 type misbehaviour struct {
 	name         string
 	serve        func(w http.ResponseWriter, r *http.Request, n int, good []byte)

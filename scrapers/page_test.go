@@ -34,6 +34,7 @@ func TestPageFetchRedirects(t *testing.T) {
 	pages := map[string][]byte{
 		"/cw":     readTestdata(t, "coreweave_pricing.html"),
 		"/lambda": readTestdata(t, "lambda_pricing.html"),
+		"/verda":  readTestdata(t, "verda_pricing.html"),
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -54,8 +55,11 @@ func TestPageFetchRedirects(t *testing.T) {
 		"lambda": func(url string) pipeline.Source {
 			return scrapers.NewLambda(newTestClient(t, scrapers.ClientConfig{}), scrapers.LambdaConfig{PageURL: url, Delay: -1}, nil)
 		},
+		"verda": func(url string) pipeline.Source {
+			return scrapers.NewVerda(newTestClient(t, scrapers.ClientConfig{}), scrapers.VerdaConfig{PageURL: url, Delay: -1}, nil)
+		},
 	}
-	prefix := map[string]string{"coreweave": "/cw", "lambda": "/lambda"}
+	prefix := map[string]string{"coreweave": "/cw", "lambda": "/lambda", "verda": "/verda"}
 	for name, newSource := range sources {
 		t.Run(name+" same domain", func(t *testing.T) {
 			res, err := newSource(srv.URL+prefix[name]+"/moved").Fetch(context.Background(), runAug22)

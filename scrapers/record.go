@@ -28,7 +28,8 @@ type Index struct {
 	Entries []IndexEntry `json:"entries"`
 }
 
-// IndexEntry is one recorded exchange.
+// IndexEntry is one recorded exchange. RequestSHA256 is the SHA-256 of the request body with its
+// secrets masked (redact.Redactor.Bytes), as it is matched on replay.
 type IndexEntry struct {
 	File          string    `json:"file"`   // body file beside the index, e.g. 001-bundles.body
 	Method        string    `json:"method"` // request method
@@ -61,7 +62,12 @@ func newRecorder(dir string, red *redact.Redactor) *recorder {
 	return &recorder{dir: dir, red: red, indexes: map[string]*Index{}}
 }
 
-func (r *recorder) save(source string, req *http.Request, reqBody []byte, resp *http.Response, body []byte, now time.Time) error {
+// save records one exchange. The request body is hashed with its secrets masked, as the
+// replayer hashes it: a recording keeps no digest of a credential sent in a body (an OAuth2
+// client secret), and replays whatever the credentials. credentials marks an answer that
+// carries credentials (an access token): its body is kept with every credential-shaped field
+// masked, which the values the Redactor knows cannot cover (the token is new).
+func (r *recorder) save(source string, req *http.Request, reqBody []byte, resp *http.Response, body []byte, now time.Time, credentials bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	dir := filepath.Join(r.dir, safeName(source))
@@ -77,7 +83,7 @@ func (r *recorder) save(source string, req *http.Request, reqBody []byte, resp *
 		File:          fmt.Sprintf("%03d-%s.body", len(idx.Entries)+1, slug(req.URL.Path, req.URL.Hostname())),
 		Method:        req.Method,
 		URL:           r.red.URL(req.URL.String()),
-		RequestSHA256: bodyHash(reqBody),
+		RequestSHA256: bodyHash(r.red.Bytes(reqBody)),
 		Status:        resp.StatusCode,
 		ContentType:   resp.Header.Get("Content-Type"),
 		FetchedAt:     now.UTC(),
@@ -86,7 +92,11 @@ func (r *recorder) save(source string, req *http.Request, reqBody []byte, resp *
 		e.RequestBody = r.red.String(string(reqBody))
 	}
 	// A provider may echo a key (a 401 body "invalid key Bearer …"): the folder keeps none.
-	if err := os.WriteFile(filepath.Join(dir, e.File), r.red.Data(body), 0o644); err != nil {
+	kept := r.red.Data(body)
+	if credentials {
+		kept = r.red.Bytes(body)
+	}
+	if err := os.WriteFile(filepath.Join(dir, e.File), kept, 0o644); err != nil {
 		return err
 	}
 	idx.Entries = append(idx.Entries, e)
@@ -127,7 +137,8 @@ func newReplayer(dir string, red *redact.Redactor) *replayer {
 }
 
 // serve answers req with the first unused recorded exchange of source whose method, redacted
-// URL and request body hash match (or, when all are used, the last matching one again).
+// URL and request body hash (secrets masked, as recorded) match (or, when all are used, the
+// last matching one again).
 func (r *replayer) serve(source string, req *http.Request, reqBody []byte) (*http.Response, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -140,7 +151,7 @@ func (r *replayer) serve(source string, req *http.Request, reqBody []byte) (*htt
 	if rs.err != nil {
 		return nil, fmt.Errorf("replaying %s %s: %w", req.Method, redURL, rs.err)
 	}
-	hash := bodyHash(reqBody)
+	hash := bodyHash(r.red.Bytes(reqBody))
 	found, reuse := -1, -1
 	for i, e := range rs.entries {
 		if e.Method != req.Method || e.URL != redURL || e.RequestSHA256 != hash {

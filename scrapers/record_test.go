@@ -21,8 +21,8 @@ import (
 	"github.com/gpucost/gpucost/scrapers"
 )
 
-// snapshotDir is the shipped recorded run of all four providers, re-recorded under -update by
-// TestSnapshotVastRunPod and TestSnapshotLambdaCoreWeave.
+// snapshotDir is the shipped recorded run of every provider, re-recorded under -update by
+// TestSnapshotVastRunPod and TestSnapshotPages.
 const snapshotDir = "testdata/snapshot"
 
 // TestRecordReplayRoundTrip: a run recorded from the network and the same run replayed from the
@@ -185,54 +185,78 @@ func snapshotLine(o schema.Offer) string {
 		o.PriceUSDPerHour, o.PriceUSDPerGPUHour, o.IntraNode, o.InterNode, o.Stock, o.DQFlags)
 }
 
-// lambdaCoreWeaveSnapshot are the sources of the snapshot's lambda/ and coreweave/ parts as the
-// demo runs them: Lambda with a key (the API) and without (the pricing page), and CoreWeave, in
-// recording order (it numbers the files). Each is recorded from a realistic fixture (every GPU
-// model of docs/providers.md §3.7 and §4.7, not the trap files) served at its default URL, and
-// must replay to what its parser gives on that fixture.
-var lambdaCoreWeaveSnapshot = []struct {
-	name        string
-	newSource   func(*scrapers.Client) pipeline.Source
-	url         string
-	file        string
-	contentType string
-	parse       parseFunc
+// pageSnapshot are the sources of the snapshot's lambda/, coreweave/ and verda/ parts as the
+// demo runs them, in recording order (it numbers the files): Lambda with a key (the API) and
+// without (the pricing page), CoreWeave, and Verda with client credentials (the API: token,
+// instance types, both availability lists) and without (the pricing page). Each is recorded from
+// realistic fixtures (every GPU model of docs/providers.md §3.7, §4.7 and §8.7, not the trap
+// files) served at its default URLs, and must replay to what the same source gives on those
+// fixtures live.
+var pageSnapshot = []struct {
+	name      string
+	provider  string
+	newSource func(*scrapers.Client) pipeline.Source
+	answers   []snapshotAnswer // in request order
 }{
-	{"lambda api", func(c *scrapers.Client) pipeline.Source {
+	{"lambda api", scrapers.LambdaName, func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewLambda(c, scrapers.LambdaConfig{APIKey: "snapshot-key", Delay: -1}, nil)
-	}, scrapers.DefaultLambdaAPIURL, "lambda_instance_types.json", "application/json", scrapers.ParseLambda},
-	{"lambda page", func(c *scrapers.Client) pipeline.Source {
+	}, []snapshotAnswer{{scrapers.DefaultLambdaAPIURL, "lambda_instance_types.json", "application/json", true}}},
+	{"lambda page", scrapers.LambdaName, func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewLambda(c, scrapers.LambdaConfig{Delay: -1}, nil)
-	}, scrapers.DefaultLambdaPageURL, "lambda_pricing.html", "text/html; charset=utf-8", scrapers.ParseLambdaPage},
-	{"coreweave", func(c *scrapers.Client) pipeline.Source {
+	}, []snapshotAnswer{{scrapers.DefaultLambdaPageURL, "lambda_pricing.html", "text/html; charset=utf-8", true}}},
+	{"coreweave", scrapers.CoreWeaveName, func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{Delay: -1}, nil)
-	}, scrapers.DefaultCoreWeaveURL, "coreweave_pricing.html", "text/html; charset=utf-8", scrapers.ParseCoreWeave},
+	}, []snapshotAnswer{{scrapers.DefaultCoreWeaveURL, "coreweave_pricing.html", "text/html; charset=utf-8", true}}},
+	{"verda api", scrapers.VerdaName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewVerda(c, scrapers.VerdaConfig{ClientID: "snapshot-client-id", ClientSecret: "snapshot-client-secret", Delay: -1}, nil)
+	}, []snapshotAnswer{
+		{scrapers.DefaultVerdaAPIURL + "/oauth2/token", "verda_token.json", "application/json", false},
+		{scrapers.DefaultVerdaAPIURL + "/instance-types?currency=usd", "verda_instance_types.json", "application/json", true},
+		{scrapers.DefaultVerdaAPIURL + "/instance-availability?is_spot=false&isSpot=false", "verda_instance_availability.json", "application/json", true},
+		{scrapers.DefaultVerdaAPIURL + "/instance-availability?is_spot=true&isSpot=true", "verda_instance_availability_spot.json", "application/json", true},
+	}},
+	{"verda page", scrapers.VerdaName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewVerda(c, scrapers.VerdaConfig{Delay: -1}, nil)
+	}, []snapshotAnswer{{scrapers.DefaultVerdaPageURL, "verda_pricing.html", "text/html; charset=utf-8", true}}},
 }
 
-// TestSnapshotLambdaCoreWeave replays the shipped snapshot's Lambda and CoreWeave parts and
-// checks the offers are those the parsers give on the fixtures, and the payloads the fixtures
-// byte for byte. With -update it first records those two folders again from the fixtures,
-// through the same client code a live run uses.
-func TestSnapshotLambdaCoreWeave(t *testing.T) {
+// snapshotAnswer is one recorded answer: the fixture served at url, and whether the source keeps
+// it as a payload (a token answer it does not).
+type snapshotAnswer struct {
+	url, file, contentType string
+	payload                bool
+}
+
+// snapshotTransport serves every answer of pageSnapshot at its URL, without a network.
+func snapshotTransport(t *testing.T) http.RoundTripper {
+	urls := map[string]http.Handler{}
+	for _, s := range pageSnapshot {
+		for _, a := range s.answers {
+			urls[a.url] = fixtureHandler(t, a.file, a.contentType)
+		}
+	}
+	return handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := urls[r.URL.String()]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})}
+}
+
+// TestSnapshotPages replays the shipped snapshot's Lambda, CoreWeave and Verda parts and checks
+// the offers are those the sources give on the fixtures live, and the payloads the fixtures byte
+// for byte. With -update it first records those folders again from the fixtures, through the
+// same client code a live run uses.
+func TestSnapshotPages(t *testing.T) {
 	if *update {
-		for _, src := range []string{scrapers.LambdaName, scrapers.CoreWeaveName} {
-			if err := os.RemoveAll(filepath.Join(snapshotDir, src)); err != nil {
+		for _, s := range pageSnapshot {
+			if err := os.RemoveAll(filepath.Join(snapshotDir, s.provider)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		urls := map[string]http.Handler{}
-		for _, s := range lambdaCoreWeaveSnapshot {
-			urls[s.url] = fixtureHandler(t, s.file, s.contentType)
-		}
-		fake := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if h, ok := urls[r.URL.String()]; ok {
-				h.ServeHTTP(w, r)
-				return
-			}
-			http.NotFound(w, r)
-		})}
-		rec := newTestClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: fake, Now: func() time.Time { return runAug22.ObservedAt }})
-		for _, s := range lambdaCoreWeaveSnapshot {
+		rec := newTestClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: snapshotTransport(t), Now: func() time.Time { return runAug22.ObservedAt }})
+		for _, s := range pageSnapshot {
 			if _, err := s.newSource(rec).Fetch(context.Background(), runAug22); err != nil {
 				t.Fatalf("recording %s: %v", s.name, err)
 			}
@@ -240,25 +264,35 @@ func TestSnapshotLambdaCoreWeave(t *testing.T) {
 	}
 
 	replay := newTestClient(t, scrapers.ClientConfig{ReplayDir: snapshotDir})
-	for _, s := range lambdaCoreWeaveSnapshot {
+	for _, s := range pageSnapshot {
 		t.Run(s.name, func(t *testing.T) {
 			res, err := s.newSource(replay).Fetch(context.Background(), runAug22)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fixture := readTestdata(t, s.file)
-			offers, _, err := s.parse(fixture, runAug22, s.url)
+			live, err := s.newSource(newTestClient(t, scrapers.ClientConfig{Transport: snapshotTransport(t)})).Fetch(context.Background(), runAug22)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(offers, res.Offers); diff != "" {
-				t.Errorf("replayed offers differ from the fixture's (-fixture +replay):\n%s", diff)
+			if diff := cmp.Diff(live.Offers, res.Offers); diff != "" {
+				t.Errorf("replayed offers differ from the fixtures' (-fixtures +replay):\n%s", diff)
 			}
-			if len(res.Payloads) != 1 || !bytes.Equal(res.Payloads[0].Body, fixture) || res.Payloads[0].URL != s.url {
-				t.Errorf("payloads %d, want the fixture at %s byte for byte", len(res.Payloads), s.url)
+			var payloads []snapshotAnswer
+			for _, a := range s.answers {
+				if a.payload {
+					payloads = append(payloads, a)
+				}
 			}
-			if res.Attempts != 1 {
-				t.Errorf("Attempts = %d, want 1", res.Attempts)
+			if len(res.Payloads) != len(payloads) {
+				t.Fatalf("%d payloads, want %d", len(res.Payloads), len(payloads))
+			}
+			for i, a := range payloads {
+				if p := res.Payloads[i]; !bytes.Equal(p.Body, readTestdata(t, a.file)) || p.URL != a.url {
+					t.Errorf("payload %d is %s, want %s at %s byte for byte", i, p.URL, a.file, a.url)
+				}
+			}
+			if res.Attempts != len(s.answers) {
+				t.Errorf("Attempts = %d, want %d", res.Attempts, len(s.answers))
 			}
 		})
 	}

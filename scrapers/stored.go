@@ -4,22 +4,30 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Stored is a source over the raw payloads a run of one provider stored: its Fetch parses each
-// with today's parser of that provider, the function the provider's source runs on that response,
-// so a parser fix can re-derive stored runs (gpucost reparse). Responses that carry no offers
-// (an error status, a redirect) are skipped, as the source skipped them.
+// Stored is a source over the raw payloads a run of one provider stored: its Fetch parses them
+// with today's parser of that provider, the functions the provider's source runs on those
+// responses, so a parser fix can re-derive stored runs (gpucost reparse). Responses that carry
+// no offers (an error status, a redirect) are skipped, as the source skipped them.
+//
+// A re-derivation must not lose what the run stored, so Fetch fails when today's parser cannot
+// read every answer that gave offers (a page it now rejects, an answer missing from the run):
+// the run then keeps its stored offers.
 type Stored struct {
 	provider string
-	parse    func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error)
+	parse    func(payloads []schema.RawPayload, run schema.Run) ([]schema.Offer, []error, error)
 	payloads []schema.RawPayload
 }
 
 // StoredParsers lists the providers whose stored payloads Stored parses.
-func StoredParsers() []string { return []string{CoreWeaveName, LambdaName, RunPodName, VastName} }
+func StoredParsers() []string {
+	return []string{CoreWeaveName, LambdaName, RunPodName, VastName, VerdaName}
+}
 
 // NewStored returns the source over one provider's payloads of a run; an error for a provider
 // without a parser of its payloads (an import source).
@@ -27,17 +35,36 @@ func NewStored(provider string, payloads []schema.RawPayload) (*Stored, error) {
 	s := &Stored{provider: provider, payloads: payloads}
 	switch provider {
 	case VastName:
-		s.parse = ParseVast
+		s.parse = eachAnswer(ParseVast)
 	case RunPodName:
-		s.parse = ParseRunPod
+		s.parse = eachAnswer(ParseRunPod)
 	case LambdaName:
-		s.parse = parseLambdaStored
+		s.parse = eachAnswer(parseLambdaStored)
 	case CoreWeaveName:
-		s.parse = ParseCoreWeave
+		s.parse = eachAnswer(ParseCoreWeave)
+	case VerdaName:
+		s.parse = parseVerdaStored
 	default:
 		return nil, fmt.Errorf("no parser for the stored payloads of %q (re-derived: %v)", provider, StoredParsers())
 	}
 	return s, nil
+}
+
+// eachAnswer parses every answer on its own with parse, for the sources whose answers each
+// stand alone (a page, a slice of a search). Any answer that does not parse fails the run.
+func eachAnswer(parse func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error)) func([]schema.RawPayload, schema.Run) ([]schema.Offer, []error, error) {
+	return func(payloads []schema.RawPayload, run schema.Run) ([]schema.Offer, []error, error) {
+		var offers []schema.Offer
+		var problems []error
+		for _, p := range payloads {
+			got, probs, err := parse(p.Body, run, p.URL)
+			if err != nil {
+				return nil, problems, fmt.Errorf("the answer of %s fetched at %s no longer parses: %w", p.URL, p.FetchedAt.UTC().Format("2006-01-02T15:04:05Z"), err)
+			}
+			offers, problems = append(offers, got...), append(problems, probs...)
+		}
+		return offers, problems, nil
+	}
 }
 
 // parseLambdaStored parses a stored Lambda payload: the instance-types API's JSON, or the
@@ -49,44 +76,71 @@ func parseLambdaStored(body []byte, run schema.Run, sourceURL string) ([]schema.
 	return ParseLambdaPage(body, run, sourceURL)
 }
 
+// parseVerdaStored parses a stored Verda run: the API's instance types placed by its two
+// availability answers, as the source does (the token answer is never stored), or the pricing
+// page.
+func parseVerdaStored(payloads []schema.RawPayload, run schema.Run) ([]schema.Offer, []error, error) {
+	var types *schema.RawPayload
+	availability := map[schema.PriceType]*schema.RawPayload{}
+	for i, p := range payloads {
+		u, err := url.Parse(p.URL)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(u.Path, "/instance-types"):
+			types = &payloads[i]
+		case strings.HasSuffix(u.Path, verdaAvailabilityPath) && u.Query().Get("is_spot") == "true":
+			availability[schema.Spot] = &payloads[i]
+		case strings.HasSuffix(u.Path, verdaAvailabilityPath):
+			availability[schema.OnDemand] = &payloads[i]
+		}
+	}
+	if types == nil {
+		return eachAnswer(ParseVerdaPage)(payloads, run)
+	}
+	offers, problems, err := ParseVerda(types.Body, run, types.URL)
+	if err != nil {
+		return nil, problems, fmt.Errorf("the instance types no longer parse: %w", err)
+	}
+	avail := map[schema.PriceType]VerdaAvailability{}
+	for _, pt := range []schema.PriceType{schema.OnDemand, schema.Spot} {
+		p := availability[pt]
+		if p == nil {
+			return nil, problems, fmt.Errorf("the run stored no %s availability answer", pt)
+		}
+		if avail[pt], err = ParseVerdaAvailability(p.Body); err != nil {
+			return nil, problems, fmt.Errorf("the %s availability no longer parses: %w", pt, err)
+		}
+	}
+	offers, err = verdaPlace(offers, avail)
+	return offers, problems, err
+}
+
 // Name returns the provider's name.
 func (s *Stored) Name() string { return s.provider }
 
 // ParserVersion names today's parser of the provider, which derives the offers (ParserVersion).
 func (s *Stored) ParserVersion() string { return ParserVersion(s.provider) }
 
-// Fetch parses the stored payloads in the order they were fetched. A payload that does not
-// parse is a problem of the run, as a failed page is of a fetch; none parsing is its error.
+// Fetch parses the run's stored answers that carry offers (a 2xx status), in the order fetched.
 func (s *Stored) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
-	var res schema.Extract
-	parsed := 0
-	var firstErr error
+	var answers []schema.RawPayload
 	for _, p := range s.payloads {
-		if err := ctx.Err(); err != nil {
-			return res, sourceError(s.provider, err)
+		if p.Status >= 200 && p.Status <= 299 {
+			answers = append(answers, p)
 		}
-		if p.Status < 200 || p.Status > 299 {
-			continue
-		}
-		offers, problems, err := s.parse(p.Body, run, p.URL)
-		res.Problems = append(res.Problems, problems...)
-		if err != nil {
-			err = fmt.Errorf("the payload of %s fetched at %s: %w", p.URL, p.FetchedAt.UTC().Format("2006-01-02T15:04:05Z"), err)
-			res.Problems = append(res.Problems, err)
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		parsed++
-		res.Offers = append(res.Offers, offers...)
 	}
+	if err := ctx.Err(); err != nil {
+		return schema.Extract{}, sourceError(s.provider, err)
+	}
+	offers, problems, err := s.parse(answers, run)
+	res := schema.Extract{Offers: offers, Problems: sourceErrors(s.provider, capProblems(problems))}
 	switch {
-	case parsed == 0 && firstErr != nil:
-		return res, sourceError(s.provider, firstErr)
-	case len(res.Offers) == 0:
+	case err != nil:
+		return res, sourceError(s.provider, err)
+	case len(offers) == 0:
 		return res, sourceError(s.provider, ErrNoOffers)
 	}
-	res.Problems = sourceErrors(s.provider, capProblems(res.Problems))
 	return res, nil
 }

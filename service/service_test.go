@@ -77,8 +77,8 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(h.Providers) != 4 {
-		t.Fatalf("healthz lists %d providers, want 4: %+v", len(h.Providers), h.Providers)
+	if len(h.Providers) != len(config.ProviderNames) {
+		t.Fatalf("healthz lists %d providers, want %d: %+v", len(h.Providers), len(config.ProviderNames), h.Providers)
 	}
 	for _, p := range h.Providers {
 		if p.Stale || p.LastStatus != "ok" || p.LastGoodAt == nil || p.StalenessSecond > 30 {
@@ -130,7 +130,7 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	}
 }
 
-// providers are the four providers as sources, each offering one H100 at a steady price after
+// providers are every provider gpucost knows as sources, each offering one H100 at a steady price after
 // one HTTP attempt.
 func providers() []pipeline.Source {
 	var out []pipeline.Source

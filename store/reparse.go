@@ -35,9 +35,9 @@ import (
 //
 // A step writes staging tables only, or swaps a whole partition; and each month is computed from
 // the raw payloads and the offers that are not re-derived, which no swap changes. So a
-// re-derivation cut off anywhere is completed by running it again. Nothing may be loaded
-// meanwhile (a swap would drop rows loaded into the month after its copy): gpucost reparse takes
-// the scrape run lock. It runs on a single server: on a cluster each shard's local tables would
+// re-derivation cut off anywhere is completed by running it again. Nothing may be loaded from a
+// month's copy to its swap (the swap would drop the rows loaded in between), nor may two
+// re-derivations share the staging tables: gpucost reparse, scrape and import take the run lock. It runs on a single server: on a cluster each shard's local tables would
 // have to be swapped with staging rows of the same shards, which this does not do.
 
 // stagingSuffix names the staging copy of a table.
@@ -49,7 +49,7 @@ var rederivedTables = []string{"offers", "offers_daily", "offers_daily_sums"}
 // StoredRun is one provider's part of a stored run: what a re-derivation replaces.
 type StoredRun struct {
 	RunID, Provider string
-	ObservedAt      time.Time // the run's observation time, every offer's
+	ObservedAt      time.Time // the run's observation time, every offer's (a scraped run's offers share it)
 	Offers          int       // offers stored
 }
 
@@ -70,8 +70,13 @@ func runKeys(runs []StoredRun) []string {
 // StoredRuns returns the runs of the providers (every provider when none is given) with offers
 // observed in [from, to), oldest first.
 func (s *Store) StoredRuns(ctx context.Context, from, to time.Time, providers []string) ([]StoredRun, error) {
-	where := "observed_at >= ? AND observed_at < ?"
-	args := []any{from.UTC(), to.UTC()}
+	// Only runs whose load is complete (their run-log row is there): a batch still in the spool
+	// is the pipeline's to complete, and an import (no run-log row, its rows observed at the
+	// times its table says) is loaded again from its table, not re-derived. DateTime arguments
+	// are sent to the second: the bounds are rounded up, so `--to now` takes a run of this second.
+	where := `observed_at >= ? AND observed_at < ?
+		AND concat(CAST(provider AS String), '\t', run_id) IN (SELECT concat(CAST(provider AS String), '\t', run_id) FROM ` + s.table("scrape_runs") + `)`
+	args := []any{ceilSecond(from), ceilSecond(to)}
 	if len(providers) > 0 {
 		where += " AND has(?, CAST(provider AS String))"
 		args = append(args, providers)
@@ -127,8 +132,13 @@ func (s *Store) PricesBefore(ctx context.Context, provider string, at time.Time)
 
 // PrepareRederivation creates the staging tables afresh, as copies of today's tables.
 func (s *Store) PrepareRederivation(ctx context.Context) error {
-	if s.cluster != "" {
-		return fmt.Errorf("re-deriving offers on a cluster (%s) is not supported: run it against a single server", s.cluster)
+	// A cluster's tables are Distributed over local ones, whatever the configuration says.
+	var engine string
+	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT engine FROM system.tables WHERE database = ? AND name = 'offers'", s.database).Scan(&engine); err != nil {
+		return s.queryError("reading the engine of offers", err)
+	}
+	if s.cluster != "" || engine == "Distributed" {
+		return fmt.Errorf("re-deriving offers on a cluster is not supported (offers is %s): run it against a single server", engine)
 	}
 	for _, t := range append(slices.Clone(rederivedTables), "offers_latest") {
 		for _, q := range []string{
@@ -255,16 +265,21 @@ func (s *Store) RebuildLatest(ctx context.Context, providers []string) error {
 	}{
 		{"emptying " + staging, "TRUNCATE TABLE " + staging, nil},
 		{"copying the latest offers that stay", "INSERT INTO " + staging + " SELECT * FROM " + s.table("offers_latest") + " FINAL WHERE NOT has(?, CAST(provider AS String))", []any{providers}},
+		// The newest row of each key: found by a GROUP BY on the keys (memory by keys, not rows),
+		// not by sorting the providers' whole history.
 		{"rebuilding the latest offers of " + strings.Join(providers, ", "), "INSERT INTO " + staging + " SELECT * FROM " + s.table("offers") + `
 			WHERE has(?, CAST(provider AS String))
-			ORDER BY observed_at DESC LIMIT 1 BY provider, price_type, offer_id`, []any{providers}},
+				AND (provider, price_type, offer_id, observed_at) IN (
+					SELECT provider, price_type, offer_id, max(observed_at) FROM ` + s.table("offers") + `
+					WHERE has(?, CAST(provider AS String)) GROUP BY provider, price_type, offer_id)`, []any{providers, providers}},
 	} {
 		if err := s.conn.Exec(s.ctx(ctx), q.sql, q.args...); err != nil {
 			return s.queryError(q.what, err)
 		}
 	}
-	// Every partition either table has is swapped (offers_latest has offers' monthly ones): a
-	// reader can see one month rebuilt and another not yet, for the milliseconds between.
+	// Every partition either table has is swapped, whatever the table's layout (current servers
+	// give offers_latest offers' monthly partitions): a reader can see one partition rebuilt and
+	// another not yet, for the milliseconds between.
 	parts, err := s.partitions(ctx, "offers_latest", "offers_latest"+stagingSuffix)
 	if err != nil {
 		return err
@@ -324,9 +339,9 @@ func (s *Store) Refinalize(ctx context.Context, from, to time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := s.finalize(ctx, days, version); err != nil {
-		return err
-	}
+	// The empty rows first: stopped between the two inserts, a removed row group is hidden
+	// already and the others show their former final rows, which the next run (or migrate's
+	// check of the final rows) writes again.
 	q := `INSERT INTO ` + s.table("offers_daily_final") + ` (day, provider, gpu_model, price_type, min_price, max_price,
 			median_price, observations, distinct_offers, sum_price, summed, avg_price, version)
 		SELECT day, provider, gpu_model, price_type, toDecimal64(0, 6), toDecimal64(0, 6), 0, toUInt64(0), toUInt64(0),
@@ -343,5 +358,5 @@ func (s *Store) Refinalize(ctx context.Context, from, to time.Time) error {
 	if err := s.conn.Exec(s.ctx(ctx), q, version, from, to, from, to); err != nil {
 		return s.queryError("writing empty final rows for the row groups re-derivation removed", err)
 	}
-	return nil
+	return s.finalize(ctx, days, version)
 }

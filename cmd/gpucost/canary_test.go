@@ -506,7 +506,7 @@ func (c *canaryProviders) hooks() map[string]func(w http.ResponseWriter, r *http
 func TestCanarySecretsLeakNowhere(t *testing.T) {
 	start := time.Now()
 	cp := &canaryProviders{plain: map[string]*httptest.Server{}, vastSeen: map[string]int{}}
-	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave"} {
+	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda"} {
 		cp.plain[p] = providerServer(t, p, nil)
 	}
 	cp.foreign = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -572,6 +572,7 @@ providers:
   runpod: {url: %q, api_key_env: CANARY_RUNPOD_KEY}
   lambda: {url: %q, page_url: %q, api_key_env: CANARY_LAMBDA_KEY, delay: 1ms}
   coreweave: {url: %q, delay: 1ms}
+  verda: {url: %q, page_url: %q, delay: 1ms}
 optimize:
   workloads: ../../deploy/workloads.sample.yaml
 report:
@@ -586,7 +587,8 @@ report:
     retries: 1
     retry_wait: 10ms
 `, dsn, extra, spool, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
-			x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing", reportOut)
+			x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
+			x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", reportOut)
 		path := filepath.Join(dir, name+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
@@ -672,8 +674,8 @@ report:
 
 	// The spool now holds both runs' batches.
 	spooledBatches, spooledPayloads, spoolFiles := scan.spool("spool (before the load)", x.spool)
-	if spooledBatches < 8 || spooledPayloads < 8 {
-		t.Errorf("the spool holds %d batches with %d payloads, want the 4 providers of both runs (8 and more)", spooledBatches, spooledPayloads)
+	if spooledBatches < 10 || spooledPayloads < 10 {
+		t.Errorf("the spool holds %d batches with %d payloads, want the 5 providers of both runs (10 and more)", spooledBatches, spooledPayloads)
 	}
 	spoolREDACTED := 0
 	for _, b := range spoolFiles {
@@ -805,7 +807,7 @@ report:
 			recordREDACTED = true
 		}
 	}
-	for _, p := range []string{"lambda", "vastai", "runpod", "coreweave"} {
+	for _, p := range []string{"lambda", "vastai", "runpod", "coreweave", "verda"} {
 		if _, ok := recorded[p+"/"+"index.json"]; !ok {
 			t.Errorf("the record folder has no %s/index.json: %v", p, keys(recorded))
 		}
@@ -856,7 +858,7 @@ func TestShortOrCommonSecretsLeaveDataAlone(t *testing.T) {
 	stdout := func(out string) string { s, _, _ := strings.Cut(out, "\n--- stderr"); return s } // the logs hold times
 	code, want := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://default@127.0.0.1:1/gpucost"}, args...)
 	want = stdout(want)
-	if code != exitOK || !strings.Contains(want, "372 offers would be loaded") {
+	if code != exitOK || !strings.Contains(want, "402 offers would be loaded") {
 		t.Fatalf("exit %d without a password, want 0 and the whole snapshot\n%s", code, want)
 	}
 	for _, pw := range []string{"1000", "spot", "0.0630", "verified", "us-california", "on_demand"} {

@@ -136,6 +136,8 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 		{name: "no providers", yaml: "scrape:\n  providers: []\n", want: ":2: scrape.providers: name at least one"},
 		{name: "a user agent with a header", yaml: "http:\n  user_agent: \"gpucost\\r\\nX-Evil: 1\"\n", want: ":2: http.user_agent: holds a control character"},
 		{name: "an API key variable name", yaml: "providers:\n  lambda:\n    api_key_env: \"$KEY\"\n", want: `:3: providers.lambda.api_key_env: "$KEY" is not an environment variable name`},
+		{name: "a client id variable name", yaml: "providers:\n  verda:\n    client_id_env: \"VERDA ID\"\n", want: `:3: providers.verda.client_id_env: "VERDA ID" is not an environment variable name`},
+		{name: "a client id on a provider without one", yaml: "providers:\n  lambda:\n    client_id_env: LAMBDA_ID\n", want: ":3: providers.lambda.client_id_env: only providers.verda has a client id"},
 		{name: "an optimizer option", yaml: "optimize:\n  options:\n    mfu: {sxm: 2}\n", want: ":3: optimize.options.mfu.sxm: 2 not in (0, 1]"},
 
 		{name: "a malformed DSN from the environment", env: map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://u:hunter2@127.0.0.1:19000/gpucost?dial_timeout=banana"},
@@ -212,12 +214,18 @@ func TestConfigPrintMasksSecrets(t *testing.T) {
 		{"clickhouse://analytics:analytics@ch:9000/analytics", "clickhouse://analytics:REDACTED@ch:9000/analytics"},
 		{"clickhouse://ch:9000/analytics?username=analytics&password=analytics", "clickhouse://ch:9000/analytics?username=analytics&password=REDACTED"},
 	} {
-		code, out := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": tt.dsn, "GPUCOST_LAMBDA_API_KEY": "secret_lambda_key"}, "config", "print")
+		code, out := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": tt.dsn, "GPUCOST_LAMBDA_API_KEY": "secret_lambda_key",
+			"GPUCOST_VERDA_CLIENT_ID": "verda_client_id_1", "GPUCOST_VERDA_CLIENT_SECRET": "verda_client_secret_1"}, "config", "print")
 		if code != exitOK {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
-		if strings.Contains(out, "hunter2") || strings.Contains(out, "secret_lambda_key") {
-			t.Errorf("config print shows a secret:\n%s", out)
+		for _, secret := range []string{"hunter2", "secret_lambda_key", "verda_client_id_1", "verda_client_secret_1"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("config print shows a secret:\n%s", out)
+			}
+		}
+		if !strings.Contains(out, "verda: set (masked), client id set (masked)") {
+			t.Errorf("config print does not show the Verda credentials' presence:\n%s", out)
 		}
 		if !strings.Contains(out, tt.masked) || !strings.Contains(out, "lambda: set (masked)") {
 			t.Errorf("config print does not show the masked DSN %s and the key's presence:\n%s", tt.masked, out)

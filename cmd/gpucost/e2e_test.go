@@ -169,7 +169,7 @@ func (p *proxy) setDown(down bool) {
 	}
 }
 
-// e2e is one end-to-end setup: four fake providers, a fresh ClickHouse database behind a proxy,
+// e2e is one end-to-end setup: five fake providers, a fresh ClickHouse database behind a proxy,
 // a spool folder and a config file pointing at all of them.
 type e2e struct {
 	t          *testing.T
@@ -197,7 +197,7 @@ func newE2EOn(t *testing.T, direct string, before map[string]func(w http.Respons
 	px := newProxy(t, u.Host)
 	u.Host = px.ln.Addr().String()
 	x := &e2e{t: t, dsn: u.String(), directDSN: direct, proxy: px, spool: t.TempDir(), servers: map[string]*httptest.Server{}}
-	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave"} {
+	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda"} {
 		x.servers[p] = providerServer(t, p, before[p])
 	}
 	x.configPath = x.writeConfig(fmt.Sprintf(`  source_timeout: 20s
@@ -211,8 +211,10 @@ providers:
   runpod: {url: %q}
   lambda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, delay: 1ms}
   coreweave: {url: %q, delay: 1ms}
+  verda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, client_id_env: GPUCOST_TEST_NO_SUCH_ID, delay: 1ms}
 `, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
-		x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing"))
+		x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
+		x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing"))
 	if code, out := x.run("migrate", "--dsn", x.dsn); code != 0 {
 		t.Fatalf("migrate: exit %d\n%s", code, out)
 	}

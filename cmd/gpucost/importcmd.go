@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/pricetable"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/textcell"
@@ -23,7 +24,9 @@ dq_flags (vram_snapped, vram_missing). Every line is checked before anything is 
 lines are reported as FILE:LINE: column: problem, and then nothing is loaded. Rows are tagged
 with their source: run id import-<hash of the file>, source_url the row's or import:<file name>,
 offer id import:<gpu>/<count>x/<tier>/<region>; the file itself is kept as a raw payload.
-Importing the same file again loads nothing. Imports write no scrape run-log rows.
+Importing the same file again loads nothing. Imports write no scrape run-log rows. The load
+takes the scrape run lock (scrape.spool_dir), so it waits for a scrape or a re-derivation
+(gpucost reparse) to finish, up to scrape.lock_wait (exit 4 after that).
 
 Exit codes: 0 loaded (or already loaded); 1 bad lines or a store failure; 2 bad flags.`
 
@@ -59,6 +62,12 @@ func runImport(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "dry run: %s is valid: %d observations (%s) as run %s; nothing loaded\n", path, len(imp.Offers), summary, imp.RunID)
 		return nil
 	}
+	// No load while a re-derivation swaps months (gpucost reparse): the run lock of the spool.
+	unlock, err := pipeline.Lock(ctx, cfg.Scrape.SpoolDir, cfg.Scrape.LockWait.Std(), "import")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: newLogger(e)})
 	if err != nil {
 		return err

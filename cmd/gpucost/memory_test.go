@@ -21,7 +21,7 @@ import (
 	"github.com/gpucost/gpucost/textcell"
 )
 
-// TestMeasureScrapeMemory runs `gpucost scrape` in a child process against four fake providers
+// TestMeasureScrapeMemory runs `gpucost scrape` in a child process against five fake providers
 // that answer every request with a hostile body exactly at the body limit, and reports the
 // child's peak RSS per scenario and run: its VmHWM in /proc/<pid>/status, read every 2ms while
 // it runs (getrusage's ru_maxrss would count the test process's own pages, which the child
@@ -41,7 +41,8 @@ import (
 //     (a JSON member it skips, runs of 4 kB paragraphs in the pages); Vast's pages are full, so
 //     it asks again and again until its byte budget stops it.
 //   - rows: as many offers as fit: Vast pages of minimal rows, RunPod minimal GPU types, page
-//     tables of rows up to the token bound, the rest of the body text.
+//     tables of rows up to the token bound, Verda's JSON-LD Offer nodes up to the bound of one
+//     token (its script), the rest of the body text.
 //   - tokens: pages of empty elements; JSON of many tiny rows.
 //   - spool: padded, with ClickHouse unreachable (not a dry run: the batches are spooled).
 func TestMeasureScrapeMemory(t *testing.T) {
@@ -117,6 +118,8 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 		"GPUCOST_PROVIDERS_LAMBDA_PAGE_URL=" + base + "/lambda", "GPUCOST_PROVIDERS_LAMBDA_DELAY=1ms",
 		"GPUCOST_PROVIDERS_LAMBDA_API_KEY_ENV=GPUCOST_BENCH_NO_SUCH_KEY",
 		"GPUCOST_PROVIDERS_COREWEAVE_URL=" + base + "/coreweave", "GPUCOST_PROVIDERS_COREWEAVE_DELAY=1ms",
+		"GPUCOST_PROVIDERS_VERDA_PAGE_URL=" + base + "/verda", "GPUCOST_PROVIDERS_VERDA_DELAY=1ms",
+		"GPUCOST_PROVIDERS_VERDA_API_KEY_ENV=GPUCOST_BENCH_NO_SUCH_KEY", "GPUCOST_PROVIDERS_VERDA_CLIENT_ID_ENV=GPUCOST_BENCH_NO_SUCH_ID",
 	}
 	if extra := os.Getenv("GPUCOST_BENCH_CHILD_ENV"); extra != "" {
 		cmd.Env = append(cmd.Env, strings.Fields(extra)...)
@@ -154,8 +157,8 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 	return code, hwm, strings.Join(outcome, "; ")
 }
 
-// hostile answers /vastai, /runpod, /lambda and /coreweave with its bodies, Vast's and
-// Lambda's chunked (no Content-Length), RunPod's and CoreWeave's with one.
+// hostile answers /vastai, /runpod, /lambda, /coreweave and /verda with its bodies, Vast's,
+// Lambda's and Verda's chunked (no Content-Length), RunPod's and CoreWeave's with one.
 type hostile map[string][]byte
 
 func (h hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -166,7 +169,7 @@ func (h hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ct := "application/json"
-	if name == "lambda" || name == "coreweave" {
+	if name == "lambda" || name == "coreweave" || name == "verda" {
 		ct = "text/html; charset=utf-8"
 	}
 	w.Header().Set("Content-Type", ct)
@@ -236,6 +239,7 @@ func paddedBodies(t *testing.T, size int) hostile {
 		"runpod":    fill(size, `{"padding": "`, `", `+strings.TrimPrefix(strings.TrimSpace(runpod), "{"), func(int) string { return "" }, 0, 'x'),
 		"lambda":    paragraphs(t, testdata(t, "lambda_pricing.html"), size),
 		"coreweave": paragraphs(t, testdata(t, "coreweave_pricing.html"), size),
+		"verda":     paragraphs(t, testdata(t, "verda_pricing.html"), size),
 	}
 }
 
@@ -267,6 +271,18 @@ func rowBodies(t *testing.T, size int) hostile {
 	}
 	cw = cw[:first] + cr.String() + cw[first:]
 
+	// Offer nodes at the start of the JSON-LD @graph, up to 90% of the bound of one token (the
+	// script is one) and half the body.
+	verda := testdata(t, "verda_pricing.html")
+	at = strings.Index(verda, `"@graph":[`) + len(`"@graph":[`)
+	vrow := `{"@type":"Offer","name":"1x H100 SXM5 80GB v%d on-demand","description":"Hourly on-demand instance price","price":3.25,"priceCurrency":"USD",` +
+		`"priceSpecification":{"@type":"UnitPriceSpecification","price":3.25,"priceCurrency":"USD","unitText":"hour"}},`
+	var vr strings.Builder
+	for i := 0; vr.Len() < min(4<<20*9/10, size/2)-len(vrow)-8; i++ {
+		fmt.Fprintf(&vr, vrow, i)
+	}
+	verda = verda[:at] + vr.String() + verda[at:]
+
 	return hostile{
 		"vastai": fill(size, `{"offers": [`, `{}]}`, func(i int) string {
 			return fmt.Sprintf(vastRow, i) + ", "
@@ -276,6 +292,7 @@ func rowBodies(t *testing.T, size int) hostile {
 		}, size, ' '),
 		"lambda":    paragraphs(t, lambda, size),
 		"coreweave": paragraphs(t, cw, size),
+		"verda":     paragraphs(t, verda, size),
 	}
 }
 
@@ -300,5 +317,6 @@ func tokenBodies(t *testing.T, size int) hostile {
 		"runpod":    fill(size, `{"data": {"gpuTypes": [`, `{}]}}`, func(int) string { return "{}, " }, size, ' '),
 		"lambda":    tiny(testdata(t, "lambda_pricing.html")),
 		"coreweave": tiny(testdata(t, "coreweave_pricing.html")),
+		"verda":     tiny(testdata(t, "verda_pricing.html")),
 	}
 }

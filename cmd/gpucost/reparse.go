@@ -25,9 +25,11 @@ it was or as re-derived, never half of each. Every offer row records the parser 
 ` + strings.Join(scrapers.StoredParsers(), ", ") + ` (default all of them). --dry-run reports what would change
 (offers added, removed, repriced or changed, by provider, with examples) and writes nothing.
 
-A run whose payloads today's parser gives no offers for keeps its stored offers (exit 3). It is
-safe to stop and run again: an interrupted re-derivation is completed by the next. It takes the
-scrape run lock (scrape.spool_dir), so no scrape loads meanwhile; it runs on a single server, not
+A run keeps its stored offers (exit 3) when today's parser does not read every payload of it that
+gave offers, or gives fewer offers than scrape.min_offer_ratio of those stored. Only runs whose
+load completed are re-derived (not a batch waiting in the spool, not imports). It is safe to stop
+and run again: an interrupted re-derivation is completed by the next. It takes the scrape run
+lock (scrape.spool_dir), so no scrape or import loads meanwhile; it runs on a single server, not
 a cluster. docs/operations.md has more.`
 
 func runReparse(ctx context.Context, e env, args []string) error {

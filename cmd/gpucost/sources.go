@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
@@ -21,18 +22,22 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 	if len(names) == 0 {
 		names = cfg.Scrape.Providers
 	}
-	keys := map[string]string{}
+	keys, clientIDs := map[string]string{}, map[string]string{}
 	for _, name := range names {
 		pc, ok := config.Provider(cfg, name)
 		if !ok {
-			return nil, fmt.Errorf("unknown provider %q (want some of vastai, runpod, lambda, coreweave)", name)
+			return nil, fmt.Errorf("unknown provider %q (want some of %s)", name, strings.Join(config.ProviderNames, ", "))
 		}
 		key, err := pc.APIKey(e.getenv)
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
-		keys[name] = key
-		e.secrets.AddSent(key) // a key the configuration did not load (a test's) is a secret too
+		id, err := pc.ClientID(e.getenv)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", name, err)
+		}
+		keys[name], clientIDs[name] = key, id
+		e.secrets.AddSent(key, id) // a key the configuration did not load (a test's) is a secret too
 	}
 	client, err := scrapers.NewClient(scrapers.ClientConfig{
 		UserAgent:       cfg.HTTP.UserAgent,
@@ -75,6 +80,11 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 		case scrapers.CoreWeaveName:
 			p := cfg.Providers.CoreWeave
 			out = append(out, scrapers.NewCoreWeave(client, scrapers.CoreWeaveConfig{URL: p.URL,
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
+		case scrapers.VerdaName:
+			p := cfg.Providers.Verda
+			out = append(out, scrapers.NewVerda(client, scrapers.VerdaConfig{APIURL: p.URL, PageURL: p.PageURL,
+				ClientID: clientIDs[name], ClientSecret: keys[name],
 				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		}
 	}
