@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gpucost/gpucost/pipeline"
@@ -27,6 +28,9 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"snapshot/vastai/": scrapers.ParseVast, "snapshot/runpod/": scrapers.ParseRunPod,
 		"snapshot/lambda/001": scrapers.ParseLambda, "snapshot/lambda/002": scrapers.ParseLambdaPage,
 		"snapshot/coreweave/": scrapers.ParseCoreWeave,
+		// OCI's two documents, each cut with the other whole.
+		"oci_products": ociWithShapes(t), "oci_shapes": ociWithProducts(t),
+		"snapshot/oci/001": ociWithShapes(t), "snapshot/oci/002": ociWithProducts(t),
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -72,6 +76,22 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 	}
 	if tested < 10 {
 		t.Errorf("only %d bodies tested", tested)
+	}
+}
+
+// ociWithShapes parses an OCI price list against the whole shapes fixture.
+func ociWithShapes(t *testing.T) parseFunc {
+	shapes := readTestdata(t, "oci_shapes.json")
+	return func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+		return scrapers.ParseOCI(body, shapes, run, sourceURL)
+	}
+}
+
+// ociWithProducts parses an OCI shapes catalog against the whole price-list fixture.
+func ociWithProducts(t *testing.T) parseFunc {
+	products := readTestdata(t, "oci_products.json")
+	return func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+		return scrapers.ParseOCI(products, body, run, sourceURL)
 	}
 }
 
@@ -262,6 +282,11 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"lambda page": func(t *testing.T) source {
 			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{PageURL: serve(t, "lambda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"oci": func(t *testing.T) source {
+			var n atomic.Int64
+			srv := ociServer(t, &n)
+			return scrapers.NewOCI(capped(t), scrapers.OCIConfig{ProductsURL: srv.URL + "/products/", ShapesURL: srv.URL + "/shapes.json"}, nil)
 		},
 		"lambda api": func(t *testing.T) source {
 			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{APIKey: "secret_test_key", APIURL: serve(t, "lambda_instance_types.json", "application/json") + "/api/v1/instance-types"}, nil)

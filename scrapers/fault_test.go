@@ -52,6 +52,7 @@ func faultSources(t *testing.T) []faultSource {
 	}
 	lambdaPage := string(readTestdata(t, "lambda_pricing.html"))
 	coreweavePage := string(readTestdata(t, "coreweave_pricing.html"))
+	ociProducts, ociShapes := readTestdata(t, "oci_products.json"), readTestdata(t, "oci_shapes.json")
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
@@ -96,6 +97,22 @@ func faultSources(t *testing.T) []faultSource {
 			empty:   []byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`)),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+		{
+			// Two requests a run: the price list, then the shapes. A changed or empty answer is
+			// the price list's, which the source reads first.
+			name: "oci", provider: scrapers.OCIName, ctype: "application/json",
+			good: func(r *http.Request) []byte {
+				if strings.HasSuffix(r.URL.Path, "/shapes.json") {
+					return ociShapes
+				}
+				return ociProducts
+			},
+			changed: readTestdata(t, "oci_products_changed.json"),
+			empty:   []byte(`{"lastUpdated": "2026-08-14T09:09:55.872Z", "items": []}`),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return scrapers.NewOCI(c, scrapers.OCIConfig{ProductsURL: base + "/products/?currencyCode=USD", ShapesURL: base + "/data/shapes.json"}, nil)
 			},
 		},
 	}

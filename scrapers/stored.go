@@ -15,11 +15,16 @@ import (
 type Stored struct {
 	provider string
 	parse    func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error)
+	// join, set instead of parse, derives the offers from all of a run's payloads together: a
+	// provider whose prices and specs are separate documents (OCI).
+	join     func(payloads []schema.RawPayload, run schema.Run) ([]schema.Offer, []error, error)
 	payloads []schema.RawPayload
 }
 
 // StoredParsers lists the providers whose stored payloads Stored parses.
-func StoredParsers() []string { return []string{CoreWeaveName, LambdaName, RunPodName, VastName} }
+func StoredParsers() []string {
+	return []string{CoreWeaveName, LambdaName, OCIName, RunPodName, VastName}
+}
 
 // NewStored returns the source over one provider's payloads of a run; an error for a provider
 // without a parser of its payloads (an import source).
@@ -34,6 +39,8 @@ func NewStored(provider string, payloads []schema.RawPayload) (*Stored, error) {
 		s.parse = parseLambdaStored
 	case CoreWeaveName:
 		s.parse = ParseCoreWeave
+	case OCIName:
+		s.join = parseOCIStored
 	default:
 		return nil, fmt.Errorf("no parser for the stored payloads of %q (re-derived: %v)", provider, StoredParsers())
 	}
@@ -56,9 +63,19 @@ func (s *Stored) Name() string { return s.provider }
 func (s *Stored) ParserVersion() string { return ParserVersion(s.provider) }
 
 // Fetch parses the stored payloads in the order they were fetched. A payload that does not
-// parse is a problem of the run, as a failed page is of a fetch; none parsing is its error.
+// parse is a problem of the run, as a failed page is of a fetch; none parsing is its error. A
+// provider whose documents are joined (OCI: price list and shapes) parses them together, and
+// either missing or not parsing is the error, as it is of its source.
 func (s *Stored) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
 	var res schema.Extract
+	if s.join != nil {
+		if err := ctx.Err(); err != nil {
+			return res, sourceError(s.provider, err)
+		}
+		offers, problems, err := s.join(s.payloads, run)
+		res.Offers, res.Problems = offers, problems
+		return res, sourceError(s.provider, err)
+	}
 	parsed := 0
 	var firstErr error
 	for _, p := range s.payloads {
