@@ -1,8 +1,8 @@
-// Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave)
+// Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave, OCI)
 // and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per hour
 // per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
 //
-// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave); fetching and
+// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave, OCI); fetching and
 // parsing are kept apart, and the parsers are pure functions over the response bytes (ParseVast,
 // ParseRunPod, ...), tested with golden files on recorded responses in testdata/. Every source
 // fetches through one shared Client (client.go) built on go-retryablehttp: retries with jittered
@@ -28,10 +28,11 @@
 // # Prices and the run
 //
 // A price is read as the decimal its text says, never through float64: JSON numbers through
-// exactNumber (Vast, RunPod), Lambda's cents through lambdaNumber, page cells through parseUSD;
+// exactNumber (Vast, RunPod, OCI), Lambda's cents through lambdaNumber, page cells through parseUSD;
 // sums (Vast's dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced
 // once from that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or
-// directly for Lambda's API) or SetPricePerGPU (Lambda's page, which quotes per GPU): its
+// directly for Lambda's API) or SetPricePerGPU (Lambda's page and OCI's price list, which quote
+// per GPU; pricedPerGPU): its
 // whole-offer and per-GPU prices are each rounded once, the only rounding a price gets on its way
 // to the store (the pipeline rounds none again). Each offer is stamped with the run the source is handed (schema.Run.Stamp), so a parse
 // is a whole observation on its own; the pipeline stamps the offers again with the same run, and
@@ -56,7 +57,7 @@
 // source parses a replayed run byte for byte as it parsed the live one. The layout is:
 //
 //	DIR/
-//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave)
+//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, oci)
 //	    index.json               Index: the exchanges in request order
 //	    001-<slug>.body          the raw response body, exactly as received
 //	    002-<slug>.body          <slug> is the last URL path segment ("bundles", "graphql", "pricing")
@@ -72,6 +73,6 @@
 // A replayed request matches the first unused entry with the same method, redacted URL and
 // request-body SHA-256 (a request repeated more often than recorded gets the last match again);
 // no match is ErrNotRecorded. Headers other than Content-Type are not recorded, so credentials
-// never reach the folder. The repository ships one snapshot of all four providers in
+// never reach the folder. The repository ships one snapshot of every provider in
 // testdata/snapshot/, used by the tests and by the demo.
 package scrapers

@@ -90,8 +90,9 @@ import (
 //     product, a hidden, an inactive and a duplicate shape, no gpuMemoryQty, a 7-decimal price.
 //   - oci_products_changed.json, oci_shapes_changed.json: currencyCodeLocalizations renamed
 //     prices; the shapes under "shapes" instead of "items".
-//   - snapshot/: a recorded run of all four providers (record.go's layout), re-recorded from the
-//     fixtures above by TestSnapshotVastRunPod and TestSnapshotLambdaCoreWeave under -update.
+//   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
+//     fixtures above by TestSnapshotVastRunPod, TestSnapshotLambdaCoreWeave and TestSnapshotOCI
+//     under -update.
 //
 // Golden files (testdata/*.golden.*) hold the exact parser output; regenerate them and the
 // snapshot with go test ./scrapers/ -update, then review the diff.
