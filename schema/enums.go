@@ -25,7 +25,7 @@ func (p PriceType) Interruptible() bool { return p == Spot }
 type Tier string
 
 // Tiers as providers name them. Vast distinguishes verified and unverified hosts (and datacenter
-// hosts), RunPod secure and community cloud; Lambda and CoreWeave sell datacenter capacity only.
+// hosts), RunPod secure and community cloud; Lambda, CoreWeave and OCI sell datacenter capacity only.
 const (
 	TierSecure     Tier = "secure"
 	TierCommunity  Tier = "community"
