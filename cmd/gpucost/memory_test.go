@@ -117,6 +117,8 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 		"GPUCOST_PROVIDERS_LAMBDA_PAGE_URL=" + base + "/lambda", "GPUCOST_PROVIDERS_LAMBDA_DELAY=1ms",
 		"GPUCOST_PROVIDERS_LAMBDA_API_KEY_ENV=GPUCOST_BENCH_NO_SUCH_KEY",
 		"GPUCOST_PROVIDERS_COREWEAVE_URL=" + base + "/coreweave", "GPUCOST_PROVIDERS_COREWEAVE_DELAY=1ms",
+		// The four providers the hostile servers answer for; OCI is not measured here yet.
+		"GPUCOST_SCRAPE_PROVIDERS=vastai,runpod,lambda,coreweave",
 	}
 	if extra := os.Getenv("GPUCOST_BENCH_CHILD_ENV"); extra != "" {
 		cmd.Env = append(cmd.Env, strings.Fields(extra)...)
