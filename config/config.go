@@ -104,6 +104,7 @@ type ProvidersConfig struct {
 	Lambda    ProviderConfig `yaml:"lambda"`
 	CoreWeave ProviderConfig `yaml:"coreweave"`
 	Verda     ProviderConfig `yaml:"verda"`
+	OCI       ProviderConfig `yaml:"oci"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -120,6 +121,9 @@ type ProviderConfig struct {
 	// API key is the client secret). Like the key, the id never sits in the file.
 	ClientIDEnv  string `yaml:"client_id_env"`
 	ClientIDFile string `yaml:"client_id_file"`
+	// ShapesURL is the shapes catalog the price list is joined with (oci only; its url is the
+	// price list).
+	ShapesURL string `yaml:"shapes_url"`
 }
 
 // ServeConfig configures `gpucost serve`.
@@ -400,7 +404,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "runpod", "vastai", "verda"}
+var ProviderNames = []string{"coreweave", "lambda", "oci", "runpod", "vastai", "verda"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -564,7 +568,10 @@ func (h HTTPConfig) check() error {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (p ProviderConfig) check(key string) error {
-	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), notNegative(key+".delay", p.Delay)}
+	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), checkURL(key+".shapes_url", p.ShapesURL), notNegative(key+".delay", p.Delay)}
+	if p.ShapesURL != "" && key != "providers.oci" {
+		errs = append(errs, bad(key+".shapes_url", "only providers.oci joins a shapes catalog"))
+	}
 	switch {
 	case p.PageLimit < 0:
 		errs = append(errs, bad(key+".page_limit", "must not be negative, not %d", p.PageLimit))
@@ -758,6 +765,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.CoreWeave, true
 	case scrapers.VerdaName:
 		return cfg.Providers.Verda, true
+	case scrapers.OCIName:
+		return cfg.Providers.OCI, true
 	}
 	return ProviderConfig{}, false
 }

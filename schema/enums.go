@@ -25,8 +25,8 @@ func (p PriceType) Interruptible() bool { return p == Spot }
 type Tier string
 
 // Tiers as providers name them. Vast distinguishes verified and unverified hosts (and datacenter
-// hosts), RunPod secure and community cloud; Lambda, CoreWeave and Verda sell datacenter capacity
-// only.
+// hosts), RunPod secure and community cloud; Lambda, CoreWeave, Verda and OCI sell datacenter
+// capacity only.
 const (
 	TierSecure     Tier = "secure"
 	TierCommunity  Tier = "community"

@@ -21,7 +21,7 @@ type Offer struct {
 	SourceURL  string     `json:"source_url"` // the URL the price came from, without secrets
 
 	// Identity.
-	Provider string `json:"provider"` // vastai, runpod, lambda, coreweave, verda, or an import source
+	Provider string `json:"provider"` // vastai, runpod, lambda, coreweave, verda, oci, or an import source
 	OfferID  string `json:"offer_id"` // the provider's own id for this offer (see Key)
 	Tier     Tier   `json:"tier"`
 	Region   string `json:"region"`  // provider's region or data-center id; "" when global

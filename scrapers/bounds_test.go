@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gpucost/gpucost/pipeline"
@@ -32,6 +33,9 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		// Verda's recording: the token (001, no parser), the types, both availability lists, the page.
 		"snapshot/verda/002": scrapers.ParseVerda, "snapshot/verda/003": parseVerdaAvailability,
 		"snapshot/verda/004": parseVerdaAvailability, "snapshot/verda/005": scrapers.ParseVerdaPage,
+		// OCI's two documents, each cut with the other whole.
+		"oci_products": ociWithShapes(t), "oci_shapes": ociWithProducts(t),
+		"snapshot/oci/001": ociWithShapes(t), "snapshot/oci/002": ociWithProducts(t),
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -92,6 +96,22 @@ func parseVerdaAvailability(body []byte, run schema.Run, _ string) ([]schema.Off
 		offers = append(offers, schema.Offer{RunID: run.ID})
 	}
 	return offers, nil, nil
+}
+
+// ociWithShapes parses an OCI price list against the whole shapes fixture.
+func ociWithShapes(t *testing.T) parseFunc {
+	shapes := readTestdata(t, "oci_shapes.json")
+	return func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+		return scrapers.ParseOCI(body, shapes, run, sourceURL)
+	}
+}
+
+// ociWithProducts parses an OCI shapes catalog against the whole price-list fixture.
+func ociWithProducts(t *testing.T) parseFunc {
+	products := readTestdata(t, "oci_products.json")
+	return func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+		return scrapers.ParseOCI(products, body, run, sourceURL)
+	}
 }
 
 // TestSourceByteBudget: the budget counts every body a source reads in one Fetch, over all its
@@ -281,6 +301,11 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"lambda page": func(t *testing.T) source {
 			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{PageURL: serve(t, "lambda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"oci": func(t *testing.T) source {
+			var n atomic.Int64
+			srv := ociServer(t, &n)
+			return scrapers.NewOCI(capped(t), scrapers.OCIConfig{ProductsURL: srv.URL + "/products/", ShapesURL: srv.URL + "/shapes.json"}, nil)
 		},
 		"lambda api": func(t *testing.T) source {
 			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{APIKey: "secret_test_key", APIURL: serve(t, "lambda_instance_types.json", "application/json") + "/api/v1/instance-types"}, nil)

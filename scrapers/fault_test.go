@@ -54,6 +54,7 @@ func faultSources(t *testing.T) []faultSource {
 	coreweavePage := string(readTestdata(t, "coreweave_pricing.html"))
 	verdaPage := string(readTestdata(t, "verda_pricing.html"))
 	verda := newVerdaAPI(t)
+	ociProducts, ociShapes := readTestdata(t, "oci_products.json"), readTestdata(t, "oci_shapes.json")
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
@@ -98,6 +99,22 @@ func faultSources(t *testing.T) []faultSource {
 			empty:   always([]byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`))),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+		{
+			// Two requests a run: the price list, then the shapes. A changed or empty answer is
+			// the price list's, which the source reads first.
+			name: "oci", provider: scrapers.OCIName, ctype: "application/json",
+			good: func(r *http.Request) []byte {
+				if strings.HasSuffix(r.URL.Path, "/shapes.json") {
+					return ociShapes
+				}
+				return ociProducts
+			},
+			changed: fixture("oci_products_changed.json"),
+			empty:   always([]byte(`{"lastUpdated": "2026-08-14T09:09:55.872Z", "items": []}`)),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return scrapers.NewOCI(c, scrapers.OCIConfig{ProductsURL: base + "/products/?currencyCode=USD", ShapesURL: base + "/data/shapes.json"}, nil)
 			},
 		},
 		{

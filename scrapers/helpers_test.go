@@ -100,8 +100,27 @@ import (
 //     each type of the fixture above is deployable on demand and as spot, in FIN-01..03 and
 //     ICE-01 (illustrative).
 //   - verda_token.json: an OAuth2 token answer with a fake token.
+//   - oci_products.json, oci_shapes.json (§9): OCI's USD price list ({"lastUpdated", "items"}:
+//     partNumber, displayName, metricName, serviceCategory, currencyCodeLocalizations) with every
+//     "GPU Per Hour" part of §9.2 at its listed value, the licence add-ons, Cloud@Customer and
+//     VMware rows, and a few CPU, memory and NVMe parts; and the estimator's shapes catalog with
+//     the GPU shapes of §9.5 (and H200, MI300X and L40S shapes named by the same pattern, not
+//     seen verbatim) billed under those parts, the verbatim BM.DenseIO.E5.128 and a flexible CPU
+//     shape. Which generation part (X7, V2, E3) a P100, V100 or A100 40 GB shape is billed under,
+//     the qty of each shape's ocpu product, bundleMemoryQty and allowPreemptible are
+//     illustrative; gpuMemoryQty is the shape's total but for MI355X and GB300 (per GPU, §9.5).
+//     The snapshot's oci part is recorded from them.
+//   - oci_products_traps.json, oci_shapes_traps.json (§9.5): a fractional qty on a GPU part, a
+//     verbatim duplicate item, H100T (an illustrative shape name), a metric in other case and
+//     spacing, a VMware node part under a GPU shape, an EUR-only part, two differing
+//     pay-as-you-go prices, a zero price, a price as a string, a part listed twice differently,
+//     a part missing from the list, a fractional and a string gpuQty, a shape without an ocpu
+//     product, a hidden, an inactive and a duplicate shape, no gpuMemoryQty, a 7-decimal price.
+//   - oci_products_changed.json, oci_shapes_changed.json: currencyCodeLocalizations renamed
+//     prices; the shapes under "shapes" instead of "items".
 //   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
-//     fixtures above by TestSnapshotVastRunPod and TestSnapshotPages under -update.
+//     fixtures above by TestSnapshotVastRunPod, TestSnapshotPages and TestSnapshotOCI
+//     under -update.
 //
 // Golden files (testdata/*.golden.*) hold the exact parser output; regenerate them and the
 // snapshot with go test ./scrapers/ -update, then review the diff.
@@ -111,8 +130,9 @@ var update = flag.Bool("update", false, "rewrite the golden files and the record
 // The runs the parser tests stamp on offers. The golden files hold them, so they need no
 // scrubbing; each set of fixtures keeps the run it was recorded under.
 var (
-	// runAug22 is the run of the Lambda, CoreWeave and Verda fixtures, modelled on the live pages
-	// of 2026-08-22 (lambda_*, coreweave_*, verda_*.golden.json, snapshot/{lambda,coreweave,verda}).
+	// runAug22 is the run of the Lambda, CoreWeave, Verda and OCI fixtures, modelled on the live
+	// pages and documents of 2026-08-22 (lambda_*, coreweave_*, verda_* and oci*.golden.json,
+	// snapshot/{lambda,coreweave,verda,oci}).
 	runAug22 = schema.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
 	// runNov29 is the run of the Vast.ai and RunPod fixtures (vastai_*.golden.json,
 	// runpod_*.golden.json, snapshot/{vastai,runpod}).

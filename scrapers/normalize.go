@@ -88,6 +88,16 @@ func priced(o schema.Offer, pt schema.PriceType, exact decimal.Decimal) schema.O
 	return o
 }
 
+// pricedPerGPU returns o as an offer of price type pt at the exact per-GPU price the provider
+// quotes (OCI's GPU-hour parts): both prices rounded once from it (schema.Offer.SetPricePerGPU).
+// Set GPUCount first.
+func pricedPerGPU(o schema.Offer, pt schema.PriceType, exact decimal.Decimal) schema.Offer {
+	o.PriceType = pt
+	o.SetPricePerGPU(exact)
+	o.DQFlags = append(make([]schema.DQFlag, 0, len(o.DQFlags)), o.DQFlags...) // own copy, [] not null
+	return o
+}
+
 // exactNumber is a price given as a JSON number, read as the decimal its text says: never
 // through float64, so neither binary noise nor float arithmetic comes before its one rounding.
 // Anything but a number (a string, a boolean, a number out of boundedNumber's bounds) is a

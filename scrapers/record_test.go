@@ -22,7 +22,7 @@ import (
 )
 
 // snapshotDir is the shipped recorded run of every provider, re-recorded under -update by
-// TestSnapshotVastRunPod and TestSnapshotPages.
+// TestSnapshotVastRunPod, TestSnapshotPages and TestSnapshotOCI.
 const snapshotDir = "testdata/snapshot"
 
 // TestRecordReplayRoundTrip: a run recorded from the network and the same run replayed from the
@@ -295,5 +295,58 @@ func TestSnapshotPages(t *testing.T) {
 				t.Errorf("Attempts = %d, want %d", res.Attempts, len(s.answers))
 			}
 		})
+	}
+}
+
+// ociSnapshot are the answers of the snapshot's oci/ part, in request order: the price list and
+// the shapes fixtures at their default URLs.
+var ociSnapshot = []struct{ url, file string }{
+	{scrapers.DefaultOCIProductsURL, "oci_products.json"},
+	{scrapers.DefaultOCIShapesURL, "oci_shapes.json"},
+}
+
+// TestSnapshotOCI replays the shipped snapshot's OCI part and checks the offers are those the
+// source gives on the fixtures, and the payloads the fixtures byte for byte. With -update it
+// first records the folder again from the fixtures served at the default URLs, through the same
+// client code a live run uses.
+func TestSnapshotOCI(t *testing.T) {
+	urls := map[string]http.Handler{}
+	for _, a := range ociSnapshot {
+		urls[a.url] = fixtureHandler(t, a.file, "application/json")
+	}
+	fake := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := urls[r.URL.String()]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})}
+	if *update {
+		if err := os.RemoveAll(filepath.Join(snapshotDir, scrapers.OCIName)); err != nil {
+			t.Fatal(err)
+		}
+		rec := newTestClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: fake, Now: func() time.Time { return runAug22.ObservedAt }})
+		if _, err := scrapers.NewOCI(rec, scrapers.OCIConfig{}, nil).Fetch(context.Background(), runAug22); err != nil {
+			t.Fatalf("recording oci: %v", err)
+		}
+	}
+	res, err := scrapers.NewOCI(newTestClient(t, scrapers.ClientConfig{ReplayDir: snapshotDir}), scrapers.OCIConfig{}, nil).Fetch(context.Background(), runAug22)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := scrapers.NewOCI(newTestClient(t, scrapers.ClientConfig{Transport: fake}), scrapers.OCIConfig{}, nil).Fetch(context.Background(), runAug22)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(live.Offers, res.Offers); diff != "" || len(res.Problems) != 0 {
+		t.Errorf("replayed offers differ from the fixtures' (problems %v) (-fixtures +replay):\n%s", res.Problems, diff)
+	}
+	if len(res.Payloads) != len(ociSnapshot) || res.Attempts != len(ociSnapshot) {
+		t.Fatalf("%d payloads, %d attempts; want %d", len(res.Payloads), res.Attempts, len(ociSnapshot))
+	}
+	for i, a := range ociSnapshot {
+		if p := res.Payloads[i]; !bytes.Equal(p.Body, readTestdata(t, a.file)) || p.URL != a.url {
+			t.Errorf("payload %d is %s, want %s at %s byte for byte", i, p.URL, a.file, a.url)
+		}
 	}
 }

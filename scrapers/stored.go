@@ -26,7 +26,7 @@ type Stored struct {
 
 // StoredParsers lists the providers whose stored payloads Stored parses.
 func StoredParsers() []string {
-	return []string{CoreWeaveName, LambdaName, RunPodName, VastName, VerdaName}
+	return []string{CoreWeaveName, LambdaName, OCIName, RunPodName, VastName, VerdaName}
 }
 
 // NewStored returns the source over one provider's payloads of a run; an error for a provider
@@ -44,6 +44,8 @@ func NewStored(provider string, payloads []schema.RawPayload) (*Stored, error) {
 		s.parse = eachAnswer(ParseCoreWeave)
 	case VerdaName:
 		s.parse = parseVerdaStored
+	case OCIName:
+		s.parse = parseOCIStored // the price list and the shapes, joined
 	default:
 		return nil, fmt.Errorf("no parser for the stored payloads of %q (re-derived: %v)", provider, StoredParsers())
 	}

@@ -138,6 +138,8 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 		{name: "an API key variable name", yaml: "providers:\n  lambda:\n    api_key_env: \"$KEY\"\n", want: `:3: providers.lambda.api_key_env: "$KEY" is not an environment variable name`},
 		{name: "a client id variable name", yaml: "providers:\n  verda:\n    client_id_env: \"VERDA ID\"\n", want: `:3: providers.verda.client_id_env: "VERDA ID" is not an environment variable name`},
 		{name: "a client id on a provider without one", yaml: "providers:\n  lambda:\n    client_id_env: LAMBDA_ID\n", want: ":3: providers.lambda.client_id_env: only providers.verda has a client id"},
+		{name: "a shapes catalog on a provider without one", yaml: "providers:\n  lambda:\n    shapes_url: https://example.com/shapes.json\n", want: ":3: providers.lambda.shapes_url: only providers.oci joins a shapes catalog"},
+		{name: "an OCI shapes catalog not over http", yaml: "providers:\n  oci:\n    shapes_url: ftp://example.com/shapes.json\n", want: ":3: providers.oci.shapes_url: "},
 		{name: "an optimizer option", yaml: "optimize:\n  options:\n    mfu: {sxm: 2}\n", want: ":3: optimize.options.mfu.sxm: 2 not in (0, 1]"},
 
 		{name: "a malformed DSN from the environment", env: map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://u:hunter2@127.0.0.1:19000/gpucost?dial_timeout=banana"},

@@ -68,6 +68,12 @@ func providerServer(t testing.TB, provider string, before func(w http.ResponseWr
 	return srv
 }
 
+// ociURLs are the price-list and shapes URLs of OCI's recorded answers on srv (a providerServer
+// of "oci", which serves both documents by their paths).
+func ociURLs(srv *httptest.Server) (products, shapes string) {
+	return srv.URL + "/pls/apex/cetools/api/v1/products/?currencyCode=USD", srv.URL + "/a/ocom/docs/cloudestimator2/data/shapes.json"
+}
+
 // proxy is a TCP proxy in front of ClickHouse that a test can cut, so "ClickHouse stopped"
 // can happen to one test without stopping the server every other test uses. It can also pause,
 // as a SIGSTOPped server does: connections are accepted and kept, but no byte goes through.
@@ -197,9 +203,10 @@ func newE2EOn(t *testing.T, direct string, before map[string]func(w http.Respons
 	px := newProxy(t, u.Host)
 	u.Host = px.ln.Addr().String()
 	x := &e2e{t: t, dsn: u.String(), directDSN: direct, proxy: px, spool: t.TempDir(), servers: map[string]*httptest.Server{}}
-	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda"} {
+	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda", "oci"} {
 		x.servers[p] = providerServer(t, p, before[p])
 	}
+	ociProducts, ociShapes := ociURLs(x.servers["oci"])
 	x.configPath = x.writeConfig(fmt.Sprintf(`  source_timeout: 20s
   load_timeout: 10s
 http:
@@ -212,9 +219,10 @@ providers:
   lambda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, delay: 1ms}
   coreweave: {url: %q, delay: 1ms}
   verda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, client_id_env: GPUCOST_TEST_NO_SUCH_ID, delay: 1ms}
+  oci: {url: %q, shapes_url: %q}
 `, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
 		x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
-		x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing"))
+		x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes))
 	if code, out := x.run("migrate", "--dsn", x.dsn); code != 0 {
 		t.Fatalf("migrate: exit %d\n%s", code, out)
 	}

@@ -120,6 +120,8 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 		"GPUCOST_PROVIDERS_COREWEAVE_URL=" + base + "/coreweave", "GPUCOST_PROVIDERS_COREWEAVE_DELAY=1ms",
 		"GPUCOST_PROVIDERS_VERDA_PAGE_URL=" + base + "/verda", "GPUCOST_PROVIDERS_VERDA_DELAY=1ms",
 		"GPUCOST_PROVIDERS_VERDA_API_KEY_ENV=GPUCOST_BENCH_NO_SUCH_KEY", "GPUCOST_PROVIDERS_VERDA_CLIENT_ID_ENV=GPUCOST_BENCH_NO_SUCH_ID",
+		// The providers the hostile servers answer for; OCI is not measured here yet.
+		"GPUCOST_SCRAPE_PROVIDERS=vastai,runpod,lambda,coreweave,verda",
 	}
 	if extra := os.Getenv("GPUCOST_BENCH_CHILD_ENV"); extra != "" {
 		cmd.Env = append(cmd.Env, strings.Fields(extra)...)

@@ -33,7 +33,7 @@ func TestReparseCommand(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d\n%s", args, code, out)
 		}
-		for _, p := range []string{"coreweave", "lambda", "runpod", "vastai"} {
+		for _, p := range []string{"coreweave", "lambda", "oci", "runpod", "vastai"} {
 			if !strings.Contains(out, "\n"+p+" ") {
 				t.Errorf("%v: no line for %s\n%s", args, p, out)
 			}

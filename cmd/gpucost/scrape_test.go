@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpucost/gpucost/config"
 )
 
 // stdoutOf cuts runCLI's output down to what went to stdout.
@@ -21,7 +23,7 @@ func stdoutOf(out string) string {
 // loadedTotal sums the LOADED column of a scrape summary.
 func loadedTotal(t *testing.T, out string) int {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^(coreweave|lambda|runpod|vastai|verda)\s+(ok|partial|failed)\s+(\d+)\s+(\d+)`)
+	re := regexp.MustCompile(`(?m)^(coreweave|lambda|oci|runpod|vastai|verda)\s+(ok|partial|failed)\s+(\d+)\s+(\d+)`)
 	total := 0
 	for _, m := range re.FindAllStringSubmatch(out, -1) {
 		n, _ := strconv.Atoi(m[4])
@@ -43,13 +45,13 @@ func TestScrapeGoodRun(t *testing.T) {
 	if got := x.count("offers", ""); got != loaded {
 		t.Errorf("offers table holds %d rows, the run reported %d loaded", got, loaded)
 	}
-	if got := x.count("scrape_runs", "status = 'ok'"); got != 5 {
-		t.Errorf("%d ok run-log rows, want 5", got)
+	if got := x.count("scrape_runs", "status = 'ok'"); got != defaultProviders(t) {
+		t.Errorf("%d ok run-log rows, want %d", got, defaultProviders(t))
 	}
 	// One raw payload per response served: 21 Vast slices, RunPod, the Lambda page, CoreWeave,
-	// the Verda page.
-	if got := x.count("raw_payloads", ""); got != 25 {
-		t.Errorf("%d raw payloads stored, want 25", got)
+	// the Verda page, OCI's price list and shapes.
+	if got := x.count("raw_payloads", ""); got != 27 {
+		t.Errorf("%d raw payloads stored, want 27", got)
 	}
 	code, out = x.run("offers", "--gpu", "H100-SXM-80GB", "--output", "csv", "--limit", "0")
 	if code != exitOK {
@@ -98,8 +100,8 @@ func TestScrapeOneProviderDown(t *testing.T) {
 	if got := x.count("scrape_runs", "provider = 'runpod' AND status = 'failed' AND error LIKE '%HTTP 503%'"); got != 1 {
 		t.Errorf("run log has %d failed runpod rows naming HTTP 503, want 1\n%s", got, out)
 	}
-	if got := x.count("scrape_runs", "status = 'ok'"); got != 4 {
-		t.Errorf("%d ok providers, want the other 4", got)
+	if got := x.count("scrape_runs", "status = 'ok'"); got != defaultProviders(t)-1 {
+		t.Errorf("%d ok providers, want the other %d", got, defaultProviders(t)-1)
 	}
 	if got := x.count("offers", "provider = 'runpod'"); got != 0 {
 		t.Errorf("%d runpod offers loaded from a failed provider", got)
@@ -124,8 +126,8 @@ func TestScrapeClickHouseDownDuringRunThenBack(t *testing.T) {
 		t.Fatalf("scrape with ClickHouse down: exit %d, want %d\n%s", code, exitPartial, out)
 	}
 	firstLoaded := loadedTotal(t, out)
-	if n := len(regexp.MustCompile(`(?m)^\w+\s+ok\s+\d+\s+\d+\s+\d+\s+true\b`).FindAllString(stdoutOf(out), -1)); n != 5 {
-		t.Errorf("%d providers' batches spooled, want all 5:\n%s", n, out)
+	if n := len(regexp.MustCompile(`(?m)^\w+\s+ok\s+\d+\s+\d+\s+\d+\s+true\b`).FindAllString(stdoutOf(out), -1)); n != defaultProviders(t) {
+		t.Errorf("%d providers' batches spooled, want all %d:\n%s", n, defaultProviders(t), out)
 	}
 	if got := x.count("offers", ""); got != 0 {
 		t.Fatalf("%d offers reached ClickHouse while it was down", got)
@@ -136,15 +138,15 @@ func TestScrapeClickHouseDownDuringRunThenBack(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("scrape after ClickHouse came back: exit %d\n%s", code, out)
 	}
-	if n := strings.Count(out, "loaded spooled batch"); n != 5 {
-		t.Errorf("loaded %d spooled batches, want 5\n%s", n, out)
+	if n := strings.Count(out, "loaded spooled batch"); n != defaultProviders(t) {
+		t.Errorf("loaded %d spooled batches, want %d\n%s", n, defaultProviders(t), out)
 	}
 	secondLoaded := loadedTotal(t, out)
 	if got, want := x.count("offers", ""), firstLoaded+secondLoaded; got != want {
 		t.Errorf("offers table holds %d rows, want %d (both runs, each once)", got, want)
 	}
-	if got := x.count("scrape_runs", ""); got != 10 {
-		t.Errorf("%d run-log rows, want 10 (5 providers × 2 runs)", got)
+	if got := x.count("scrape_runs", ""); got != 2*defaultProviders(t) {
+		t.Errorf("%d run-log rows, want %d (%d providers × 2 runs)", got, 2*defaultProviders(t), defaultProviders(t))
 	}
 	// A third run finds an empty spool and loads only its own offers.
 	code, out = x.run("scrape")
@@ -172,8 +174,8 @@ func TestScrapeSameReplayTwice(t *testing.T) {
 	if got := x.count("offers", ""); got != loaded {
 		t.Errorf("offers table holds %d rows after replaying the same snapshot twice, want %d", got, loaded)
 	}
-	if got := x.count("scrape_runs", ""); got != 5 {
-		t.Errorf("%d run-log rows, want 5", got)
+	if got := x.count("scrape_runs", ""); got != defaultProviders(t) {
+		t.Errorf("%d run-log rows, want %d", got, defaultProviders(t))
 	}
 }
 
@@ -238,4 +240,14 @@ func TestScrapeTwoAtOnce(t *testing.T) {
 	if got := x.count("scrape_runs", ""); got != 2 {
 		t.Errorf("%d run-log rows, want 2 (one run of two providers)", got)
 	}
+}
+
+// defaultProviders is how many providers a scrape of the embedded configuration runs.
+func defaultProviders(t *testing.T) int {
+	t.Helper()
+	cfg, err := config.Load("", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(cfg.Scrape.Providers)
 }

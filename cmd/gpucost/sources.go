@@ -86,6 +86,9 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			out = append(out, scrapers.NewVerda(client, scrapers.VerdaConfig{APIURL: p.URL, PageURL: p.PageURL,
 				ClientID: clientIDs[name], ClientSecret: keys[name],
 				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
+		case scrapers.OCIName:
+			p := cfg.Providers.OCI
+			out = append(out, scrapers.NewOCI(client, scrapers.OCIConfig{ProductsURL: p.URL, ShapesURL: p.ShapesURL}, logger))
 		}
 	}
 	return out, nil
