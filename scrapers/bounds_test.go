@@ -27,6 +27,7 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"snapshot/vastai/": scrapers.ParseVast, "snapshot/runpod/": scrapers.ParseRunPod,
 		"snapshot/lambda/001": scrapers.ParseLambda, "snapshot/lambda/002": scrapers.ParseLambdaPage,
 		"snapshot/coreweave/": scrapers.ParseCoreWeave,
+		"vultr_plans":         scrapers.ParseVultr, "snapshot/vultr/": scrapers.ParseVultr,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -265,6 +266,11 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"lambda api": func(t *testing.T) source {
 			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{APIKey: "secret_test_key", APIURL: serve(t, "lambda_instance_types.json", "application/json") + "/api/v1/instance-types"}, nil)
+		},
+		"vultr": func(t *testing.T) source {
+			srv := httptest.NewServer(newVultrAPI(t))
+			t.Cleanup(srv.Close)
+			return newVultrSource(capped(t), srv.URL, "")
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -52,6 +52,7 @@ func faultSources(t *testing.T) []faultSource {
 	}
 	lambdaPage := string(readTestdata(t, "lambda_pricing.html"))
 	coreweavePage := string(readTestdata(t, "coreweave_pricing.html"))
+	vultr := newVultrAPI(t)
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
@@ -96,6 +97,16 @@ func faultSources(t *testing.T) []faultSource {
 			empty:   []byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`)),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+		{
+			name: "vultr", provider: scrapers.VultrName, ctype: "application/json",
+			good:    vultr.answer, // the VM plans' two pages and the metal plans
+			changed: readTestdata(t, "vultr_plans_changed.json"),
+			// Every request gets the same body: an empty list under both lists' keys.
+			empty: []byte(`{"plans": [], "plans_metal": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}}`),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return newVultrSource(c, base, vultrTestKey)
 			},
 		},
 	}
@@ -225,7 +236,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey)})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, vultrTestKey)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {
@@ -276,8 +287,10 @@ func TestFaults(t *testing.T) {
 					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
 						t.Errorf("error %q does not name %s first", err, s.provider)
 					}
-					if strings.Contains(err.Error(), lambdaTestKey) {
-						t.Errorf("the key is in the error %q", err)
+					for _, key := range []string{lambdaTestKey, vultrTestKey} {
+						if strings.Contains(err.Error(), key) {
+							t.Errorf("a key is in the error %q", err)
+						}
 					}
 					t.Logf("%v", err)
 				})

@@ -19,7 +19,9 @@ type Stored struct {
 }
 
 // StoredParsers lists the providers whose stored payloads Stored parses.
-func StoredParsers() []string { return []string{CoreWeaveName, LambdaName, RunPodName, VastName} }
+func StoredParsers() []string {
+	return []string{CoreWeaveName, LambdaName, RunPodName, VastName, VultrName}
+}
 
 // NewStored returns the source over one provider's payloads of a run; an error for a provider
 // without a parser of its payloads (an import source).
@@ -34,6 +36,8 @@ func NewStored(provider string, payloads []schema.RawPayload) (*Stored, error) {
 		s.parse = parseLambdaStored
 	case CoreWeaveName:
 		s.parse = ParseCoreWeave
+	case VultrName:
+		s.parse = parseVultrStored // a page of CPU plans only is no error of its own
 	default:
 		return nil, fmt.Errorf("no parser for the stored payloads of %q (re-derived: %v)", provider, StoredParsers())
 	}

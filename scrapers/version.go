@@ -10,6 +10,7 @@ var parserDates = map[string]string{
 	LambdaName:    "2026-12-01",
 	RunPodName:    "2026-12-01",
 	VastName:      "2026-12-01",
+	VultrName:     "2026-12-02",
 }
 
 // ParserVersion names today's parser of provider and the GPU catalog it resolves with, as
