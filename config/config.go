@@ -102,6 +102,7 @@ type ProvidersConfig struct {
 	RunPod    ProviderConfig `yaml:"runpod"`
 	Lambda    ProviderConfig `yaml:"lambda"`
 	CoreWeave ProviderConfig `yaml:"coreweave"`
+	Vultr     ProviderConfig `yaml:"vultr"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -114,6 +115,8 @@ type ProviderConfig struct {
 	Delay      Duration `yaml:"delay"`
 	// PageLimit is the offers asked for per request (vastai only; 0 takes the source's default).
 	PageLimit int `yaml:"page_limit"`
+	// MetalURL is the bare-metal plan list (vultr only; url is its VM plan list).
+	MetalURL string `yaml:"metal_url"`
 }
 
 // ServeConfig configures `gpucost serve`.
@@ -394,7 +397,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "runpod", "vastai"}
+var ProviderNames = []string{"coreweave", "lambda", "runpod", "vastai", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -558,7 +561,7 @@ func (h HTTPConfig) check() error {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (p ProviderConfig) check(key string) error {
-	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), notNegative(key+".delay", p.Delay)}
+	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), checkURL(key+".metal_url", p.MetalURL), notNegative(key+".delay", p.Delay)}
 	switch {
 	case p.PageLimit < 0:
 		errs = append(errs, bad(key+".page_limit", "must not be negative, not %d", p.PageLimit))
@@ -735,6 +738,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.Lambda, true
 	case scrapers.CoreWeaveName:
 		return cfg.Providers.CoreWeave, true
+	case scrapers.VultrName:
+		return cfg.Providers.Vultr, true
 	}
 	return ProviderConfig{}, false
 }

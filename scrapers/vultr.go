@@ -24,7 +24,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Vultr defaults (docs/providers.md §9).
+// Vultr defaults (docs/providers.md §8).
 const (
 	// VultrName is the provider name Vultr offers are recorded under.
 	VultrName = "vultr"
@@ -179,7 +179,7 @@ func vultrCursorURL(base, cursor string) string {
 // ({"plans_metal": [...]}) into offers, sorted by offer id and price type. The page's next
 // cursor (meta.links.next) is the source's business (Vultr.Fetch).
 //
-// Units and rules (docs/providers.md §9.2–9.4):
+// Units and rules (docs/providers.md §8.2–8.4):
 //   - hourly_cost is USD per plan-hour, the whole instance (monthly_cost, the cap hourly billing
 //     stops at, is not a rate and is not read). The offer price is that amount, read exactly,
 //     and the per-GPU price its quotient by the GPU count, rounded once (SetPrice). A

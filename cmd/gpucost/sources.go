@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
@@ -25,7 +26,7 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 	for _, name := range names {
 		pc, ok := config.Provider(cfg, name)
 		if !ok {
-			return nil, fmt.Errorf("unknown provider %q (want some of vastai, runpod, lambda, coreweave)", name)
+			return nil, fmt.Errorf("unknown provider %q (want some of %s)", name, strings.Join(config.ProviderNames, ", "))
 		}
 		key, err := pc.APIKey(e.getenv)
 		if err != nil {
@@ -76,6 +77,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			p := cfg.Providers.CoreWeave
 			out = append(out, scrapers.NewCoreWeave(client, scrapers.CoreWeaveConfig{URL: p.URL,
 				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
+		case scrapers.VultrName:
+			p := cfg.Providers.Vultr
+			out = append(out, scrapers.NewVultr(client, scrapers.VultrConfig{PlansURL: p.URL, MetalURL: p.MetalURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std()}, logger))
 		}
 	}
 	return out, nil
