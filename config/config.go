@@ -105,6 +105,7 @@ type ProvidersConfig struct {
 	CoreWeave ProviderConfig `yaml:"coreweave"`
 	Verda     ProviderConfig `yaml:"verda"`
 	OCI       ProviderConfig `yaml:"oci"`
+	Vultr     ProviderConfig `yaml:"vultr"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -124,6 +125,8 @@ type ProviderConfig struct {
 	// ShapesURL is the shapes catalog the price list is joined with (oci only; its url is the
 	// price list).
 	ShapesURL string `yaml:"shapes_url"`
+	// MetalURL is the bare-metal plan list (vultr only; url is its VM plan list).
+	MetalURL string `yaml:"metal_url"`
 }
 
 // ServeConfig configures `gpucost serve`.
@@ -404,7 +407,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "oci", "runpod", "vastai", "verda"}
+var ProviderNames = []string{"coreweave", "lambda", "oci", "runpod", "vastai", "verda", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -568,9 +571,12 @@ func (h HTTPConfig) check() error {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (p ProviderConfig) check(key string) error {
-	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), checkURL(key+".shapes_url", p.ShapesURL), notNegative(key+".delay", p.Delay)}
+	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), checkURL(key+".shapes_url", p.ShapesURL), checkURL(key+".metal_url", p.MetalURL), notNegative(key+".delay", p.Delay)}
 	if p.ShapesURL != "" && key != "providers.oci" {
 		errs = append(errs, bad(key+".shapes_url", "only providers.oci joins a shapes catalog"))
+	}
+	if p.MetalURL != "" && key != "providers.vultr" {
+		errs = append(errs, bad(key+".metal_url", "only providers.vultr reads a bare-metal plan list"))
 	}
 	switch {
 	case p.PageLimit < 0:
@@ -767,6 +773,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.Verda, true
 	case scrapers.OCIName:
 		return cfg.Providers.OCI, true
+	case scrapers.VultrName:
+		return cfg.Providers.Vultr, true
 	}
 	return ProviderConfig{}, false
 }

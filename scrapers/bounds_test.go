@@ -36,6 +36,7 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		// OCI's two documents, each cut with the other whole.
 		"oci_products": ociWithShapes(t), "oci_shapes": ociWithProducts(t),
 		"snapshot/oci/001": ociWithShapes(t), "snapshot/oci/002": ociWithProducts(t),
+		"vultr_plans": scrapers.ParseVultr, "snapshot/vultr/": scrapers.ParseVultr,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -309,6 +310,11 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"lambda api": func(t *testing.T) source {
 			return scrapers.NewLambda(capped(t), scrapers.LambdaConfig{APIKey: "secret_test_key", APIURL: serve(t, "lambda_instance_types.json", "application/json") + "/api/v1/instance-types"}, nil)
+		},
+		"vultr": func(t *testing.T) source {
+			srv := httptest.NewServer(newVultrAPI(t))
+			t.Cleanup(srv.Close)
+			return newVultrSource(capped(t), srv.URL, "")
 		},
 		"verda page": func(t *testing.T) source {
 			return scrapers.NewVerda(capped(t), scrapers.VerdaConfig{PageURL: serve(t, "verda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)

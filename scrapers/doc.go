@@ -1,5 +1,5 @@
 // Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave,
-// Verda, OCI) and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per
+// Verda, OCI, Vultr) and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per
 // hour per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
 //
 // Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave, Verda, OCI); fetching
@@ -57,7 +57,7 @@
 // source parses a replayed run byte for byte as it parsed the live one. The layout is:
 //
 //	DIR/
-//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, verda, oci)
+//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, verda, oci, vultr)
 //	    index.json               Index: the exchanges in request order
 //	    001-<slug>.body          the raw response body, exactly as received
 //	    002-<slug>.body          <slug> is the last URL path segment ("bundles", "graphql", "pricing")

@@ -55,6 +55,7 @@ func faultSources(t *testing.T) []faultSource {
 	verdaPage := string(readTestdata(t, "verda_pricing.html"))
 	verda := newVerdaAPI(t)
 	ociProducts, ociShapes := readTestdata(t, "oci_products.json"), readTestdata(t, "oci_shapes.json")
+	vultr := newVultrAPI(t)
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
@@ -99,6 +100,16 @@ func faultSources(t *testing.T) []faultSource {
 			empty:   always([]byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`))),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+		{
+			name: "vultr", provider: scrapers.VultrName, ctype: "application/json",
+			good:    vultr.answer, // the VM plans' two pages and the metal plans
+			changed: fixture("vultr_plans_changed.json"),
+			// Every request gets the same body: an empty list under both lists' keys.
+			empty: always([]byte(`{"plans": [], "plans_metal": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}}`)),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return newVultrSource(c, base, vultrTestKey)
 			},
 		},
 		{
@@ -273,7 +284,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret)})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {
@@ -324,7 +335,7 @@ func TestFaults(t *testing.T) {
 					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
 						t.Errorf("error %q does not name %s first", err, s.provider)
 					}
-					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret} {
+					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey} {
 						if strings.Contains(err.Error(), key) {
 							t.Errorf("a credential is in the error %q", err)
 						}

@@ -118,6 +118,21 @@ import (
 //     product, a hidden, an inactive and a duplicate shape, no gpuMemoryQty, a 7-decimal price.
 //   - oci_products_changed.json, oci_shapes_changed.json: currencyCodeLocalizations renamed
 //     prices; the shapes under "shapes" instead of "items".
+//   - vultr_plans.json, vultr_plans_page2.json (§10.2): GET /v2/plans?type=all in two pages (the
+//     first's meta.links.next is the second's cursor): CPU plans (the free tier at 0), Cloud GPU
+//     plans with and without gpu_count (A100, A40 and A16 slices, whole A100/A40/A16/L40S/H100,
+//     4x L40S with spot), GH200, MI300X with a location_cost override, and the Dedicated Metal
+//     (vdm) plans without GPU fields of §10.4. vultr_plans_metal.json: GET /v2/plans-metal with
+//     the two documented sample plans (8x H100, 8x MI300X) and the id table of §10.4 (the "l40"
+//     L40S, GH200, 4x and 8x A100) and an 8x B200 not orderable and listed nowhere. Prices other
+//     than the documented ones, host figures and locations are illustrative.
+//   - vultr_plans_traps.json, vultr_plans_metal_traps.json (§10.4): "" among the locations,
+//     deploy_ondemand false with deploy_preemptible true, per-location prices, zero, negative,
+//     string and boolean prices, gpu_count "two", "3/2" and "2/1", an A100 total two counts
+//     explain, a vdm plan naming no GPU, an unknown GPU, bad locations, a plan twice, no id, an
+//     element that is no object, spot only, no locations key, gpuhunt's 8x MI325X, a gpu_count
+//     that disagrees with the id.
+//   - vultr_plans_changed.json: the plans wrapped in a data object, the cursor moved.
 //   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
 //     fixtures above by TestSnapshotVastRunPod, TestSnapshotPages and TestSnapshotOCI
 //     under -update.

@@ -12,6 +12,7 @@ var parserDates = map[string]string{
 	RunPodName:    "2026-12-01",
 	VastName:      "2026-12-01",
 	VerdaName:     "2026-12-01",
+	VultrName:     "2026-12-01",
 }
 
 // ParserVersion names today's parser of provider and the GPU catalog it resolves with, as

@@ -89,6 +89,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 		case scrapers.OCIName:
 			p := cfg.Providers.OCI
 			out = append(out, scrapers.NewOCI(client, scrapers.OCIConfig{ProductsURL: p.URL, ShapesURL: p.ShapesURL}, logger))
+		case scrapers.VultrName:
+			p := cfg.Providers.Vultr
+			out = append(out, scrapers.NewVultr(client, scrapers.VultrConfig{PlansURL: p.URL, MetalURL: p.MetalURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std()}, logger))
 		}
 	}
 	return out, nil
