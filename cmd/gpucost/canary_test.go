@@ -506,7 +506,7 @@ func (c *canaryProviders) hooks() map[string]func(w http.ResponseWriter, r *http
 func TestCanarySecretsLeakNowhere(t *testing.T) {
 	start := time.Now()
 	cp := &canaryProviders{plain: map[string]*httptest.Server{}, vastSeen: map[string]int{}}
-	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda", "oci"} {
+	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda", "oci", "vultr"} {
 		cp.plain[p] = providerServer(t, p, nil)
 	}
 	cp.foreign = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -575,6 +575,7 @@ providers:
   coreweave: {url: %q, delay: 1ms}
   verda: {url: %q, page_url: %q, delay: 1ms}
   oci: {url: %q, shapes_url: %q}
+  vultr: {url: %q, metal_url: %q, api_key_env: CANARY_NO_SUCH_KEY}
 optimize:
   workloads: ../../deploy/workloads.sample.yaml
 report:
@@ -590,7 +591,8 @@ report:
     retry_wait: 10ms
 `, dsn, extra, spool, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
 			x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
-			x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes, reportOut)
+			x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes,
+			x.servers["vultr"].URL+"/v2/plans?type=all&per_page=500", x.servers["vultr"].URL+"/v2/plans-metal?per_page=500", reportOut)
 		path := filepath.Join(dir, name+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
@@ -860,7 +862,7 @@ func TestShortOrCommonSecretsLeaveDataAlone(t *testing.T) {
 	stdout := func(out string) string { s, _, _ := strings.Cut(out, "\n--- stderr"); return s } // the logs hold times
 	code, want := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://default@127.0.0.1:1/gpucost"}, args...)
 	want = stdout(want)
-	if code != exitOK || !strings.Contains(want, "423 offers would be loaded") {
+	if code != exitOK || !strings.Contains(want, "477 offers would be loaded") {
 		t.Fatalf("exit %d without a password, want 0 and the whole snapshot\n%s", code, want)
 	}
 	for _, pw := range []string{"1000", "spot", "0.0630", "verified", "us-california", "on_demand"} {

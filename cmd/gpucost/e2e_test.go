@@ -50,7 +50,7 @@ func providerServer(t testing.TB, provider string, before func(w http.ResponseWr
 		sum := sha256.Sum256(body)
 		for _, e := range idx.Entries {
 			u, _ := url.Parse(e.URL)
-			if e.Method == r.Method && u.Path == r.URL.Path && e.RequestSHA256 == hex.EncodeToString(sum[:]) {
+			if e.Method == r.Method && u.Path == r.URL.Path && u.Query().Encode() == r.URL.Query().Encode() && e.RequestSHA256 == hex.EncodeToString(sum[:]) {
 				b, err := os.ReadFile(filepath.Join(snapshotDir, provider, e.File))
 				if err != nil {
 					http.Error(w, err.Error(), 500)
@@ -203,7 +203,7 @@ func newE2EOn(t *testing.T, direct string, before map[string]func(w http.Respons
 	px := newProxy(t, u.Host)
 	u.Host = px.ln.Addr().String()
 	x := &e2e{t: t, dsn: u.String(), directDSN: direct, proxy: px, spool: t.TempDir(), servers: map[string]*httptest.Server{}}
-	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda", "oci"} {
+	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda", "oci", "vultr"} {
 		x.servers[p] = providerServer(t, p, before[p])
 	}
 	ociProducts, ociShapes := ociURLs(x.servers["oci"])
@@ -220,9 +220,11 @@ providers:
   coreweave: {url: %q, delay: 1ms}
   verda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, client_id_env: GPUCOST_TEST_NO_SUCH_ID, delay: 1ms}
   oci: {url: %q, shapes_url: %q}
+  vultr: {url: %q, metal_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY}
 `, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
 		x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
-		x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes))
+		x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes,
+		x.servers["vultr"].URL+"/v2/plans?type=all&per_page=500", x.servers["vultr"].URL+"/v2/plans-metal?per_page=500"))
 	if code, out := x.run("migrate", "--dsn", x.dsn); code != 0 {
 		t.Fatalf("migrate: exit %d\n%s", code, out)
 	}

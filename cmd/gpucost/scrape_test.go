@@ -23,7 +23,7 @@ func stdoutOf(out string) string {
 // loadedTotal sums the LOADED column of a scrape summary.
 func loadedTotal(t *testing.T, out string) int {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^(coreweave|lambda|oci|runpod|vastai|verda)\s+(ok|partial|failed)\s+(\d+)\s+(\d+)`)
+	re := regexp.MustCompile(`(?m)^(` + strings.Join(config.ProviderNames, "|") + `)\s+(ok|partial|failed)\s+(\d+)\s+(\d+)`)
 	total := 0
 	for _, m := range re.FindAllStringSubmatch(out, -1) {
 		n, _ := strconv.Atoi(m[4])
@@ -49,9 +49,9 @@ func TestScrapeGoodRun(t *testing.T) {
 		t.Errorf("%d ok run-log rows, want %d", got, defaultProviders(t))
 	}
 	// One raw payload per response served: 21 Vast slices, RunPod, the Lambda page, CoreWeave,
-	// the Verda page, OCI's price list and shapes.
-	if got := x.count("raw_payloads", ""); got != 27 {
-		t.Errorf("%d raw payloads stored, want 27", got)
+	// the Verda page, OCI's price list and shapes, Vultr's two pages of plans and its metal plans.
+	if got := x.count("raw_payloads", ""); got != 30 {
+		t.Errorf("%d raw payloads stored, want 30", got)
 	}
 	code, out = x.run("offers", "--gpu", "H100-SXM-80GB", "--output", "csv", "--limit", "0")
 	if code != exitOK {
