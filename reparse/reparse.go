@@ -8,9 +8,9 @@
 // A run keeps its stored offers, and the report says so, when today's parser does not read every
 // payload of it that gave offers, or gives fewer offers than the scrape's shrink check allows
 // (scrape.min_offer_ratio of the stored ones: payloads lost to a retention): a re-derivation
-// never thins history. Runs without offers
-// (failed runs) are not re-derived. The run log (scrape_runs) stays the record of what each run
-// did when it ran.
+// never thins history. Only runs whose load completed (with a run-log row) and that stored
+// offers are re-derived: not a batch still in the spool, not imports, not failed runs. The run
+// log (scrape_runs) stays the record of what each run did when it ran.
 package reparse
 
 import (
@@ -39,7 +39,8 @@ type Options struct {
 	Providers []string  // none: every provider with a parser of its payloads (scrapers.StoredParsers)
 	DryRun    bool      // report what would change, write nothing
 	// Validation is the scrape's configuration: its price bound and outlier factor apply as they
-	// do to a scrape (the shrink check does not: there is no earlier run to compare with).
+	// do to a scrape; its shrink ratio (MinOfferRatio) compares what a run re-derives with what
+	// it stored (a run with fewer offers keeps its stored ones).
 	Validation pipeline.Config
 	Redactor   *redact.Redactor // scrubs the offers' text, as a scrape does; nil: credential shapes only
 	Logger     *slog.Logger     // nil discards
@@ -59,7 +60,7 @@ type Report struct {
 type ProviderReport struct {
 	Provider      string
 	Runs          int // runs re-derived
-	Before, After int // offers stored before, re-derived
+	Before, After int // offers stored before, and after (re-derived, or kept)
 	// On a dry run, by offer key (offer id × price type) within each run: only re-derived, only
 	// stored before, in both with another price, in both at the same price with other fields.
 	// A re-derivation does not compare (run a dry run first to see what it will change).
