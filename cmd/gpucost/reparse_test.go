@@ -22,7 +22,10 @@ func TestReparseCommand(t *testing.T) {
 	}
 	offers := x.count("offers", "")
 	// The scrape stamped every offer with its parser.
-	if got := x.count("offers", "parser_version NOT LIKE concat(provider, '/20%-% gpus/%')"); got != 0 {
+	// (18.16's LIKE takes no column in its pattern: the shape by a constant regexp, the provider
+	// by the part before the slash.)
+	if got := x.count("offers", `NOT match(parser_version, '^[a-z]+/20[0-9][0-9]-[0-9][0-9]-[0-9][0-9] gpus/[0-9a-f]{8}$')
+		OR splitByChar('/', parser_version)[1] != CAST(provider AS String)`); got != 0 {
 		t.Errorf("%d offers stored without their parser's version", got)
 	}
 	for _, args := range [][]string{
