@@ -373,18 +373,10 @@ func (c *CoreWeave) Fetch(ctx context.Context, run schema.Run) (schema.Extract, 
 	if c.cfgErr != nil {
 		return schema.Extract{}, sourceError(CoreWeaveName, c.cfgErr)
 	}
-	body, res, err := c.page.fetch(ctx, c.client)
-	if err != nil {
-		return res, sourceError(CoreWeaveName, err)
-	}
-	offers, problems, err := ParseCoreWeave(body, run, c.client.RedactURL(c.page.url))
-	if err == nil {
-		err = sourceError(CoreWeaveName, c.client.offerCap(len(offers))) // http.max_source_offers
-	}
-	res.Offers, res.Problems = offers, problems
+	res, err := c.page.offers(ctx, c.client, CoreWeaveName, run, ParseCoreWeave)
 	if err != nil {
 		return res, err
 	}
-	c.logger.Debug("CoreWeave parsed", "offers", len(offers), "problems", len(problems))
+	c.logger.Debug("CoreWeave parsed", "offers", len(res.Offers), "problems", len(res.Problems))
 	return res, nil
 }

@@ -793,19 +793,11 @@ func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 	}
 	if l.key == "" {
 		l.logger.Debug("Lambda API key not set: scraping the pricing page")
-		body, res, err := l.page.fetch(ctx, l.client)
-		if err != nil {
-			return res, sourceError(LambdaName, err)
-		}
-		offers, problems, err := ParseLambdaPage(body, run, l.client.RedactURL(l.page.url))
-		if err == nil {
-			err = sourceError(LambdaName, l.client.offerCap(len(offers))) // http.max_source_offers
-		}
-		res.Offers, res.Problems = offers, problems
+		res, err := l.page.offers(ctx, l.client, LambdaName, run, ParseLambdaPage)
 		if err != nil {
 			return res, err
 		}
-		l.logger.Debug("Lambda parsed", "offers", len(offers), "problems", len(problems), "from", "pricing page")
+		l.logger.Debug("Lambda parsed", "offers", len(res.Offers), "problems", len(res.Problems), "from", "pricing page")
 		return res, nil
 	}
 

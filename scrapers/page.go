@@ -70,6 +70,23 @@ func pageDomains(host string) []string {
 	return []string{host, "www." + host}
 }
 
+// offers fetches the page and parses it with parse, the whole fetch of a page source: the
+// offers, capped by http.max_source_offers (Client.offerCap), and the problems, every error
+// naming source.
+func (p pageFetch) offers(ctx context.Context, client *Client, source string, run schema.Run,
+	parse func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error)) (schema.Extract, error) {
+	body, res, err := p.fetch(ctx, client)
+	if err != nil {
+		return res, sourceError(source, err)
+	}
+	offers, problems, err := parse(body, run, client.RedactURL(p.url))
+	if err == nil {
+		err = sourceError(source, client.offerCap(len(offers)))
+	}
+	res.Offers, res.Problems = offers, problems
+	return res, err
+}
+
 // fetch gets the page under ctx and returns its body and the run's bookkeeping (payloads of every
 // response, attempts). A non-2xx answer is a *StatusError, a forbidden redirect wraps
 // colly.ErrForbiddenDomain, an oversized body ErrBodyTooLarge; ctx's deadline bounds it all.

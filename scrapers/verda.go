@@ -859,19 +859,11 @@ func (v *Verda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, erro
 	}
 	if v.id == "" {
 		v.logger.Debug("Verda API credentials not set: reading the pricing page")
-		body, res, err := v.page.fetch(ctx, v.client)
-		if err != nil {
-			return res, sourceError(VerdaName, err)
-		}
-		offers, problems, err := ParseVerdaPage(body, run, v.client.RedactURL(v.page.url))
-		if err == nil {
-			err = sourceError(VerdaName, v.client.offerCap(len(offers))) // http.max_source_offers
-		}
-		res.Offers, res.Problems = offers, problems
+		res, err := v.page.offers(ctx, v.client, VerdaName, run, ParseVerdaPage)
 		if err != nil {
 			return res, err
 		}
-		v.logger.Debug("Verda parsed", "offers", len(offers), "problems", len(problems), "from", "pricing page")
+		v.logger.Debug("Verda parsed", "offers", len(res.Offers), "problems", len(res.Problems), "from", "pricing page")
 		return res, nil
 	}
 	res, err := v.fetchAPI(ctx, run)
