@@ -220,8 +220,8 @@ func TestClusterReplicasStoppedDuringARunLoseAndDoubleNothing(t *testing.T) {
 		t.Errorf("offers through the Distributed table: %d (%v), want %d", total, err, loaded)
 	}
 	runs, _ := countRowsOn(clusterNodes[0], db, "SELECT count() FROM scrape_runs")
-	if runs != 5 {
-		t.Errorf("%d run-log rows, want 5 (one per provider)", runs)
+	if runs != defaultProviders(t) {
+		t.Errorf("%d run-log rows, want %d (one per provider)", runs, defaultProviders(t))
 	}
 }
 
