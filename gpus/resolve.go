@@ -107,13 +107,9 @@ func Resolve(provider, rawName string, vramGB float64) Match {
 	unknown := Match{VRAMGB: p.memGB}
 	if vramGB > 0 {
 		unknown.VRAMGB = vramGB
-		label, ok := VRAMLabel(vramGB)
-		if p.memGB > 0 && math.Abs(vramGB-p.memGB) <= LabelTolerance*p.memGB {
-			// The name carries the provider's own label ("B300 SXM6 262GB"): that is the
-			// market's label of this card, whichever other label lies near it.
-			label, ok = p.memGB, true
-		}
-		if ok {
+		// A report that is the label the name itself carries ("B300 SXM6 262GB" at 262) is the
+		// provider's own label of the card: it stays, whichever other label lies near it.
+		if label, ok := VRAMLabel(vramGB); ok && !(p.memGB > 0 && math.Abs(vramGB-p.memGB) <= 0.005) {
 			unknown = Match{Snapped: math.Abs(vramGB-label) > 0.005, VRAMGB: label}
 		}
 	}
