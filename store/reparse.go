@@ -56,8 +56,11 @@ type StoredRun struct {
 // key is the run's key in the conditions on stored rows (runKeys).
 func (r StoredRun) key() string { return r.Provider + "\t" + r.RunID }
 
-// runKeys is the condition that a row belongs to one of runs, as an argument of has().
-const runKeysExpr = "has(?, concat(provider, '\\t', run_id))"
+// runKeyExpr is a row's run key in SQL, as StoredRun.key writes it.
+const runKeyExpr = "concat(CAST(provider AS String), '\\t', run_id)"
+
+// runKeysExpr is the condition that a row belongs to one of the runs runKeys lists.
+const runKeysExpr = "has(?, " + runKeyExpr + ")"
 
 func runKeys(runs []StoredRun) []string {
 	keys := make([]string, len(runs))
@@ -75,7 +78,7 @@ func (s *Store) StoredRuns(ctx context.Context, from, to time.Time, providers []
 	// times its table says) is loaded again from its table, not re-derived. DateTime arguments
 	// are sent to the second: the bounds are rounded up, so `--to now` takes a run of this second.
 	where := `observed_at >= ? AND observed_at < ?
-		AND concat(CAST(provider AS String), '\t', run_id) IN (SELECT concat(CAST(provider AS String), '\t', run_id) FROM ` + s.table("scrape_runs") + `)`
+		AND ` + runKeyExpr + ` IN (SELECT ` + runKeyExpr + ` FROM ` + s.table("scrape_runs") + `)`
 	args := []any{ceilSecond(from), ceilSecond(to)}
 	if len(providers) > 0 {
 		where += " AND has(?, CAST(provider AS String))"

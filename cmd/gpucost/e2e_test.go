@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/scrapers"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -203,7 +204,7 @@ func newE2EOn(t *testing.T, direct string, before map[string]func(w http.Respons
 	px := newProxy(t, u.Host)
 	u.Host = px.ln.Addr().String()
 	x := &e2e{t: t, dsn: u.String(), directDSN: direct, proxy: px, spool: t.TempDir(), servers: map[string]*httptest.Server{}}
-	for _, p := range []string{"vastai", "runpod", "lambda", "coreweave", "verda", "oci", "vultr"} {
+	for _, p := range config.ProviderNames { // every provider has a part in the snapshot
 		x.servers[p] = providerServer(t, p, before[p])
 	}
 	ociProducts, ociShapes := ociURLs(x.servers["oci"])
