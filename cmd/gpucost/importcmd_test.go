@@ -150,7 +150,7 @@ func TestImportUsage(t *testing.T) {
 // the one that has expired are not.
 func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 	st := storetest.Open(t)
-	fx := &anFixture{&storetest.History{DSN: storetest.DatabaseDSN(t, st.Database()), Store: st}}
+	fx := &anFixture{History: &storetest.History{DSN: storetest.DatabaseDSN(t, st.Database()), Store: st}, spool: t.TempDir()}
 	now := time.Now().UTC()
 	published := now.AddDate(0, 0, -40).Format("2006-01-02")
 	table := "provider,gpu,price_type,usd_per_gpu_hour,observed_at,gpu_count,region,valid_until,intra_node,inter_node,available_count,stock,source_url\n" +
