@@ -5,18 +5,23 @@ import "fmt"
 // PriceType is how an offer is billed.
 type PriceType string
 
-// Price types. Reserved and term prices come from imports of published tables and from
-// Lambda's 1-Click Cluster rows; every other scraped price is on-demand or spot.
+// Price types. Reserved and term prices come from imports of published tables, from Lambda's
+// 1-Click Cluster rows and from RunPod's savings plans; every other scraped price is on-demand
+// or spot. A term price is paid per hour for the whole term, busy or not.
 const (
 	OnDemand PriceType = "on_demand" // pay per hour, no interruption
 	Spot     PriceType = "spot"      // interruptible / bid / community-spot capacity
 	Reserved PriceType = "reserved"  // committed capacity, term unspecified
+	Term1W   PriceType = "term_1w"   // one-week commitment
+	Term1M   PriceType = "term_1m"   // one-month commitment
+	Term3M   PriceType = "term_3m"   // three-month commitment
+	Term6M   PriceType = "term_6m"   // six-month commitment
 	Term1Y   PriceType = "term_1y"   // one-year commitment
 	Term3Y   PriceType = "term_3y"   // three-year commitment
 )
 
 // PriceTypes lists every valid price type, in a stable order.
-var PriceTypes = []PriceType{OnDemand, Spot, Reserved, Term1Y, Term3Y}
+var PriceTypes = []PriceType{OnDemand, Spot, Reserved, Term1W, Term1M, Term3M, Term6M, Term1Y, Term3Y}
 
 // Interruptible reports whether capacity at this price can be taken away mid-job.
 func (p PriceType) Interruptible() bool { return p == Spot }

@@ -24,10 +24,11 @@ const (
 	DefaultRunPodURL = "https://api.runpod.io/graphql"
 )
 
-// runPodQuery asks for every GPU type with both clouds' on-demand and spot prices and the
-// stock of the cheapest single-GPU pod (docs/providers.md §2.1).
+// runPodQuery asks for every GPU type with both clouds' on-demand and spot prices, the savings
+// plans' term prices and the stock of the cheapest single-GPU pod (docs/providers.md §2.1).
 const runPodQuery = `{ gpuTypes { id displayName manufacturer memoryInGb secureCloud communityCloud ` +
-	`securePrice communityPrice secureSpotPrice communitySpotPrice maxGpuCount ` +
+	`securePrice communityPrice secureSpotPrice communitySpotPrice ` +
+	`oneWeekPrice oneMonthPrice threeMonthPrice sixMonthPrice maxGpuCount ` +
 	`lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice minVcpu minMemory stockStatus } } }`
 
 // RunPodConfig configures the RunPod source. Zero fields take the defaults.
@@ -104,7 +105,12 @@ type runPodGPUType struct {
 	CommunityPrice     *exactNumber `json:"communityPrice"`
 	SecureSpotPrice    *exactNumber `json:"secureSpotPrice"`
 	CommunitySpotPrice *exactNumber `json:"communitySpotPrice"`
-	LowestPrice        *struct {
+	// The savings plans' per-GPU rates for a commitment of a week, one, three or six months.
+	OneWeekPrice    *exactNumber `json:"oneWeekPrice"`
+	OneMonthPrice   *exactNumber `json:"oneMonthPrice"`
+	ThreeMonthPrice *exactNumber `json:"threeMonthPrice"`
+	SixMonthPrice   *exactNumber `json:"sixMonthPrice"`
+	LowestPrice     *struct {
 		MinimumBidPrice      *exactNumber `json:"minimumBidPrice"`
 		UninterruptablePrice *exactNumber `json:"uninterruptablePrice"` // RunPod's spelling; not used (runPodOnDemand)
 		MinVcpu              *float64     `json:"minVcpu"`
@@ -124,7 +130,7 @@ var runPodSpread = decimal.NewFromInt(3)
 
 // ParseRunPod parses a RunPod GraphQL gpuTypes response into offers, sorted by GPU type id and
 // cloud: one on-demand offer per GPU type and cloud (secure, community) that offers it, plus a
-// spot offer where the spot price is real.
+// spot offer where the spot price is real and a term offer per savings plan.
 //
 // Units and traps (docs/providers.md §2.3–2.6):
 //   - Prices are USD per GPU-hour; an offer is one GPU (GPU count 1), so the offer price is the
@@ -144,6 +150,11 @@ var runPodSpread = decimal.NewFromInt(3)
 //     vouch for it), and differs from the same cloud's on-demand price (the 2026 fixtures echo
 //     on-demand; spot pods were retired).
 //     lowestPrice.minimumBidPrice is not per cloud and is ignored.
+//   - Term prices (oneWeekPrice, oneMonthPrice, threeMonthPrice, sixMonthPrice) are the
+//     savings plans, which RunPod sells on its secure cloud only: each is a secure offer of
+//     price type term_1w, term_1m, term_3m or term_6m, recorded when the secure on-demand price
+//     stands and the term price is > 0 and below it (a commitment that saves nothing is not a
+//     price RunPod sells: 0, null, a placeholder 0.5 above a cheaper on-demand price).
 //   - The "unknown" GPU type row is dropped. memoryInGb is GB per GPU.
 //   - Stock is lowestPrice.stockStatus (High/Medium/Low/None) of the cheapest 1-GPU pod across
 //     clouds; a lowestPrice whose stockStatus is null means no stock (none); no lowestPrice at
@@ -295,11 +306,32 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 			onDemand = priced(o, schema.OnDemand, c.price.Decimal)
 			out = append(out, onDemand)
 		}
+		if od && c.tier == schema.TierSecure {
+			out = append(out, runPodTerms(g, o, c.price)...)
+		}
 		if c.spot.positive() && !runPodIsPlaceholder(c.spot) {
 			// A spot price that is the on-demand price as stored is an echo, not an offer.
 			if spot := priced(o, schema.Spot, c.spot.Decimal); !od || !spot.PriceUSDPerHour.Equal(onDemand.PriceUSDPerHour) {
 				out = append(out, spot)
 			}
+		}
+	}
+	return out
+}
+
+// runPodTerms returns the secure offer o at each savings-plan price of g that is below the
+// secure on-demand price.
+func runPodTerms(g runPodGPUType, o schema.Offer, onDemand *exactNumber) []schema.Offer {
+	var out []schema.Offer
+	for _, t := range []struct {
+		pt    schema.PriceType
+		price *exactNumber
+	}{
+		{schema.Term1W, g.OneWeekPrice}, {schema.Term1M, g.OneMonthPrice},
+		{schema.Term3M, g.ThreeMonthPrice}, {schema.Term6M, g.SixMonthPrice},
+	} {
+		if t.price.positive() && t.price.LessThan(onDemand.Decimal) {
+			out = append(out, priced(o, t.pt, t.price.Decimal))
 		}
 	}
 	return out
