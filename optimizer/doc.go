@@ -49,8 +49,9 @@
 //     interconnect the source does not publish is never NVLink, and tensor parallelism is not
 //     planned on it; GeForce cards without PCIe peer-to-peer take tensor parallelism of 2 at
 //     most;
-//   - multi-node, price type (spot only for interruptible workloads; reserved and term prices
-//     only with Options.AllowCommitments), throughput (an optional decode speed target),
+//   - multi-node, price type (spot only for interruptible workloads; a term price only for a
+//     workload whose commit_up_to is as long as the term, any reserved or term price with
+//     Options.AllowCommitments), throughput (an optional decode speed target),
 //     deadline;
 //
 // then per offer: provider, host (always-on serving only on datacenter, secure and verified
@@ -66,7 +67,9 @@
 // inference batch job's hours on its reference GPU scale with decode throughput (memory
 // bandwidth × GPUs / bytes read per step), and custom work's hours (or units) on its reference
 // GPU scale with its scale_by: a precision's dense rate, memory bandwidth, or none. Spot jobs
-// take Options.SpotRestartOverhead (10%) longer. A training run longer than its deadline (or
+// take Options.SpotRestartOverhead (10%) longer. A reserved or term price bills every hour of
+// the month (Options.HoursPerMonth) for each offer rented, busy or not, so it wins only for
+// work that keeps its GPUs most of the month. A training run longer than its deadline (or
 // Options.MaxJobHours) rents more nodes, when the offer has RDMA, until it fits: the cheapest
 // plan that finishes in time. Every placement also carries the price of a unit of its work:
 // a million output tokens, a run, a unit of custom work.
@@ -101,8 +104,9 @@
 //	          (none | nvlink | nvswitch), multi_node, hours_per_month, precision, engine,
 //	          reference_gpu + reference_gpus + scale_by (a precision | memory_bandwidth | none),
 //	          units_per_month + units_per_hour + unit
-//	        every kind: interruptible, gpus_allowed, gpus_excluded, min_compute_capability,
-//	          host_tiers, min_reliability, providers, exclude_providers, regions,
+//	        every kind: interruptible, commit_up_to (1w, 3m, 1y … or none), gpus_allowed,
+//	          gpus_excluded, min_compute_capability, host_tiers, min_reliability, providers,
+//	          exclude_providers, regions,
 //	          exclude_regions, countries, exclude_countries, current: {provider, region,
 //	          gpu_model, gpu_count, price_type, paid_usd_per_gpu_hour | paid_usd_per_hour}
 //

@@ -48,7 +48,7 @@ func (p *planner) evalClass(w *Workload, variants []variant, variantIdx int, c *
 		return ev, st
 	}
 	spot := c.priceType.Interruptible()
-	if spot && !w.Interruptible {
+	if (spot && !w.Interruptible) || (c.priceType.Committed() && !p.mayCommit(w, c.priceType)) {
 		return ev, stagePriceType
 	}
 	switch w.Kind {
@@ -62,8 +62,22 @@ func (p *planner) evalClass(w *Workload, variants []variant, variantIdx int, c *
 	if st != stageOK {
 		return ev, st
 	}
+	if c.priceType.Committed() {
+		// A commitment bills every hour of its term, busy or not.
+		ev.hoursMonth = max(ev.hoursMonth, roundHours(p.opts.HoursPerMonth))
+	}
 	ev.offerHours = float64(ev.offersRented) * ev.hoursMonth
 	return ev, stageOK
+}
+
+// mayCommit reports whether workload w may take the commitment of price type pt: any with
+// Options.AllowCommitments, else a term no longer than the workload's commit_up_to.
+func (p *planner) mayCommit(w *Workload, pt schema.PriceType) bool {
+	if p.opts.AllowCommitments {
+		return true
+	}
+	months, ok := pt.TermMonths()
+	return ok && months <= w.CommitUpToMonths
 }
 
 // rentCount is how many offers of class c the workload rents when it needs n GPUs: one, or

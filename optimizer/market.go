@@ -100,8 +100,9 @@ type market struct {
 // excludes the providers with none that does, keeps the offers the current placements in
 // need are priced from, files every offer that can be planned on under its class and
 // provider (counting the ones it leaves out in the summary), and orders classes and offers
-// so that the same input always makes the same plan.
-func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[currentKey]bool) *market {
+// so that the same input always makes the same plan. Reserved and term prices are planned on
+// only when commitments is true: Options.AllowCommitments, or a workload with commit_up_to.
+func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[currentKey]bool, commitments bool) *market {
 	m := &market{
 		forCurrent:     make(map[currentKey][]*schema.Offer),
 		currentSorted:  make(map[currentKey]bool),
@@ -112,7 +113,7 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 	}
 	m.summary.Offers = len(offers)
 	fresh := newFreshness(now, m.maxAge)
-	byKey, bucketOf := m.classifyOffers(offers, fresh, o, need)
+	byKey, bucketOf := m.classifyOffers(offers, fresh, commitments, need)
 	m.excludeStale(fresh)
 	fileOffers(offers, bucketOf, m.summary.Considered)
 	m.listModels(byKey)
@@ -126,8 +127,8 @@ func buildMarket(offers []schema.Offer, now time.Time, o *Options, need map[curr
 // its provider, and keeps the offers a current placement may be priced from, whether or not
 // their prices still hold. It counts in the summary what it leaves out: offers of GPU models
 // the catalog lacks, offers without GPUs or a positive price, offers whose price no longer
-// holds, and reserved and term prices unless Options.AllowCommitments.
-func (m *market) classifyOffers(offers []schema.Offer, fresh *freshness, o *Options, need map[currentKey]bool) (map[classKey]*class, []*bucket) {
+// holds, and reserved and term prices when no workload may take them (commitments false).
+func (m *market) classifyOffers(offers []schema.Offer, fresh *freshness, commitments bool, need map[currentKey]bool) (map[classKey]*class, []*bucket) {
 	models := newModelLookup(need)
 	byKey := make(map[classKey]*class)
 	bucketOf := make([]*bucket, len(offers))
@@ -151,7 +152,7 @@ func (m *market) classifyOffers(offers []schema.Offer, fresh *freshness, o *Opti
 			m.summary.Stale++
 			m.noteExpired(off, info.model.Name)
 			continue
-		case off.PriceType != schema.OnDemand && off.PriceType != schema.Spot && !o.AllowCommitments:
+		case off.PriceType.Committed() && !commitments:
 			m.summary.Commitments++
 			continue
 		}

@@ -41,7 +41,7 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 	now := in.Now.UTC()
 	p := &planner{opts: &opts, now: now, keep: 1 + opts.Alternatives}
 	need := currentKeysNeeded(in.Workloads)
-	p.market = buildMarket(in.Offers, now, p.opts, need)
+	p.market = buildMarket(in.Offers, now, p.opts, need, opts.AllowCommitments || in.Workloads.commits())
 	p.modelStates = make([]modelState, len(p.market.models))
 
 	plan := &Plan{
@@ -67,6 +67,18 @@ func Optimize(in Input, opts Options) (*Plan, error) {
 	}
 	plan.Totals.finish()
 	return plan, nil
+}
+
+// commits reports whether any workload of f may take a term price (commit_up_to).
+func (f *File) commits() bool {
+	for _, t := range f.Teams {
+		for _, w := range t.Workloads {
+			if w.CommitUpToMonths > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // currentKeysNeeded lists the provider, catalog model and price type of every current

@@ -78,8 +78,9 @@ type Options struct {
 	// node when training state is sharded over several GPUs (§1.4: ZeRO-3 gathers the weights
 	// every step). Data-parallel copies of a model that fits one GPU run over PCIe. Default true.
 	ShardedTrainingRequiresNVLink bool `json:"sharded_training_requires_nvlink" yaml:"sharded_training_requires_nvlink"`
-	// AllowCommitments admits reserved and term prices; they need a commitment the plan cannot
-	// make for the team. Default false.
+	// AllowCommitments admits reserved and term prices for every workload; they need a
+	// commitment the plan cannot make for the team. Default false: a workload's commit_up_to
+	// admits the term prices of that term or a shorter one.
 	AllowCommitments bool `json:"allow_commitments" yaml:"allow_commitments"`
 
 	// Throughput (§2.1).

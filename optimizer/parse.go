@@ -99,6 +99,7 @@ type rawWorkload struct {
 	HostTiers                []string     `yaml:"host_tiers"`
 	MinReliability           *float64     `yaml:"min_reliability"`
 	Interruptible            bool         `yaml:"interruptible"`
+	CommitUpTo               *string      `yaml:"commit_up_to"`
 	Providers                []string     `yaml:"providers"`
 	ExcludeProviders         []string     `yaml:"exclude_providers"`
 	Regions                  []string     `yaml:"regions"`
@@ -249,6 +250,13 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 	}
 	c.fieldsApply(p, r, w.Kind)
 	w.Interruptible = r.Interruptible
+	if r.CommitUpTo != nil {
+		months, err := parseCommitment(*r.CommitUpTo)
+		if err != nil {
+			c.errorf(p+".commit_up_to", "%v", err)
+		}
+		w.CommitUpToMonths = months
+	}
 	c.placeRules(p, r, &w)
 	c.gpuRules(p, r, &w)
 	c.hostRules(p, r, &w)

@@ -203,6 +203,29 @@ func parseHours(input string) (float64, error) {
 	return v * unit, nil
 }
 
+// parseCommitment parses commit_up_to, the longest commitment a workload may take, into months:
+// "1w", "3m", "1y" (weeks, months, years; a bare number is months) or "none".
+func parseCommitment(input string) (float64, error) {
+	s := strings.ToLower(strings.TrimSpace(input))
+	if s == "none" || s == "0" {
+		return 0, nil
+	}
+	unit := 1.0
+	switch {
+	case strings.HasSuffix(s, "w"):
+		s, unit = strings.TrimSuffix(s, "w"), schema.MonthsPerWeek
+	case strings.HasSuffix(s, "m"):
+		s = strings.TrimSuffix(s, "m")
+	case strings.HasSuffix(s, "y"):
+		s, unit = strings.TrimSuffix(s, "y"), 12
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(v > 0) || v*unit > 120 {
+		return 0, fmt.Errorf("commit_up_to %q: want a term such as 1w, 3m, 6m, 1y (at most 10 years) or none", input)
+	}
+	return v * unit, nil
+}
+
 // lastKey is the last key of a YAML path: "params_b" of "teams[0].workloads[1].params_b".
 func lastKey(p string) string {
 	if i := strings.LastIndex(p, "."); i >= 0 {

@@ -32,7 +32,8 @@ type MarketSummary struct {
 	UnknownGPU int `json:"unknown_gpu"` // skipped: GPU model not in the catalog
 	Invalid    int `json:"invalid"`     // skipped: no GPUs or no positive price
 	Stale      int `json:"stale"`       // skipped: the price no longer holds
-	// Commitments were skipped because Options.AllowCommitments is false.
+	// Commitments are the reserved and term prices skipped because no workload may take
+	// them (neither Options.AllowCommitments nor any commit_up_to).
 	Commitments int `json:"commitments"`
 }
 

@@ -217,6 +217,11 @@ type Workload struct {
 	MinReliability float64       `json:"min_reliability,omitempty"`
 	// Interruptible admits spot capacity.
 	Interruptible bool `json:"interruptible"`
+	// CommitUpToMonths is the longest commitment the team will make for the workload, in
+	// months (a week is schema.MonthsPerWeek; 0 for none): term prices of that term or a
+	// shorter one are weighed against on-demand and spot, each billed every hour of its
+	// term, busy or not. Options.AllowCommitments admits every commitment instead.
+	CommitUpToMonths float64 `json:"commit_up_to_months,omitempty"`
 	// Providers, when not empty, are the only ones allowed; ExcludeProviders are never used.
 	Providers        []string `json:"providers,omitempty"`
 	ExcludeProviders []string `json:"exclude_providers,omitempty"`

@@ -26,6 +26,26 @@ var PriceTypes = []PriceType{OnDemand, Spot, Reserved, Term1W, Term1M, Term3M, T
 // Interruptible reports whether capacity at this price can be taken away mid-job.
 func (p PriceType) Interruptible() bool { return p == Spot }
 
+// Committed reports whether the price is paid for a term, every hour of it, busy or not:
+// reserved and term prices.
+func (p PriceType) Committed() bool {
+	_, term := termMonths[p]
+	return p == Reserved || term
+}
+
+// MonthsPerWeek is a week as a share of the 730-hour month (12 months ÷ 52 weeks).
+const MonthsPerWeek = 12.0 / 52
+
+// termMonths is the commitment of each term price type, in months.
+var termMonths = map[PriceType]float64{Term1W: MonthsPerWeek, Term1M: 1, Term3M: 3, Term6M: 6, Term1Y: 12, Term3Y: 36}
+
+// TermMonths is how long a term price commits to, in months; ok is false for every other
+// price type, reserved included (its term is not stated).
+func (p PriceType) TermMonths() (months float64, ok bool) {
+	months, ok = termMonths[p]
+	return months, ok
+}
+
 // Tier is the provider's class of hosting for an offer.
 type Tier string
 

@@ -43,3 +43,29 @@ func TestPricesAreRoundedOnceFromTheExactPrice(t *testing.T) {
 		})
 	}
 }
+
+func TestCommitments(t *testing.T) {
+	for _, pt := range schema.PriceTypes {
+		months, term := pt.TermMonths()
+		switch {
+		case pt == schema.OnDemand || pt == schema.Spot:
+			if pt.Committed() || term {
+				t.Errorf("%s: committed %v, term %v", pt, pt.Committed(), term)
+			}
+		case pt == schema.Reserved:
+			if !pt.Committed() || term {
+				t.Errorf("reserved: committed %v, a term of %v months", pt.Committed(), months)
+			}
+		default:
+			if !pt.Committed() || !term || months <= 0 {
+				t.Errorf("%s: committed %v, term %v of %v months", pt, pt.Committed(), term, months)
+			}
+		}
+	}
+	if m, _ := schema.Term3M.TermMonths(); m != 3 {
+		t.Errorf("term_3m is %v months", m)
+	}
+	if w, _ := schema.Term1W.TermMonths(); w >= 1 || w*52 != 12 {
+		t.Errorf("a week is %v months", w)
+	}
+}
