@@ -4,8 +4,8 @@ package pricetable
 // what the cells hold.
 const Columns = `  provider          required  who sells it, e.g. aws, lambda (lower case)
   gpu               required  a catalog name (H100-SXM-80GB) or a provider's spelling (H100 80GB SXM5)
-  price_type        required  on_demand, spot, reserved, term_1w, term_1m, term_3m,
-                              term_6m, term_1y or term_3y
+  price_type        required  on_demand, spot, serverless, reserved, term_1w,
+                              term_1m, term_3m, term_6m, term_1y or term_3y
   usd_per_gpu_hour  required  USD per GPU-hour, at most 6 decimals, e.g. 2.49
   observed_at       required  when the price was published: 2026-01-31 or 2026-01-31T12:00:00Z (UTC)
   vram_gb           optional  VRAM per GPU; must match the catalog model within 7%, as GB or GiB

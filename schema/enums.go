@@ -1,16 +1,22 @@
 package schema
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // PriceType is how an offer is billed.
 type PriceType string
 
 // Price types. Reserved and term prices come from imports of published tables, from Lambda's
-// 1-Click Cluster rows and from RunPod's savings plans; every other scraped price is on-demand
-// or spot. A term price is paid per hour for the whole term, busy or not.
+// 1-Click Cluster rows and from RunPod's savings plans; serverless prices from Verda's
+// serverless containers; every other scraped price is on-demand or spot. A term price is paid
+// per hour for the whole term, busy or not; a serverless price only for the time the GPUs work
+// (and their start-ups), and not at all while scaled to zero.
 const (
-	OnDemand PriceType = "on_demand" // pay per hour, no interruption
-	Spot     PriceType = "spot"      // interruptible / bid / community-spot capacity
+	OnDemand   PriceType = "on_demand"  // pay per hour, no interruption
+	Spot       PriceType = "spot"       // interruptible / bid / community-spot capacity
+	Serverless PriceType = "serverless" // pay for busy time only, scaled to zero when idle
 	Reserved PriceType = "reserved"  // committed capacity, term unspecified
 	Term1W   PriceType = "term_1w"   // one-week commitment
 	Term1M   PriceType = "term_1m"   // one-month commitment
@@ -21,7 +27,7 @@ const (
 )
 
 // PriceTypes lists every valid price type, in a stable order.
-var PriceTypes = []PriceType{OnDemand, Spot, Reserved, Term1W, Term1M, Term3M, Term6M, Term1Y, Term3Y}
+var PriceTypes = []PriceType{OnDemand, Spot, Serverless, Reserved, Term1W, Term1M, Term3M, Term6M, Term1Y, Term3Y}
 
 // Interruptible reports whether capacity at this price can be taken away mid-job.
 func (p PriceType) Interruptible() bool { return p == Spot }
@@ -137,6 +143,15 @@ const (
 	FlagVRAMMissing  DQFlag = "vram_missing"  // the source gave no VRAM; the catalog's value is used
 	FlagCountParsed  DQFlag = "count_parsed"  // the GPU count came from free text (a name or description)
 )
+
+// List writes the values of an enum for people: "on_demand, spot, serverless".
+func List[T ~string](values []T) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
 
 // Parse helpers for the enums: each returns a clear error naming the bad value.
 

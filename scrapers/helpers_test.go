@@ -328,11 +328,15 @@ func checkParsed(t *testing.T, provider string, run schema.Run, offers []schema.
 		// On-demand or spot, but for the 1-Click Clusters of Lambda's page (the only Lambda offers
 		// with InfiniBand), which are committed and only that, and RunPod's savings plans, which
 		// are secure-cloud terms of a week to six months.
-		committed := o.PriceType != schema.OnDemand && o.PriceType != schema.Spot
+		committed := o.PriceType.Committed()
 		cluster := provider == scrapers.LambdaName && o.InterNode == schema.InterInfiniBand && strings.HasPrefix(o.OfferID, "1-Click Cluster ")
 		savingsPlan := provider == scrapers.RunPodName && o.Tier == schema.TierSecure &&
 			slices.Contains([]schema.PriceType{schema.Term1W, schema.Term1M, schema.Term3M, schema.Term6M}, o.PriceType)
 		if !slices.Contains(schema.PriceTypes, o.PriceType) || (committed && !cluster && !savingsPlan) || (!committed && cluster) {
+			t.Fatalf("offer %q: price type %q", o.OfferID, o.PriceType)
+		}
+		// Serverless containers only from Verda's page.
+		if o.PriceType == schema.Serverless && provider != scrapers.VerdaName {
 			t.Fatalf("offer %q: price type %q", o.OfferID, o.PriceType)
 		}
 	}

@@ -523,8 +523,9 @@ var verdaDescriptions = map[string]string{
 }
 
 // ParseVerdaPage parses Verda's public pricing page (https://verda.com/pricing,
-// docs/providers.md §8.6) into offers: an on-demand and a spot offer per instance GPU, read from
-// the schema.org JSON-LD the page embeds, never from its rendered tables.
+// docs/providers.md §8.6) into offers: an on-demand and a spot offer per instance GPU and a
+// serverless offer per serverless container, read from the schema.org JSON-LD the page embeds,
+// never from its rendered tables.
 //
 // Every <script type="application/ld+json"> is read; the offers are the top-level nodes of its
 // "@graph" whose @type is Offer. Each has a name ("1x H100 SXM5 80GB on-demand"), a fixed
@@ -535,9 +536,12 @@ var verdaDescriptions = map[string]string{
 //   - " on-demand" and " spot" rows price one GPU ("1x …"): USD per GPU-hour, which for one GPU
 //     is the offer price. An "Nx" instance row of more GPUs is a problem: no page seen has one,
 //     and whether its price would be per GPU or per instance is unknown.
-//   - Instant clusters (multi-node, N-GPU totals), serverless containers and storage (per GiB
-//     and month) are not instance prices and are left out; so are the CPU rows, whose model is
-//     blank (" on-demand").
+//   - " serverless continuous" rows price a serverless container of N GPUs ("8x …"), billed only
+//     while it works: an offer of N GPUs at that N-GPU total, price type serverless.
+//   - Instant clusters (multi-node, N-GPU totals), serverless spot containers (interruptible
+//     and billed by busy time: neither a spot nor a serverless price as gpucost plans them) and
+//     storage (per GiB and month) are left out; so are the CPU rows, whose model is blank
+//     (" on-demand").
 //   - A price must be positive, in USD (the page has a EUR toggle) and equal to its
 //     specification's; an offer listed twice verbatim (the H100 rows) counts once, a second
 //     listing with another price is a problem.
@@ -614,8 +618,8 @@ func ParseVerdaPage(body []byte, run schema.Run, sourceURL string) (offers []sch
 		return nil, nil, fmt.Errorf("pricing page: %w", err)
 	}
 	if len(offers) == 0 {
-		return nil, problems, fmt.Errorf("pricing page: %w: %d Offer nodes (%d CPU, %d cluster, %d serverless, %d storage), no priced instance offer in USD",
-			ErrNoOffers, len(graph.nodes), skipped["cpu"], skipped[verdaCluster], skipped[verdaServerless]+skipped[verdaServerSpot], skipped[verdaStorage])
+		return nil, problems, fmt.Errorf("pricing page: %w: %d Offer nodes (%d CPU, %d cluster, %d serverless spot, %d storage), no priced instance offer in USD",
+			ErrNoOffers, len(graph.nodes), skipped["cpu"], skipped[verdaCluster], skipped[verdaServerSpot], skipped[verdaStorage])
 	}
 	sortOffers(offers)
 	return offers, problems, nil
@@ -691,8 +695,8 @@ func verdaLabel(name string) float64 {
 	return v
 }
 
-// verdaPageOffer turns one Offer node into an instance offer, or says which kind of row it
-// skipped ("cpu", or a kind other than on-demand and spot).
+// verdaPageOffer turns one Offer node into an instance or serverless offer, or says which kind
+// of row it skipped ("cpu", or a kind other than on-demand, spot and serverless continuous).
 func verdaPageOffer(n verdaLDOffer, run schema.Run, sourceURL string) (o schema.Offer, skipped string, err error) {
 	if n.bad != nil {
 		return o, "", fmt.Errorf("pricing page: %w", n.bad)
@@ -725,15 +729,19 @@ func verdaPageOffer(n verdaLDOffer, run schema.Run, sourceURL string) (o schema.
 		return o, "", fmt.Errorf("%s: the name says %s, the description %s", where, byName, byDesc)
 	case model == "":
 		return o, "cpu", nil // the CPU rows have a blank model
-	case byName != verdaOnDemand && byName != verdaSpot:
+	case byName != verdaOnDemand && byName != verdaSpot && byName != verdaServerless:
 		return o, byName, nil
 	}
 	m := verdaCountRe.FindStringSubmatch(model)
 	if m == nil {
 		return o, "", fmt.Errorf("%s: no GPU count (\"1x …\") in the name", where)
 	}
-	if count, err := strconv.Atoi(m[1]); err != nil || count != 1 {
-		return o, "", fmt.Errorf("%s: an instance row of %s GPUs: per-GPU or per-instance price is unknown", where, clip(m[1], 10))
+	count, err := strconv.Atoi(m[1])
+	switch {
+	case err != nil || count < 1 || count > 1<<15:
+		return o, "", fmt.Errorf("%s: GPU count %q", where, clip(m[1], 10))
+	case count != 1 && byName != verdaServerless:
+		return o, "", fmt.Errorf("%s: an instance row of %d GPUs: per-GPU or per-instance price is unknown", where, count)
 	}
 	gpu := strings.TrimSpace(model[len(m[0]):])
 	if gpu == "" {
@@ -775,20 +783,23 @@ func verdaPageOffer(n verdaLDOffer, run schema.Run, sourceURL string) (o schema.
 		Provider:  VerdaName,
 		OfferID:   clip(model, 100),
 		Tier:      schema.TierDatacenter,
-		GPUCount:  1,
+		GPUCount:  uint16(count),
 		PriceType: schema.OnDemand,
 		InterNode: schema.InterUnknown,
 		Stock:     schema.StockUnknown,
 		DQFlags:   []schema.DQFlag{},
 	}
-	if byName == verdaSpot {
+	switch byName {
+	case verdaSpot:
 		o.PriceType = schema.Spot
+	case verdaServerless:
+		o.PriceType = schema.Serverless
 	}
 	run.Stamp(&o)
-	o.SetPricePerGPU(price) // one GPU: per GPU is per offer
+	o.SetPrice(price) // the row's total: one GPU's price, or a container's of N
 	gpu = clip(gpu, 100)
 	match := setGPU(&o, gpu, vram, resolveGPU(VerdaName, gpu, vram, verdaSpellings(gpu, "")...))
-	o.IntraNode = verdaIntraNode(match, 1)
+	o.IntraNode = verdaIntraNode(match, count)
 	return o, "", nil
 }
 

@@ -151,8 +151,9 @@ func checkVerdaOffers(t *testing.T, got map[string]schema.Offer, tests map[strin
 }
 
 // TestParseVerdaPageOracle pins the values docs/providers.md §8.7 gives for the page of
-// 2026-08-22: per GPU-hour prices of the 1x rows, the CC variants, no cluster, serverless,
-// storage or CPU row, the duplicated H100 rows once.
+// 2026-08-22: per GPU-hour prices of the 1x rows, the CC variants, the serverless containers
+// at their N-GPU totals, no cluster, serverless spot, storage or CPU row, the duplicated H100
+// rows once.
 func TestParseVerdaPageOracle(t *testing.T) {
 	offers, problems, err := scrapers.ParseVerdaPage(readTestdata(t, "verda_pricing.html"), runAug22, scrapers.DefaultVerdaPageURL)
 	if err != nil {
@@ -161,8 +162,8 @@ func TestParseVerdaPageOracle(t *testing.T) {
 	if len(problems) != 0 {
 		t.Errorf("problems: %v", problems)
 	}
-	if len(offers) != 30 {
-		t.Errorf("%d offers, want 30 (15 GPUs on demand and spot)", len(offers))
+	if len(offers) != 34 {
+		t.Errorf("%d offers, want 34 (15 GPUs on demand and spot, 4 serverless containers)", len(offers))
 	}
 	sx := schema.IntraNVSwitch
 	checkVerdaOffers(t, byOfferKey(offers), map[string]verdaWant{
@@ -180,13 +181,16 @@ func TestParseVerdaPageOracle(t *testing.T) {
 			intra: schema.IntraPCIe, stock: schema.StockUnknown},
 		"1x Tesla V100 16GB on_demand": {model: "", raw: "Tesla V100 16GB", count: 1, vram: 16, perHour: "0.17", perGPU: "0.17",
 			intra: schema.IntraUnknown, stock: schema.StockUnknown, flags: []schema.DQFlag{schema.FlagUnknownGPU}},
+		// A serverless container of 8 B200: the row's 53.77 is the 8 GPUs' total.
+		"8x B200 SXM6 180GB serverless": {model: "B200-SXM-180GB", raw: "B200 SXM6 180GB", count: 8, vram: 180, perHour: "53.77", perGPU: "6.72125", intra: sx, stock: schema.StockUnknown},
+		"1x H100 SXM5 80GB serverless":  {model: "H100-SXM-80GB", raw: "H100 SXM5 80GB", count: 1, vram: 80, perHour: "3.58", perGPU: "3.58", intra: sx, stock: schema.StockUnknown},
 	})
 	for _, o := range offers {
 		if o.Region != "" || o.InterNode != schema.InterUnknown || o.Tier != schema.TierDatacenter {
 			t.Errorf("offer %q: region %q, inter-node %s, tier %s", o.OfferID, o.Region, o.InterNode, o.Tier)
 		}
-		if strings.Contains(o.OfferID, "cluster") || strings.Contains(o.OfferID, "serverless") || o.GPUCount != 1 {
-			t.Errorf("offer %q (%d GPUs) is not a 1x instance row", o.OfferID, o.GPUCount)
+		if strings.Contains(o.OfferID, "cluster") || strings.Contains(o.OfferID, "serverless") || (o.GPUCount != 1 && o.PriceType != schema.Serverless) {
+			t.Errorf("offer %q (%d GPUs, %s) is neither a 1x instance row nor a serverless container", o.OfferID, o.GPUCount, o.PriceType)
 		}
 	}
 }
@@ -363,7 +367,7 @@ func TestParseVerdaPageLayoutChanged(t *testing.T) {
 		{"no JSON-LD", mustReplace(page, `type="application/ld+json"`, `type="application/json"`), scrapers.ErrLayoutChanged},
 		{"no @graph", mustReplace(page, `"@graph":`, `"graph":`), scrapers.ErrLayoutChanged},
 		{"JSON-LD broken", mustReplace(page, `{"@context":"https://schema.org","@graph":[`, `{"@context":"https://schema.org","@graph":[[`), scrapers.ErrLayoutChanged},
-		{"descriptions reworded", mustReplaceRegexp(page, `"Hourly (on-demand|spot) instance price"`, `"Per-hour price"`), scrapers.ErrNoOffers},
+		{"descriptions reworded", mustReplaceRegexp(page, `"Hourly (on-demand|spot) instance price"|"Hourly serverless container price"`, `"Per-hour price"`), scrapers.ErrNoOffers},
 		{"every price in EUR", mustReplace(page, `"priceCurrency":"USD"`, `"priceCurrency":"EUR"`), scrapers.ErrNoOffers},
 		{"not HTML", "Service Unavailable", scrapers.ErrLayoutChanged},
 		{"empty", "", scrapers.ErrIncomplete},
@@ -541,8 +545,8 @@ func TestVerdaPageFetchMisbehaving(t *testing.T) {
 			v := scrapers.NewVerda(newTestClient(t, scrapers.ClientConfig{}), scrapers.VerdaConfig{APIURL: srv.URL + "/v1", PageURL: srv.URL + "/pricing", Delay: -1}, nil)
 			res, err := v.Fetch(context.Background(), runAug22)
 			checkFetch(t, scrapers.VerdaName, res, err, mb.wantErr, mb.wantAttempts)
-			if mb.wantErr == nil && len(res.Offers) != 30 {
-				t.Errorf("%d offers, want 30", len(res.Offers))
+			if mb.wantErr == nil && len(res.Offers) != 34 {
+				t.Errorf("%d offers, want 34", len(res.Offers))
 			}
 			if n := apiHits.Load(); n != 0 {
 				t.Errorf("the API was called %d times without credentials", n)
@@ -730,7 +734,7 @@ func FuzzParseVerdaPage(f *testing.F) {
 		offers, problems, err := scrapers.ParseVerdaPage(body, runAug22, scrapers.DefaultVerdaPageURL)
 		checkParsed(t, scrapers.VerdaName, runAug22, offers, problems, err) // per GPU is the page's own price
 		for _, o := range offers {
-			if o.GPUCount != 1 {
+			if o.GPUCount != 1 && o.PriceType != schema.Serverless {
 				t.Fatalf("offer %q of %d GPUs", o.OfferID, o.GPUCount)
 			}
 		}

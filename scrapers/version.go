@@ -11,7 +11,7 @@ var parserDates = map[string]string{
 	OCIName:       "2026-12-01",
 	RunPodName:    "2026-12-02",
 	VastName:      "2026-12-01",
-	VerdaName:     "2026-12-01",
+	VerdaName:     "2026-12-02",
 	VultrName:     "2026-12-01",
 }
 

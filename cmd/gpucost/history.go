@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpucost/gpucost/chart"
 	"github.com/gpucost/gpucost/export"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
 )
 
@@ -30,7 +31,7 @@ func runHistory(ctx context.Context, e env, args []string) error {
 	var req selection.Request
 	fs.StringVar(&req.GPU, "gpu", "", "canonical GPU model, e.g. H100-SXM-80GB (required)")
 	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
-	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: on_demand, spot, reserved, term_1w, term_1m, term_3m, term_6m, term_1y, term_3y (default all)")
+	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: "+schema.List(schema.PriceTypes)+" (default all)")
 	fs.StringVar(&req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
 	fs.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
 	fs.StringVar(&req.Interval, "interval", "day", "bucket width: hour, day or week")

@@ -26,7 +26,7 @@ func runOffers(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&req.GPU, "gpu", "", "comma-separated canonical GPU models, e.g. H100-SXM-80GB (see the GPU catalog)")
 	fs.StringVar(&req.MinVRAM, "min-vram", "0", "minimum VRAM per GPU, GB")
 	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers")
-	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: on_demand, spot, reserved, term_1w, term_1m, term_3m, term_6m, term_1y, term_3y")
+	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: "+schema.List(schema.PriceTypes))
 	interconnect := fs.String("interconnect", "", "minimum intra-node interconnect: nvswitch, nvlink, pcie")
 	fs.StringVar(&req.MaxAge, "max-age", "6h", "drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
 	perGPU := fs.Bool("cheapest-per-gpu", false, "only the cheapest offer of each GPU model, in model order")
