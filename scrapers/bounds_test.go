@@ -37,6 +37,7 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"oci_products": ociWithShapes(t), "oci_shapes": ociWithProducts(t),
 		"snapshot/oci/001": ociWithShapes(t), "snapshot/oci/002": ociWithProducts(t),
 		"vultr_plans": scrapers.ParseVultr, "snapshot/vultr/": scrapers.ParseVultr,
+		"tensordock_": scrapers.ParseTensorDock, "snapshot/tensordock/": scrapers.ParseTensorDock,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -315,6 +316,11 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 			srv := httptest.NewServer(newVultrAPI(t))
 			t.Cleanup(srv.Close)
 			return newVultrSource(capped(t), srv.URL, "")
+		},
+		"tensordock": func(t *testing.T) source {
+			srv := httptest.NewServer(newTensorDockAPI(t))
+			t.Cleanup(srv.Close)
+			return newTensorDockSource(capped(t), srv.URL, tensorDockTestKey)
 		},
 		"verda page": func(t *testing.T) source {
 			return scrapers.NewVerda(capped(t), scrapers.VerdaConfig{PageURL: serve(t, "verda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)

@@ -56,6 +56,7 @@ func faultSources(t *testing.T) []faultSource {
 	verda := newVerdaAPI(t)
 	ociProducts, ociShapes := readTestdata(t, "oci_products.json"), readTestdata(t, "oci_shapes.json")
 	vultr := newVultrAPI(t)
+	tensorDock := newTensorDockAPI(t)
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
@@ -110,6 +111,17 @@ func faultSources(t *testing.T) []faultSource {
 			empty: always([]byte(`{"plans": [], "plans_metal": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}}`)),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return newVultrSource(c, base, vultrTestKey)
+			},
+		},
+		{
+			// One request a run, with a token: the hostnode list. Its empty answer is the
+			// source unavailable, which must fail the run like no offers.
+			name: "tensordock", provider: scrapers.TensorDockName, ctype: "application/json",
+			good:    tensorDock.answer,
+			changed: fixture("tensordock_hostnodes_changed.json"), // the v0 layout
+			empty:   always([]byte(`{"data": {"hostnodes": []}}`)),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return newTensorDockSource(c, base, tensorDockTestKey)
 			},
 		},
 		{
@@ -284,7 +296,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey)})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey, tensorDockTestKey)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {
@@ -335,7 +347,7 @@ func TestFaults(t *testing.T) {
 					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
 						t.Errorf("error %q does not name %s first", err, s.provider)
 					}
-					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey} {
+					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey, tensorDockTestKey} {
 						if strings.Contains(err.Error(), key) {
 							t.Errorf("a credential is in the error %q", err)
 						}

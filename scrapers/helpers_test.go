@@ -133,6 +133,33 @@ import (
 //     element that is no object, spot only, no locations key, gpuhunt's 8x MI325X, a gpu_count
 //     that disagrees with the id.
 //   - vultr_plans_changed.json: the plans wrapped in a data object, the cursor moved.
+//   - tensordock_hostnodes.json (§11.2): GET /hostnodes in the v2 envelope
+//     {"data": {"hostnodes": [...]}}, each hostnode with id, location_id, engine,
+//     uptime_percentage, available_resources {gpus: [{v0Name, availableCount, price_per_hr}],
+//     vcpu_count, ram_gb, storage_gb, max_vcpus_per_gpu, max_ram_per_gpu, max_vcpus, max_ram_gb,
+//     max_storage_gb, available_ports, has_public_ip_available}, pricing {per_vcpu_hr,
+//     per_gb_ram_hr, per_gb_storage_hr} and location {uuid, city, stateprovince, country,
+//     has_network_storage, network_speed_gbps, network_speed_upload_gbps (fractional: 2.5,
+//     10.5), organization, organizationName, tier}: eight hosts with every v0Name of §11.4 and an
+//     H100 with none free. No real v2 answer has been published anywhere (every public sample
+//     is a test's), so the layout is the documented one and every value is illustrative but the
+//     H100 SXM5's $2.25 (TensorDock's homepage "from" price). The snapshot's tensordock part is
+//     recorded from it (TestSnapshotTensorDock, with a test token), under runNov29.
+//   - tensordock_locations.json (§11.2): GET /locations ({"data": {"locations": [...]}}, id,
+//     city, stateprovince, country, tier, gpus: [{v0Name, displayName, max_count, price_per_hr,
+//     resources {max_vcpus, max_ram_gb, max_storage_gb}, pricing {...}, network_features
+//     {dedicated_ip_available, port_forwarding_available, network_storage_available}}]): the
+//     td-tf test sample verbatim (loc-1, Ashburn, RTX 4090 at 0.99 with rates 0.01, 0.002,
+//     0.0001) and two illustrative locations, one GPU with max_count 0.
+//   - tensordock_hostnodes_traps.json (§11.5): a count 2.0, 1.5, "2", -1 and 5000; a missing
+//     storage rate and no pricing (left out, never priced at 0); prices 0, negative, a string,
+//     a boolean and absent; a rate as a string, a negative rate and a zero rate; no v0Name, a
+//     v0Name twice on one host and as a number, an unknown model, no form token, a displayName
+//     that contradicts the v0Name, upper case, no -NNgb; a GPU's own pricing; gpus null and a
+//     string; no location and an unknown field; a host twice, without id and no object; a
+//     two-letter country and a city of several words with accents; exact sums of long decimals.
+//   - tensordock_hostnodes_changed.json: the deprecated v0 layout (hostnodes a map keyed by id,
+//     specs.gpu a map), gpuhunt's test sample.
 //   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
 //     fixtures above by TestSnapshotVastRunPod, TestSnapshotPages and TestSnapshotOCI
 //     under -update.

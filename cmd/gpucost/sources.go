@@ -36,6 +36,16 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
+		if name == scrapers.TensorDockName && key == "" { // its API answers only to a token
+			where := "set " + pc.APIKeyEnv + " (providers.tensordock.api_key_env) or providers.tensordock.api_key_file"
+			switch {
+			case pc.APIKeyFile != "":
+				where = "the file providers.tensordock.api_key_file names is empty"
+			case pc.APIKeyEnv == "":
+				where = "set providers.tensordock.api_key_env or api_key_file"
+			}
+			return nil, fmt.Errorf("provider %s: no API key: %s", name, where)
+		}
 		keys[name], clientIDs[name] = key, id
 		e.secrets.AddSent(key, id) // a key the configuration did not load (a test's) is a secret too
 	}
@@ -92,6 +102,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 		case scrapers.VultrName:
 			p := cfg.Providers.Vultr
 			out = append(out, scrapers.NewVultr(client, scrapers.VultrConfig{PlansURL: p.URL, MetalURL: p.MetalURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std()}, logger))
+		case scrapers.TensorDockName:
+			p := cfg.Providers.TensorDock
+			out = append(out, scrapers.NewTensorDock(client, scrapers.TensorDockConfig{URL: p.URL, APIKey: keys[name],
 				Timeout: cfg.Scrape.SourceTimeout.Std()}, logger))
 		}
 	}

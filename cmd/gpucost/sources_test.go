@@ -42,3 +42,19 @@ func TestVastDeadlineFollowsItsPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestTensorDockNeedsAKey: TensorDock publishes prices only to a token, so a scrape of it
+// without a key stops at start with a usage error naming the variable; with one it runs (its
+// snapshot part served, the token sent).
+func TestTensorDockNeedsAKey(t *testing.T) {
+	td := providerServer(t, "tensordock", nil)
+	vars := map[string]string{"GPUCOST_PROVIDERS_TENSORDOCK_URL": td.URL + "/api/v2"}
+	code, out := runCLIEnv(vars, "scrape", "--dry-run", "--providers", "tensordock")
+	if code != exitUsage || !strings.Contains(out, "provider tensordock: no API key: set GPUCOST_TENSORDOCK_API_KEY (providers.tensordock.api_key_env) or providers.tensordock.api_key_file") {
+		t.Fatalf("without a key: exit %d, want %d naming the variable:\n%s", code, exitUsage, out)
+	}
+	vars["GPUCOST_TENSORDOCK_API_KEY"] = "td-test-token"
+	if code, out := runCLIEnv(vars, "scrape", "--dry-run", "--providers", "tensordock"); code != exitOK || !strings.Contains(out, "tensordock  ok") || strings.Contains(out, "td-test-token") {
+		t.Fatalf("with a key: exit %d, want %d and tensordock ok, the key nowhere:\n%s", code, exitOK, out)
+	}
+}
