@@ -37,6 +37,7 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"oci_products": ociWithShapes(t), "oci_shapes": ociWithProducts(t),
 		"snapshot/oci/001": ociWithShapes(t), "snapshot/oci/002": ociWithProducts(t),
 		"vultr_plans": scrapers.ParseVultr, "snapshot/vultr/": scrapers.ParseVultr,
+		"nebius_prices": scrapers.ParseNebius, "snapshot/nebius/": scrapers.ParseNebius,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -318,6 +319,9 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"verda page": func(t *testing.T) source {
 			return scrapers.NewVerda(capped(t), scrapers.VerdaConfig{PageURL: serve(t, "verda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"nebius": func(t *testing.T) source {
+			return scrapers.NewNebius(capped(t), scrapers.NebiusConfig{URL: serve(t, "nebius_prices.html", "text/html") + "/prices", Delay: -1}, nil)
 		},
 		"verda api": func(t *testing.T) source {
 			srv := httptest.NewServer(newVerdaAPI(t))

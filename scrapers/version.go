@@ -8,6 +8,7 @@ import "github.com/gpucost/gpucost/gpus"
 var parserDates = map[string]string{
 	CoreWeaveName: "2026-12-01",
 	LambdaName:    "2026-12-01",
+	NebiusName:    "2026-12-02",
 	OCIName:       "2026-12-01",
 	RunPodName:    "2026-12-01",
 	VastName:      "2026-12-01",
