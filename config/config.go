@@ -106,6 +106,7 @@ type ProvidersConfig struct {
 	Verda     ProviderConfig `yaml:"verda"`
 	OCI       ProviderConfig `yaml:"oci"`
 	Vultr     ProviderConfig `yaml:"vultr"`
+	Nebius    ProviderConfig `yaml:"nebius"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -407,7 +408,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "oci", "runpod", "vastai", "verda", "vultr"}
+var ProviderNames = []string{"coreweave", "lambda", "nebius", "oci", "runpod", "vastai", "verda", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -775,6 +776,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.OCI, true
 	case scrapers.VultrName:
 		return cfg.Providers.Vultr, true
+	case scrapers.NebiusName:
+		return cfg.Providers.Nebius, true
 	}
 	return ProviderConfig{}, false
 }
