@@ -184,12 +184,12 @@ func nebiusTables(body []byte) (tables []nebiusTable, problems []error, err erro
 		}
 		hit := from + loc[0]
 		if end < hit {
-			end = nextQuote(body, hit)
+			end = nebiusQuoteAfter(body, hit)
 		}
 		if end < 0 {
 			break // no literal closes after it, nor after any later one
 		}
-		start := lastQuote(body, from, hit)
+		start := nebiusQuoteBefore(body, from, hit)
 		if start < 0 {
 			from = from + loc[1] // not inside a string literal
 			continue
@@ -238,30 +238,30 @@ func nebiusTables(body []byte) (tables []nebiusTable, problems []error, err erro
 	return tables, problems, nil
 }
 
-// lastQuote returns the position of the last quote of body[from:to] that no backslash escapes,
+// nebiusQuoteBefore returns the position of the last quote of body[from:to] that no backslash escapes,
 // -1 when there is none.
-func lastQuote(body []byte, from, to int) int {
+func nebiusQuoteBefore(body []byte, from, to int) int {
 	for i := to - 1; i >= from; i-- {
-		if body[i] == '"' && !escapedAt(body, i) {
+		if body[i] == '"' && !nebiusEscaped(body, i) {
 			return i
 		}
 	}
 	return -1
 }
 
-// nextQuote returns the position of the first quote of body[from:] that no backslash escapes,
+// nebiusQuoteAfter returns the position of the first quote of body[from:] that no backslash escapes,
 // -1 when there is none.
-func nextQuote(body []byte, from int) int {
+func nebiusQuoteAfter(body []byte, from int) int {
 	for i := from; i < len(body); i++ {
-		if body[i] == '"' && !escapedAt(body, i) {
+		if body[i] == '"' && !nebiusEscaped(body, i) {
 			return i
 		}
 	}
 	return -1
 }
 
-// escapedAt reports whether body[i] follows an odd run of backslashes.
-func escapedAt(body []byte, i int) bool {
+// nebiusEscaped reports whether body[i] follows an odd run of backslashes.
+func nebiusEscaped(body []byte, i int) bool {
 	n := 0
 	for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
 		n++
@@ -373,7 +373,7 @@ func nebiusRowOffers(raw json.RawMessage, n int, cols nebiusColumns, seen map[st
 		return nil, true, fmt.Errorf("%s: %d cells under a header of %d", where, len(cells), len(cols.header))
 	}
 	if prev, ok := seen[item]; ok {
-		if !equalCells(prev, cells) {
+		if !nebiusSameCells(prev, cells) {
 			return nil, true, fmt.Errorf("%s: listed twice with different cells", where)
 		}
 		return nil, true, nil
@@ -420,8 +420,8 @@ func nebiusRowOffers(raw json.RawMessage, n int, cols nebiusColumns, seen map[st
 	return offers, true, nil
 }
 
-// equalCells reports whether two rows say the same, white space aside.
-func equalCells(a, b []string) bool {
+// nebiusSameCells reports whether two rows say the same, white space aside.
+func nebiusSameCells(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
