@@ -108,6 +108,7 @@ type ProvidersConfig struct {
 	Vultr     ProviderConfig `yaml:"vultr"`
 	// TensorDock needs an API key (api_key_env/api_key_file): its API answers only to a token.
 	TensorDock ProviderConfig `yaml:"tensordock"`
+	Nebius     ProviderConfig `yaml:"nebius"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -409,7 +410,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "oci", "runpod", "tensordock", "vastai", "verda", "vultr"}
+var ProviderNames = []string{"coreweave", "lambda", "nebius", "oci", "runpod", "tensordock", "vastai", "verda", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -779,6 +780,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.Vultr, true
 	case scrapers.TensorDockName:
 		return cfg.Providers.TensorDock, true
+	case scrapers.NebiusName:
+		return cfg.Providers.Nebius, true
 	}
 	return ProviderConfig{}, false
 }

@@ -38,6 +38,7 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"snapshot/oci/001": ociWithShapes(t), "snapshot/oci/002": ociWithProducts(t),
 		"vultr_plans": scrapers.ParseVultr, "snapshot/vultr/": scrapers.ParseVultr,
 		"tensordock_": scrapers.ParseTensorDock, "snapshot/tensordock/": scrapers.ParseTensorDock,
+		"nebius_prices": scrapers.ParseNebius, "snapshot/nebius/": scrapers.ParseNebius,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -324,6 +325,9 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"verda page": func(t *testing.T) source {
 			return scrapers.NewVerda(capped(t), scrapers.VerdaConfig{PageURL: serve(t, "verda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"nebius": func(t *testing.T) source {
+			return scrapers.NewNebius(capped(t), scrapers.NebiusConfig{URL: serve(t, "nebius_prices.html", "text/html") + "/prices", Delay: -1}, nil)
 		},
 		"verda api": func(t *testing.T) source {
 			srv := httptest.NewServer(newVerdaAPI(t))

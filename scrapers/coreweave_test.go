@@ -266,6 +266,9 @@ func TestFetchHangingServer(t *testing.T) {
 		{"verda api", "verda_token.json", func(c *scrapers.Client, base string) pipeline.Source {
 			return newVerdaAPISource(c, base)
 		}},
+		{scrapers.NebiusName, "nebius_prices.html", func(c *scrapers.Client, base string) pipeline.Source {
+			return scrapers.NewNebius(c, scrapers.NebiusConfig{URL: base + "/prices", Delay: -1}, nil)
+		}},
 	}
 	for _, s := range sources {
 		for stall, serve := range stalls {

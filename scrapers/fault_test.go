@@ -53,6 +53,7 @@ func faultSources(t *testing.T) []faultSource {
 	lambdaPage := string(readTestdata(t, "lambda_pricing.html"))
 	coreweavePage := string(readTestdata(t, "coreweave_pricing.html"))
 	verdaPage := string(readTestdata(t, "verda_pricing.html"))
+	nebiusPage := string(readTestdata(t, "nebius_prices.html"))
 	verda := newVerdaAPI(t)
 	ociProducts, ociShapes := readTestdata(t, "oci_products.json"), readTestdata(t, "oci_shapes.json")
 	vultr := newVultrAPI(t)
@@ -101,6 +102,15 @@ func faultSources(t *testing.T) []faultSource {
 			empty:   always([]byte(mustReplaceRegexp(coreweavePage, `<span class="item-value">\$[0-9.,]+</span>`, `<span class="item-value">N/A</span>`))),
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{URL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+		{
+			name: "nebius", provider: scrapers.NebiusName, page: true, ctype: "text/html; charset=utf-8",
+			good:    fixture("nebius_prices.html"),
+			changed: fixture("nebius_prices_changed.html"),
+			empty:   always([]byte(mustReplaceRegexp(nebiusPage, `\\"(from )?\$[0-9.]+\\"`, `\"––\"`))), // every row unpriced
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return scrapers.NewNebius(c, scrapers.NebiusConfig{URL: base + "/prices", Delay: -1}, nil)
 			},
 		},
 		{

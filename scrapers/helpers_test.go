@@ -160,9 +160,30 @@ import (
 //     two-letter country and a city of several words with accents; exact sums of long decimals.
 //   - tensordock_hostnodes_changed.json: the deprecated v0 layout (hostnodes a map keyed by id,
 //     specs.gpu a map), gpuhunt's test sample.
+//   - nebius_prices.html (§12.1, §12.7): nebius.com/prices as the server renders it: the GPU table
+//     rendered as HTML (not read), and the page's content as JSON in a string literal of a script
+//     (self.__next_f.push([1,"{\"page\":…"]), every quote escaped), whose blocks are tables
+//     {"title", "table": {"content": [[header], [row], …], "customColumnWidth": […]}}: "NVIDIA
+//     GPU Instances" with the header ["Item","vCPUs","RAM, GB","Preemptible, GPU-hour",
+//     "On-demand, GPU-hour"] and the nine rows of 2026-08-22 verbatim (GB300 and GB200 NVL72
+//     "––" and "[Contact us](#ai-contact-form)", "from $…" L40S floors), then the CPU-only
+//     (per vCPU-hour), storage (GB-month) and other-services tables. The script wrapper, the
+//     block fields other than title and table, and the other tables' rows are illustrative.
+//   - nebius_prices_oct.html: the same page after October 2026: a sixth column "GPU-hour
+//     (Effective October 1, 2026)" after the old one, with H100 4.50, H200 5.40, B200 8.50,
+//     and preemptible "from $0.79" (H100, H200), "from $0.99" (B200); the B300, RTX PRO 6000
+//     and L40S figures of the new column and their preemptible floors are illustrative. The
+//     snapshot's nebius part is recorded from it (at runNov29).
+//   - nebius_prices_traps.html: the CPU table before the GPU table, a second effective column
+//     not yet in effect (January 2027), a verbatim and a conflicting duplicate row, a preview of
+//     the table in plain JSON and in a second script string, a row priced in euros, a zero
+//     price, a floor with a non-breaking space, odd white space in an item, N/A, an unknown
+//     GPU, a thousands separator, a short row, a number cell, an empty item, "$3.85/h", and
+//     "Contact us" as plain text.
+//   - nebius_prices_changed.html: the tables' rows moved to {"rows": [{"cells": [{"text"}]}]}.
 //   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
-//     fixtures above by TestSnapshotVastRunPod, TestSnapshotPages and TestSnapshotOCI
-//     under -update.
+//     fixtures above by TestSnapshotVastRunPod, TestSnapshotPages, TestSnapshotOCI and
+//     TestSnapshotNebius under -update.
 //
 // Golden files (testdata/*.golden.*) hold the exact parser output; regenerate them and the
 // snapshot with go test ./scrapers/ -update, then review the diff.
@@ -174,10 +195,12 @@ var update = flag.Bool("update", false, "rewrite the golden files and the record
 var (
 	// runAug22 is the run of the Lambda, CoreWeave, Verda and OCI fixtures, modelled on the live
 	// pages and documents of 2026-08-22 (lambda_*, coreweave_*, verda_* and oci*.golden.json,
-	// snapshot/{lambda,coreweave,verda,oci}).
+	// snapshot/{lambda,coreweave,verda,oci}), and of Nebius's page of that day
+	// (nebius_prices.golden.json).
 	runAug22 = schema.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
 	// runNov29 is the run of the Vast.ai and RunPod fixtures (vastai_*.golden.json,
-	// runpod_*.golden.json, snapshot/{vastai,runpod}).
+	// runpod_*.golden.json, snapshot/{vastai,runpod}), and of Nebius's October page and traps
+	// (nebius_prices_oct and nebius_prices_traps.golden.json, snapshot/nebius).
 	runNov29 = schema.Run{ID: "run-20261129T1400Z", ObservedAt: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)}
 )
 

@@ -22,7 +22,7 @@ import (
 )
 
 // snapshotDir is the shipped recorded run of every provider, re-recorded under -update by
-// TestSnapshotVastRunPod, TestSnapshotPages and TestSnapshotOCI.
+// TestSnapshotVastRunPod, TestSnapshotPages, TestSnapshotOCI and TestSnapshotNebius.
 const snapshotDir = "testdata/snapshot"
 
 // TestRecordReplayRoundTrip: a run recorded from the network and the same run replayed from the

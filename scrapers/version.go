@@ -14,6 +14,7 @@ var parserDates = map[string]string{
 	VastName:       "2026-12-01",
 	VerdaName:      "2026-12-02",
 	VultrName:      "2026-12-01",
+	NebiusName:     "2026-12-02",
 }
 
 // ParserVersion names today's parser of provider and the GPU catalog it resolves with, as

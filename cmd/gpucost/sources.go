@@ -107,6 +107,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			p := cfg.Providers.TensorDock
 			out = append(out, scrapers.NewTensorDock(client, scrapers.TensorDockConfig{URL: p.URL, APIKey: keys[name],
 				Timeout: cfg.Scrape.SourceTimeout.Std()}, logger))
+		case scrapers.NebiusName:
+			p := cfg.Providers.Nebius
+			out = append(out, scrapers.NewNebius(client, scrapers.NebiusConfig{URL: p.URL,
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		}
 	}
 	return out, nil
