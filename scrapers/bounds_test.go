@@ -37,6 +37,10 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"oci_products": ociWithShapes(t), "oci_shapes": ociWithProducts(t),
 		"snapshot/oci/001": ociWithShapes(t), "snapshot/oci/002": ociWithProducts(t),
 		"vultr_plans": scrapers.ParseVultr, "snapshot/vultr/": scrapers.ParseVultr,
+		// DigitalOcean's recording: the size list's two pages, then the pricing page.
+		"digitalocean_sizes": scrapers.ParseDigitalOcean, "digitalocean_pricing": scrapers.ParseDigitalOceanPage,
+		"snapshot/digitalocean/001": scrapers.ParseDigitalOcean, "snapshot/digitalocean/002": scrapers.ParseDigitalOcean,
+		"snapshot/digitalocean/003": scrapers.ParseDigitalOceanPage,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -318,6 +322,14 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"verda page": func(t *testing.T) source {
 			return scrapers.NewVerda(capped(t), scrapers.VerdaConfig{PageURL: serve(t, "verda_pricing.html", "text/html") + "/pricing", Delay: -1}, nil)
+		},
+		"digitalocean page": func(t *testing.T) source {
+			return scrapers.NewDigitalOcean(capped(t), scrapers.DigitalOceanConfig{PageURL: serve(t, "digitalocean_pricing.html", "text/html") + "/pricing/", Delay: -1}, nil)
+		},
+		"digitalocean api": func(t *testing.T) source {
+			srv := httptest.NewServer(newDigitalOceanAPI(t))
+			t.Cleanup(srv.Close)
+			return newDigitalOceanAPISource(capped(t), srv.URL)
 		},
 		"verda api": func(t *testing.T) source {
 			srv := httptest.NewServer(newVerdaAPI(t))

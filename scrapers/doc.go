@@ -1,9 +1,9 @@
 // Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave,
-// Verda, OCI, Vultr) and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per
+// Verda, OCI, Vultr, DigitalOcean) and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per
 // hour per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
 //
-// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave, Verda, OCI); fetching
-// and parsing are kept apart, and the parsers are pure functions over the response bytes
+// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave, Verda, OCI, Vultr,
+// DigitalOcean); fetching and parsing are kept apart, and the parsers are pure functions over the response bytes
 // (ParseVast, ParseRunPod, ...), tested with golden files on recorded responses in testdata/. Every source
 // fetches through one shared Client (client.go) built on go-retryablehttp: retries with jittered
 // back-off honouring Retry-After, a per-attempt timeout under the run's context, a body size
@@ -28,7 +28,7 @@
 // # Prices and the run
 //
 // A price is read as the decimal its text says, never through float64: JSON numbers through
-// exactNumber (Vast, RunPod, OCI), Lambda's cents through lambdaNumber, Verda's numbers and numeric
+// exactNumber (Vast, RunPod, OCI, DigitalOcean's API), Lambda's cents through lambdaNumber, Verda's numbers and numeric
 // strings through verdaNumber (exactDecimal), page cells through parseUSD; sums (Vast's
 // dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced once from
 // that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or directly for
@@ -57,7 +57,7 @@
 // source parses a replayed run byte for byte as it parsed the live one. The layout is:
 //
 //	DIR/
-//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, verda, oci, vultr)
+//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, verda, oci, vultr, digitalocean)
 //	    index.json               Index: the exchanges in request order
 //	    001-<slug>.body          the raw response body, exactly as received
 //	    002-<slug>.body          <slug> is the last URL path segment ("bundles", "graphql", "pricing")

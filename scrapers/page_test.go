@@ -35,6 +35,7 @@ func TestPageFetchRedirects(t *testing.T) {
 		"/cw":     readTestdata(t, "coreweave_pricing.html"),
 		"/lambda": readTestdata(t, "lambda_pricing.html"),
 		"/verda":  readTestdata(t, "verda_pricing.html"),
+		"/do":     readTestdata(t, "digitalocean_pricing.html"),
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -58,8 +59,11 @@ func TestPageFetchRedirects(t *testing.T) {
 		"verda": func(url string) pipeline.Source {
 			return scrapers.NewVerda(newTestClient(t, scrapers.ClientConfig{}), scrapers.VerdaConfig{PageURL: url, Delay: -1}, nil)
 		},
+		"digitalocean": func(url string) pipeline.Source {
+			return scrapers.NewDigitalOcean(newTestClient(t, scrapers.ClientConfig{}), scrapers.DigitalOceanConfig{PageURL: url, Delay: -1}, nil)
+		},
 	}
-	prefix := map[string]string{"coreweave": "/cw", "lambda": "/lambda", "verda": "/verda"}
+	prefix := map[string]string{"coreweave": "/cw", "lambda": "/lambda", "verda": "/verda", "digitalocean": "/do"}
 	for name, newSource := range sources {
 		t.Run(name+" same domain", func(t *testing.T) {
 			res, err := newSource(srv.URL+prefix[name]+"/moved").Fetch(context.Background(), runAug22)
