@@ -106,6 +106,9 @@ type ProvidersConfig struct {
 	Verda     ProviderConfig `yaml:"verda"`
 	OCI       ProviderConfig `yaml:"oci"`
 	Vultr     ProviderConfig `yaml:"vultr"`
+	// DigitalOcean is DigitalOcean's GPU Droplets: the API's size list with a token, else the
+	// pricing page of its documentation.
+	DigitalOcean ProviderConfig `yaml:"digitalocean"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -407,7 +410,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "oci", "runpod", "vastai", "verda", "vultr"}
+var ProviderNames = []string{"coreweave", "digitalocean", "lambda", "oci", "runpod", "vastai", "verda", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -775,6 +778,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.OCI, true
 	case scrapers.VultrName:
 		return cfg.Providers.Vultr, true
+	case scrapers.DigitalOceanName:
+		return cfg.Providers.DigitalOcean, true
 	}
 	return ProviderConfig{}, false
 }

@@ -93,6 +93,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			p := cfg.Providers.Vultr
 			out = append(out, scrapers.NewVultr(client, scrapers.VultrConfig{PlansURL: p.URL, MetalURL: p.MetalURL, APIKey: keys[name],
 				Timeout: cfg.Scrape.SourceTimeout.Std()}, logger))
+		case scrapers.DigitalOceanName:
+			p := cfg.Providers.DigitalOcean
+			out = append(out, scrapers.NewDigitalOcean(client, scrapers.DigitalOceanConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		}
 	}
 	return out, nil
