@@ -109,6 +109,9 @@ type ProvidersConfig struct {
 	// TensorDock needs an API key (api_key_env/api_key_file): its API answers only to a token.
 	TensorDock ProviderConfig `yaml:"tensordock"`
 	Nebius     ProviderConfig `yaml:"nebius"`
+	// DigitalOcean is DigitalOcean's GPU Droplets: the API's size list with a token, else the
+	// pricing page of its documentation.
+	DigitalOcean ProviderConfig `yaml:"digitalocean"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -410,7 +413,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "nebius", "oci", "runpod", "tensordock", "vastai", "verda", "vultr"}
+var ProviderNames = []string{"coreweave", "digitalocean", "lambda", "nebius", "oci", "runpod", "tensordock", "vastai", "verda", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -782,6 +785,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.TensorDock, true
 	case scrapers.NebiusName:
 		return cfg.Providers.Nebius, true
+	case scrapers.DigitalOceanName:
+		return cfg.Providers.DigitalOcean, true
 	}
 	return ProviderConfig{}, false
 }

@@ -39,6 +39,10 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"vultr_plans": scrapers.ParseVultr, "snapshot/vultr/": scrapers.ParseVultr,
 		"tensordock_": scrapers.ParseTensorDock, "snapshot/tensordock/": scrapers.ParseTensorDock,
 		"nebius_prices": scrapers.ParseNebius, "snapshot/nebius/": scrapers.ParseNebius,
+		// DigitalOcean's recording: the size list's two pages, then the pricing page.
+		"digitalocean_sizes": scrapers.ParseDigitalOcean, "digitalocean_pricing": scrapers.ParseDigitalOceanPage,
+		"snapshot/digitalocean/001": scrapers.ParseDigitalOcean, "snapshot/digitalocean/002": scrapers.ParseDigitalOcean,
+		"snapshot/digitalocean/003": scrapers.ParseDigitalOceanPage,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -328,6 +332,14 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 		},
 		"nebius": func(t *testing.T) source {
 			return scrapers.NewNebius(capped(t), scrapers.NebiusConfig{URL: serve(t, "nebius_prices.html", "text/html") + "/prices", Delay: -1}, nil)
+		},
+		"digitalocean page": func(t *testing.T) source {
+			return scrapers.NewDigitalOcean(capped(t), scrapers.DigitalOceanConfig{PageURL: serve(t, "digitalocean_pricing.html", "text/html") + "/pricing/", Delay: -1}, nil)
+		},
+		"digitalocean api": func(t *testing.T) source {
+			srv := httptest.NewServer(newDigitalOceanAPI(t))
+			t.Cleanup(srv.Close)
+			return newDigitalOceanAPISource(capped(t), srv.URL)
 		},
 		"verda api": func(t *testing.T) source {
 			srv := httptest.NewServer(newVerdaAPI(t))

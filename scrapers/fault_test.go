@@ -58,6 +58,8 @@ func faultSources(t *testing.T) []faultSource {
 	ociProducts, ociShapes := readTestdata(t, "oci_products.json"), readTestdata(t, "oci_shapes.json")
 	vultr := newVultrAPI(t)
 	tensorDock := newTensorDockAPI(t)
+	digitalocean := newDigitalOceanAPI(t)
+	digitaloceanPage := string(readTestdata(t, "digitalocean_pricing.html"))
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
@@ -167,6 +169,24 @@ func faultSources(t *testing.T) []faultSource {
 			empty:   always([]byte(mustReplace(verdaPage, `"priceCurrency":"USD"`, `"priceCurrency":"EUR"`))), // the EUR toggle
 			newSource: func(c *scrapers.Client, base string) pipeline.Source {
 				return scrapers.NewVerda(c, scrapers.VerdaConfig{PageURL: base + "/pricing", Delay: -1}, nil)
+			},
+		},
+		{
+			name: "digitalocean api", provider: scrapers.DigitalOceanName, ctype: "application/json",
+			good:    digitalocean.answer, // both pages of the size list
+			changed: fixture("digitalocean_sizes_changed.json"),
+			empty:   always([]byte(`{"sizes": [], "links": {}, "meta": {"total": 0}}`)),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return newDigitalOceanAPISource(c, base)
+			},
+		},
+		{
+			name: "digitalocean page", provider: scrapers.DigitalOceanName, page: true, ctype: "text/html; charset=utf-8",
+			good:    fixture("digitalocean_pricing.html"),
+			changed: fixture("digitalocean_pricing_changed.html"),
+			empty:   always([]byte(mustReplaceRegexp(digitaloceanPage, `<td>\$[0-9.,]+ per hour</td>`, `<td>Per contract after contacting sales</td>`))),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return scrapers.NewDigitalOcean(c, scrapers.DigitalOceanConfig{PageURL: base + "/products/droplets/details/pricing/", Delay: -1}, nil)
 			},
 		},
 	}
@@ -306,7 +326,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey, tensorDockTestKey)})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {
@@ -357,7 +377,7 @@ func TestFaults(t *testing.T) {
 					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
 						t.Errorf("error %q does not name %s first", err, s.provider)
 					}
-					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey, tensorDockTestKey} {
+					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey} {
 						if strings.Contains(err.Error(), key) {
 							t.Errorf("a credential is in the error %q", err)
 						}

@@ -181,9 +181,40 @@ import (
 //     GPU, a thousands separator, a short row, a number cell, an empty item, "$3.85/h", and
 //     "Contact us" as plain text.
 //   - nebius_prices_changed.html: the tables' rows moved to {"rows": [{"cells": [{"text"}]}]}.
+//   - digitalocean_sizes.json, digitalocean_sizes_page2.json (§13.2): GET /v2/sizes?per_page=200
+//     in two pages, {"sizes": [...], "links": {"pages": {"next": ".../v2/sizes?page=2&per_page=200"}},
+//     "meta": {"total": 19}}, each size in the documented field set (slug, memory MB, vcpus, disk,
+//     transfer, price_monthly, price_hourly per droplet, regions, available, description,
+//     networking_throughput, gpu_info {count, vram {amount: the droplet's total, unit "gib"},
+//     model "nvidia_h100"}, disk_info): CPU sizes without gpu_info, the documented GPU slugs and
+//     prices of §13.2 (gpu-4000adax1-20gb 0.76 in no region, gpu-6000adax1-48gb 1.57 tor1,
+//     gpu-mi300x1-192gb 2.59 ams3, gpu-h100x1-80gb 4.41 ams3/nyc2/tor1, gpu-h100x1-80gb-spot 1.0,
+//     gpu-mi355x1-288gb-spot 4.5 mem1), 8x droplets at the page's prices (H100 8 × 4.41, H200
+//     35.76, MI300X 8 × 2.59), an MI325X not available, B300 and MI355X spot. The model strings
+//     other than nvidia_h100, amd_mi300x and nvidia_rtx6000_ada, the host figures and the
+//     regions of the sizes not listed in §13.2 are illustrative.
+//   - digitalocean_sizes_traps.json (§13.3): gpuhunt's sample (8x H100 of 640 gib, 8x MI300X of
+//     1536 at its old 15.92), a CPU size, gpu_info null, a region listed twice, available false,
+//     no vram, an empty model, an unknown model, a spot size in mem1, no regions (empty and
+//     absent), a price as a string, negative, zero and 1e99 prices, no count, a count of 0 and
+//     as a string, a vram unit "mib", a malformed and an empty region, a slug twice, no slug, an
+//     element that is no object.
+//   - digitalocean_sizes_changed.json: the list under "droplet_sizes".
+//   - digitalocean_pricing.html (§13.4): the Droplet pricing page of the docs (Hugo markup, the
+//     CPU table before, the bandwidth table after) with its on-demand (11 rows), spot (8 rows,
+//     both B300 coolings) and contract ("after contacting sales") GPU tables. The values of
+//     §13.4's oracle are kept; the other rows' prices are illustrative (the 8x H100 and MI300X
+//     at 8 times the 1x, the MI325X, the liquid-cooled 8x B300, the MI350X 8x and the MI355X 1x).
+//   - digitalocean_pricing_traps.html: no spot section, header cells in other case and spacing,
+//     non-breaking spaces, "Per Hour", a verbatim and a conflicting duplicate, a thousands
+//     separator, an unknown GPU, "(16x)" and "(0x)" counts, an Intel GPU, "$0.76/hr", a zero
+//     price, "Contact sales", a monthly price, a label in a link and a price in <strong>, an
+//     empty price, a row of three cells.
+//   - digitalocean_pricing_changed.html: the GPU prices as cards, no table.
 //   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
-//     fixtures above by TestSnapshotVastRunPod, TestSnapshotPages, TestSnapshotOCI and
-//     TestSnapshotNebius under -update.
+//     fixtures above under -update by TestSnapshotVastRunPod, TestSnapshotPages (the page
+//     sources), TestSnapshotOCI, TestSnapshotVultr, TestSnapshotNebius and
+//     TestSnapshotTensorDock.
 //
 // Golden files (testdata/*.golden.*) hold the exact parser output; regenerate them and the
 // snapshot with go test ./scrapers/ -update, then review the diff.
@@ -193,10 +224,10 @@ var update = flag.Bool("update", false, "rewrite the golden files and the record
 // The runs the parser tests stamp on offers. The golden files hold them, so they need no
 // scrubbing; each set of fixtures keeps the run it was recorded under.
 var (
-	// runAug22 is the run of the Lambda, CoreWeave, Verda and OCI fixtures, modelled on the live
-	// pages and documents of 2026-08-22 (lambda_*, coreweave_*, verda_* and oci*.golden.json,
-	// snapshot/{lambda,coreweave,verda,oci}), and of Nebius's page of that day
-	// (nebius_prices.golden.json).
+	// runAug22 is the run of the Lambda, CoreWeave, Verda, OCI and DigitalOcean fixtures,
+	// modelled on the live pages and documents of 2026-08-22 (lambda_*, coreweave_*, verda_*,
+	// oci* and digitalocean_*.golden.json, snapshot/{lambda,coreweave,verda,oci,digitalocean}),
+	// and of Nebius's page of that day (nebius_prices.golden.json).
 	runAug22 = schema.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
 	// runNov29 is the run of the Vast.ai and RunPod fixtures (vastai_*.golden.json,
 	// runpod_*.golden.json, snapshot/{vastai,runpod}), and of Nebius's October page and traps

@@ -36,6 +36,7 @@ func TestPageFetchRedirects(t *testing.T) {
 		"/lambda": readTestdata(t, "lambda_pricing.html"),
 		"/verda":  readTestdata(t, "verda_pricing.html"),
 		"/nebius": readTestdata(t, "nebius_prices.html"),
+		"/do":     readTestdata(t, "digitalocean_pricing.html"),
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -62,8 +63,11 @@ func TestPageFetchRedirects(t *testing.T) {
 		"nebius": func(url string) pipeline.Source {
 			return scrapers.NewNebius(newTestClient(t, scrapers.ClientConfig{}), scrapers.NebiusConfig{URL: url, Delay: -1}, nil)
 		},
+		"digitalocean": func(url string) pipeline.Source {
+			return scrapers.NewDigitalOcean(newTestClient(t, scrapers.ClientConfig{}), scrapers.DigitalOceanConfig{PageURL: url, Delay: -1}, nil)
+		},
 	}
-	prefix := map[string]string{"coreweave": "/cw", "lambda": "/lambda", "verda": "/verda", "nebius": "/nebius"}
+	prefix := map[string]string{"coreweave": "/cw", "lambda": "/lambda", "verda": "/verda", "nebius": "/nebius", "digitalocean": "/do"}
 	for name, newSource := range sources {
 		t.Run(name+" same domain", func(t *testing.T) {
 			res, err := newSource(srv.URL+prefix[name]+"/moved").Fetch(context.Background(), runAug22)

@@ -185,12 +185,13 @@ func snapshotLine(o schema.Offer) string {
 		o.PriceUSDPerHour, o.PriceUSDPerGPUHour, o.IntraNode, o.InterNode, o.Stock, o.DQFlags)
 }
 
-// pageSnapshot are the sources of the snapshot's lambda/, coreweave/ and verda/ parts as the
-// demo runs them, in recording order (it numbers the files): Lambda with a key (the API) and
-// without (the pricing page), CoreWeave, and Verda with client credentials (the API: token,
-// instance types, both availability lists) and without (the pricing page). Each is recorded from
-// realistic fixtures (every GPU model of docs/providers.md §3.7, §4.7 and §8.7, not the trap
-// files) served at its default URLs, and must replay to what the same source gives on those
+// pageSnapshot are the sources of the snapshot's lambda/, coreweave/, verda/ and digitalocean/
+// parts as the demo runs them, in recording order (it numbers the files): Lambda with a key (the
+// API) and without (the pricing page), CoreWeave, Verda with client credentials (the API: token,
+// instance types, both availability lists) and without (the pricing page), and DigitalOcean with
+// a token (the size list's two pages) and without (the pricing page). Each is recorded from
+// realistic fixtures (every GPU model of docs/providers.md §3.7, §4.7, §8.7 and §11.5, not the
+// trap files) served at its default URLs, and must replay to what the same source gives on those
 // fixtures live.
 var pageSnapshot = []struct {
 	name      string
@@ -218,6 +219,15 @@ var pageSnapshot = []struct {
 	{"verda page", scrapers.VerdaName, func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewVerda(c, scrapers.VerdaConfig{Delay: -1}, nil)
 	}, []snapshotAnswer{{scrapers.DefaultVerdaPageURL, "verda_pricing.html", "text/html; charset=utf-8", true}}},
+	{"digitalocean api", scrapers.DigitalOceanName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewDigitalOcean(c, scrapers.DigitalOceanConfig{APIKey: "snapshot-token", Delay: -1}, nil)
+	}, []snapshotAnswer{
+		{scrapers.DefaultDigitalOceanAPIURL, "digitalocean_sizes.json", "application/json", true},
+		{"https://api.digitalocean.com/v2/sizes?page=2&per_page=200", "digitalocean_sizes_page2.json", "application/json", true},
+	}},
+	{"digitalocean page", scrapers.DigitalOceanName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewDigitalOcean(c, scrapers.DigitalOceanConfig{Delay: -1}, nil)
+	}, []snapshotAnswer{{scrapers.DefaultDigitalOceanPageURL, "digitalocean_pricing.html", "text/html; charset=utf-8", true}}},
 }
 
 // snapshotAnswer is one recorded answer: the fixture served at url, and whether the source keeps
@@ -244,9 +254,9 @@ func snapshotTransport(t *testing.T) http.RoundTripper {
 	})}
 }
 
-// TestSnapshotPages replays the shipped snapshot's Lambda, CoreWeave and Verda parts and checks
-// the offers are those the sources give on the fixtures live, and the payloads the fixtures byte
-// for byte. With -update it first records those folders again from the fixtures, through the
+// TestSnapshotPages replays the shipped snapshot's Lambda, CoreWeave, Verda and DigitalOcean
+// parts and checks the offers are those the sources give on the fixtures live, and the payloads
+// the fixtures byte for byte. With -update it first records those folders again from the fixtures, through the
 // same client code a live run uses.
 func TestSnapshotPages(t *testing.T) {
 	if *update {

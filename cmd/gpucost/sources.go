@@ -111,6 +111,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			p := cfg.Providers.Nebius
 			out = append(out, scrapers.NewNebius(client, scrapers.NebiusConfig{URL: p.URL,
 				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
+		case scrapers.DigitalOceanName:
+			p := cfg.Providers.DigitalOcean
+			out = append(out, scrapers.NewDigitalOcean(client, scrapers.DigitalOceanConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		}
 	}
 	return out, nil
