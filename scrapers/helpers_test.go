@@ -326,10 +326,12 @@ func checkParsed(t *testing.T, provider string, run schema.Run, offers []schema.
 			t.Fatalf("offer %q: unknown GPU %q without flag", o.OfferID, o.GPUNameRaw)
 		}
 		// On-demand or spot, but for the 1-Click Clusters of Lambda's page (the only Lambda offers
-		// with InfiniBand), which are committed and only that.
+		// with InfiniBand), which are committed and only that, and the reservation table of
+		// Hyperstack's rate card (reserved, of no stated term).
 		committed := o.PriceType != schema.OnDemand && o.PriceType != schema.Spot
 		cluster := provider == scrapers.LambdaName && o.InterNode == schema.InterInfiniBand && strings.HasPrefix(o.OfferID, "1-Click Cluster ")
-		if !slices.Contains(schema.PriceTypes, o.PriceType) || committed != cluster {
+		reservation := provider == scrapers.HyperstackName && o.PriceType == schema.Reserved && strings.HasPrefix(o.OfferID, "1x ")
+		if !slices.Contains(schema.PriceTypes, o.PriceType) || committed != (cluster || reservation) {
 			t.Fatalf("offer %q: price type %q", o.OfferID, o.PriceType)
 		}
 	}

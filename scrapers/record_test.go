@@ -185,10 +185,11 @@ func snapshotLine(o schema.Offer) string {
 		o.PriceUSDPerHour, o.PriceUSDPerGPUHour, o.IntraNode, o.InterNode, o.Stock, o.DQFlags)
 }
 
-// pageSnapshot are the sources of the snapshot's lambda/, coreweave/ and verda/ parts as the
-// demo runs them, in recording order (it numbers the files): Lambda with a key (the API) and
-// without (the pricing page), CoreWeave, and Verda with client credentials (the API: token,
-// instance types, both availability lists) and without (the pricing page). Each is recorded from
+// pageSnapshot are the sources of the snapshot's lambda/, coreweave/, verda/ and hyperstack/
+// parts as the demo runs them, in recording order (it numbers the files): Lambda with a key (the
+// API) and without (the pricing page), CoreWeave, Verda with client credentials (the API: token,
+// instance types, both availability lists) and without (the pricing page), and Hyperstack with a
+// key (the pricebook and the flavors) and without (the rate card). Each is recorded from
 // realistic fixtures (every GPU model of docs/providers.md §3.7, §4.7 and §8.7, not the trap
 // files) served at its default URLs, and must replay to what the same source gives on those
 // fixtures live.
@@ -218,6 +219,15 @@ var pageSnapshot = []struct {
 	{"verda page", scrapers.VerdaName, func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewVerda(c, scrapers.VerdaConfig{Delay: -1}, nil)
 	}, []snapshotAnswer{{scrapers.DefaultVerdaPageURL, "verda_pricing.html", "text/html; charset=utf-8", true}}},
+	{"hyperstack api", scrapers.HyperstackName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewHyperstack(c, scrapers.HyperstackConfig{APIKey: "snapshot-key", Delay: -1}, nil)
+	}, []snapshotAnswer{
+		{scrapers.DefaultHyperstackAPIURL + "/pricebook", "hyperstack_pricebook.json", "application/json", true},
+		{scrapers.DefaultHyperstackAPIURL + "/core/flavors", "hyperstack_flavors.json", "application/json", true},
+	}},
+	{"hyperstack page", scrapers.HyperstackName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewHyperstack(c, scrapers.HyperstackConfig{Delay: -1}, nil)
+	}, []snapshotAnswer{{scrapers.DefaultHyperstackPageURL, "hyperstack_pricing.html", "text/html; charset=utf-8", true}}},
 }
 
 // snapshotAnswer is one recorded answer: the fixture served at url, and whether the source keeps

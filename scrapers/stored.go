@@ -26,7 +26,7 @@ type Stored struct {
 
 // StoredParsers lists the providers whose stored payloads Stored parses.
 func StoredParsers() []string {
-	return []string{CoreWeaveName, LambdaName, OCIName, RunPodName, VastName, VerdaName, VultrName}
+	return []string{CoreWeaveName, HyperstackName, LambdaName, OCIName, RunPodName, VastName, VerdaName, VultrName}
 }
 
 // NewStored returns the source over one provider's payloads of a run; an error for a provider
@@ -48,6 +48,8 @@ func NewStored(provider string, payloads []schema.RawPayload) (*Stored, error) {
 		s.parse = parseOCIStored // the price list and the shapes, joined
 	case VultrName:
 		s.parse = eachAnswer(parseVultrStored) // a page of CPU plans only is no error of its own
+	case HyperstackName:
+		s.parse = parseHyperstackStored // the pricebook and the flavors, joined, or the rate card
 	default:
 		return nil, fmt.Errorf("no parser for the stored payloads of %q (re-derived: %v)", provider, StoredParsers())
 	}

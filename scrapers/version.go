@@ -6,13 +6,14 @@ import "github.com/gpucost/gpucost/gpus"
 // payload: bump a provider's with any such change (a field read differently, a price unit, a
 // placeholder rule), so its rows of before can be told apart and re-derived (gpucost reparse).
 var parserDates = map[string]string{
-	CoreWeaveName: "2026-12-01",
-	LambdaName:    "2026-12-01",
-	OCIName:       "2026-12-01",
-	RunPodName:    "2026-12-01",
-	VastName:      "2026-12-01",
-	VerdaName:     "2026-12-01",
-	VultrName:     "2026-12-01",
+	CoreWeaveName:  "2026-12-01",
+	HyperstackName: "2026-12-02",
+	LambdaName:     "2026-12-01",
+	OCIName:        "2026-12-01",
+	RunPodName:     "2026-12-01",
+	VastName:       "2026-12-01",
+	VerdaName:      "2026-12-01",
+	VultrName:      "2026-12-01",
 }
 
 // ParserVersion names today's parser of provider and the GPU catalog it resolves with, as
