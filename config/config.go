@@ -99,13 +99,14 @@ type HTTPConfig struct {
 
 // ProvidersConfig configures each source.
 type ProvidersConfig struct {
-	VastAI    ProviderConfig `yaml:"vastai"`
-	RunPod    ProviderConfig `yaml:"runpod"`
-	Lambda    ProviderConfig `yaml:"lambda"`
-	CoreWeave ProviderConfig `yaml:"coreweave"`
-	Verda     ProviderConfig `yaml:"verda"`
-	OCI       ProviderConfig `yaml:"oci"`
-	Vultr     ProviderConfig `yaml:"vultr"`
+	VastAI     ProviderConfig `yaml:"vastai"`
+	RunPod     ProviderConfig `yaml:"runpod"`
+	Lambda     ProviderConfig `yaml:"lambda"`
+	CoreWeave  ProviderConfig `yaml:"coreweave"`
+	Verda      ProviderConfig `yaml:"verda"`
+	OCI        ProviderConfig `yaml:"oci"`
+	Vultr      ProviderConfig `yaml:"vultr"`
+	Hyperstack ProviderConfig `yaml:"hyperstack"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -407,7 +408,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "lambda", "oci", "runpod", "vastai", "verda", "vultr"}
+var ProviderNames = []string{"coreweave", "hyperstack", "lambda", "oci", "runpod", "vastai", "verda", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -775,6 +776,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.OCI, true
 	case scrapers.VultrName:
 		return cfg.Providers.Vultr, true
+	case scrapers.HyperstackName:
+		return cfg.Providers.Hyperstack, true
 	}
 	return ProviderConfig{}, false
 }

@@ -1,8 +1,8 @@
 // Package scrapers fetches GPU prices from the providers (Vast.ai, RunPod, Lambda, CoreWeave,
-// Verda, OCI, Vultr) and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per
+// Verda, OCI, Vultr, Hyperstack) and normalizes them into schema.Offer rows: canonical GPU model (package gpus), USD per
 // hour per offer and per GPU as decimals, decimal GB of VRAM per GPU, interconnect classes.
 //
-// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave, Verda, OCI); fetching
+// Each provider is one source in its own file (Vast, RunPod, Lambda, CoreWeave, Verda, OCI, Vultr, Hyperstack); fetching
 // and parsing are kept apart, and the parsers are pure functions over the response bytes
 // (ParseVast, ParseRunPod, ...), tested with golden files on recorded responses in testdata/. Every source
 // fetches through one shared Client (client.go) built on go-retryablehttp: retries with jittered
@@ -32,7 +32,7 @@
 // strings through verdaNumber (exactDecimal), page cells through parseUSD; sums (Vast's
 // dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced once from
 // that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or directly for
-// Lambda's API) or SetPricePerGPU (Lambda's and Verda's pages and OCI's price list, which quote per GPU; pricedPerGPU): its
+// Lambda's API) or SetPricePerGPU (Lambda's and Verda's pages, OCI's price list and Hyperstack's rate card and pricebook, which quote per GPU; pricedPerGPU): its
 // whole-offer and per-GPU prices are each rounded once, the only rounding a price gets on its way
 // to the store (the pipeline rounds none again). Each offer is stamped with the run the source is handed (schema.Run.Stamp), so a parse
 // is a whole observation on its own; the pipeline stamps the offers again with the same run, and
@@ -57,7 +57,7 @@
 // source parses a replayed run byte for byte as it parsed the live one. The layout is:
 //
 //	DIR/
-//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, verda, oci, vultr)
+//	  <source>/                  one folder per source name (vastai, runpod, lambda, coreweave, verda, oci, vultr, hyperstack)
 //	    index.json               Index: the exchanges in request order
 //	    001-<slug>.body          the raw response body, exactly as received
 //	    002-<slug>.body          <slug> is the last URL path segment ("bundles", "graphql", "pricing")

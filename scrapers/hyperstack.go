@@ -119,38 +119,38 @@ func ParseHyperstackPage(body []byte, run schema.Run, sourceURL string) (offers 
 		cur     = -1
 		ordered = true
 	)
-	doc.Find("*").Each(func(_ int, s *goquery.Selection) {
-		if hyperstackIsHeading(s) {
-			heading := normalizeSpace(s.Text())
-			for i, sec := range hyperstackSections {
-				if strings.EqualFold(heading, sec.anchor) {
-					found[i]++
-					ordered = ordered && i == cur+1
-					cur = i
+	// One walk over the tree, in document order, never into a heading or a row: linear in the
+	// page, however deep it nests.
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			inTable := cur >= 0 && hyperstackSections[cur].priceType != ""
+			switch {
+			case c.Type == html.TextNode && inTable:
+				text[cur].WriteString(" " + c.Data)
+			case c.Type != html.ElementNode:
+			case hyperstackIsHeading(c.Data):
+				heading := normalizeSpace(goquery.NewDocumentFromNode(c).Text())
+				for i, sec := range hyperstackSections {
+					if strings.EqualFold(heading, sec.anchor) {
+						found[i]++
+						ordered = ordered && i == cur+1
+						cur = i
+					}
 				}
+			case inTable && goquery.NewDocumentFromNode(c).HasClass(hyperstackRowClass):
+				row := goquery.NewDocumentFromNode(c).Selection
+				if strings.EqualFold(hyperstackCell(row, 1), "GPU Model") {
+					text[cur].WriteString(" " + row.Text()) // the header, in row markup
+					continue
+				}
+				rows[cur] = append(rows[cur], row)
+			default:
+				walk(c)
 			}
-			return
 		}
-		if cur < 0 || hyperstackSections[cur].priceType == "" || s.Closest("h1, h2, h3, h4, h5, h6").Length() > 0 {
-			return
-		}
-		if s.HasClass(hyperstackRowClass) {
-			if strings.EqualFold(hyperstackCell(s, 1), "GPU Model") {
-				text[cur].WriteString(" " + s.Text()) // the header, in row markup
-				return
-			}
-			rows[cur] = append(rows[cur], s)
-			return
-		}
-		if s.Closest("."+hyperstackRowClass).Length() > 0 {
-			return
-		}
-		s.Contents().Each(func(_ int, c *goquery.Selection) {
-			if c.Nodes[0].Type == html.TextNode {
-				text[cur].WriteString(" " + c.Text())
-			}
-		})
-	})
+	}
+	walk(doc.Get(0))
 	for i, sec := range hyperstackSections {
 		if found[i] != 1 {
 			return nil, nil, fmt.Errorf("pricing page: %w: heading %q found %d times, want 1", ErrLayoutChanged, sec.anchor, found[i])
@@ -202,9 +202,10 @@ func ParseHyperstackPage(body []byte, run schema.Run, sourceURL string) (offers 
 	return offers, problems, nil
 }
 
-// hyperstackIsHeading reports whether s is a heading element, where the section anchors are.
-func hyperstackIsHeading(s *goquery.Selection) bool {
-	switch goquery.NodeName(s) {
+// hyperstackIsHeading reports whether an element of this name is a heading, where the section
+// anchors are.
+func hyperstackIsHeading(name string) bool {
+	switch name {
 	case "h1", "h2", "h3", "h4", "h5", "h6":
 		return true
 	}

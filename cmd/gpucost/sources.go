@@ -93,6 +93,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			p := cfg.Providers.Vultr
 			out = append(out, scrapers.NewVultr(client, scrapers.VultrConfig{PlansURL: p.URL, MetalURL: p.MetalURL, APIKey: keys[name],
 				Timeout: cfg.Scrape.SourceTimeout.Std()}, logger))
+		case scrapers.HyperstackName:
+			p := cfg.Providers.Hyperstack
+			out = append(out, scrapers.NewHyperstack(client, scrapers.HyperstackConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		}
 	}
 	return out, nil
