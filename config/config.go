@@ -112,6 +112,7 @@ type ProvidersConfig struct {
 	// DigitalOcean is DigitalOcean's GPU Droplets: the API's size list with a token, else the
 	// pricing page of its documentation.
 	DigitalOcean ProviderConfig `yaml:"digitalocean"`
+	Hyperstack   ProviderConfig `yaml:"hyperstack"`
 }
 
 // ProviderConfig is one source's endpoint and credentials. The key itself never sits in the
@@ -413,7 +414,7 @@ func setFromString(v reflect.Value, raw string) error {
 }
 
 // ProviderNames are the sources gpucost knows, in the order they are listed.
-var ProviderNames = []string{"coreweave", "digitalocean", "lambda", "nebius", "oci", "runpod", "tensordock", "vastai", "verda", "vultr"}
+var ProviderNames = []string{"coreweave", "digitalocean", "hyperstack", "lambda", "nebius", "oci", "runpod", "tensordock", "vastai", "verda", "vultr"}
 
 // validate checks every value: each error is a fieldError naming its key. Commands can rely
 // on what passes: a DSN the driver parses, positive timeouts, schedules cron accepts.
@@ -787,6 +788,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 		return cfg.Providers.Nebius, true
 	case scrapers.DigitalOceanName:
 		return cfg.Providers.DigitalOcean, true
+	case scrapers.HyperstackName:
+		return cfg.Providers.Hyperstack, true
 	}
 	return ProviderConfig{}, false
 }

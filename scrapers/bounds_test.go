@@ -43,6 +43,11 @@ func TestTruncatedAnywhereIsIncomplete(t *testing.T) {
 		"digitalocean_sizes": scrapers.ParseDigitalOcean, "digitalocean_pricing": scrapers.ParseDigitalOceanPage,
 		"snapshot/digitalocean/001": scrapers.ParseDigitalOcean, "snapshot/digitalocean/002": scrapers.ParseDigitalOcean,
 		"snapshot/digitalocean/003": scrapers.ParseDigitalOceanPage,
+		// Hyperstack's API answers, each cut with the other whole, its recording (the pricebook,
+		// the flavors, the rate card) and its rate card.
+		"hyperstack_pricebook": hyperstackWithFlavors(t), "hyperstack_flavors": hyperstackWithPricebook(t),
+		"snapshot/hyperstack/001": hyperstackWithFlavors(t), "snapshot/hyperstack/002": hyperstackWithPricebook(t),
+		"hyperstack_pricing": scrapers.ParseHyperstackPage, "snapshot/hyperstack/003": scrapers.ParseHyperstackPage,
 	}
 	files, _ := filepath.Glob("testdata/*.json")
 	html, _ := filepath.Glob("testdata/*.html")
@@ -118,6 +123,22 @@ func ociWithProducts(t *testing.T) parseFunc {
 	products := readTestdata(t, "oci_products.json")
 	return func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
 		return scrapers.ParseOCI(products, body, run, sourceURL)
+	}
+}
+
+// hyperstackWithFlavors parses a Hyperstack pricebook against the whole flavors fixture.
+func hyperstackWithFlavors(t *testing.T) parseFunc {
+	flavors := readTestdata(t, "hyperstack_flavors.json")
+	return func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+		return scrapers.ParseHyperstack(body, flavors, run, sourceURL)
+	}
+}
+
+// hyperstackWithPricebook parses Hyperstack flavors against the whole pricebook fixture.
+func hyperstackWithPricebook(t *testing.T) parseFunc {
+	pricebook := readTestdata(t, "hyperstack_pricebook.json")
+	return func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+		return scrapers.ParseHyperstack(pricebook, body, run, sourceURL)
 	}
 }
 
@@ -345,6 +366,14 @@ func TestEverySourceKeepsTheOfferCap(t *testing.T) {
 			srv := httptest.NewServer(newVerdaAPI(t))
 			t.Cleanup(srv.Close)
 			return newVerdaAPISource(capped(t), srv.URL)
+		},
+		"hyperstack page": func(t *testing.T) source {
+			return scrapers.NewHyperstack(capped(t), scrapers.HyperstackConfig{PageURL: serve(t, "hyperstack_pricing.html", "text/html") + "/gpu-pricing", Delay: -1}, nil)
+		},
+		"hyperstack api": func(t *testing.T) source {
+			srv := httptest.NewServer(newHyperstackAPI(t))
+			t.Cleanup(srv.Close)
+			return newHyperstackAPISource(capped(t), srv.URL)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

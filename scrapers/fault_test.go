@@ -60,6 +60,8 @@ func faultSources(t *testing.T) []faultSource {
 	tensorDock := newTensorDockAPI(t)
 	digitalocean := newDigitalOceanAPI(t)
 	digitaloceanPage := string(readTestdata(t, "digitalocean_pricing.html"))
+	hyperstack := newHyperstackAPI(t)
+	hyperstackPage := string(readTestdata(t, "hyperstack_pricing.html"))
 	return []faultSource{
 		{
 			name: "vastai", provider: scrapers.VastName, ctype: "application/json",
@@ -189,6 +191,37 @@ func faultSources(t *testing.T) []faultSource {
 				return scrapers.NewDigitalOcean(c, scrapers.DigitalOceanConfig{PageURL: base + "/products/droplets/details/pricing/", Delay: -1}, nil)
 			},
 		},
+		{
+			// Two requests a run: the pricebook, then the flavors. A changed or empty answer is
+			// the flavors', after a good pricebook.
+			name: "hyperstack api", provider: scrapers.HyperstackName, ctype: "application/json",
+			good:    hyperstack.answer,
+			changed: hyperstackAnswer(hyperstack, readTestdata(t, "hyperstack_flavors_changed.json")),
+			empty:   hyperstackAnswer(hyperstack, []byte(`{"status": true, "message": "Getting flavors success", "data": []}`)),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return newHyperstackAPISource(c, base)
+			},
+		},
+		{
+			name: "hyperstack page", provider: scrapers.HyperstackName, page: true, ctype: "text/html; charset=utf-8",
+			good:    fixture("hyperstack_pricing.html"),
+			changed: fixture("hyperstack_pricing_changed.html"),
+			empty:   always([]byte(mustReplaceRegexp(hyperstackPage, `<span>(&nbsp;)?\$[0-9.]+</span>`, `<span>—</span>`))),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return scrapers.NewHyperstack(c, scrapers.HyperstackConfig{PageURL: base + "/gpu-pricing", Delay: -1}, nil)
+			},
+		},
+	}
+}
+
+// hyperstackAnswer answers Hyperstack's pricebook request as the API does and every other
+// request with b.
+func hyperstackAnswer(api *hyperstackAPI, b []byte) func(*http.Request) []byte {
+	return func(r *http.Request) []byte {
+		if strings.HasSuffix(r.URL.Path, "/pricebook") {
+			return api.answer(r)
+		}
+		return b
 	}
 }
 
@@ -326,7 +359,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey)})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey, hyperstackTestKey)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {
@@ -377,7 +410,7 @@ func TestFaults(t *testing.T) {
 					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
 						t.Errorf("error %q does not name %s first", err, s.provider)
 					}
-					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey} {
+					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey, hyperstackTestKey} {
 						if strings.Contains(err.Error(), key) {
 							t.Errorf("a credential is in the error %q", err)
 						}

@@ -211,6 +211,40 @@ import (
 //     price, "Contact sales", a monthly price, a label in a link and a price in <strong>, an
 //     empty price, a row of three cells.
 //   - digitalocean_pricing_changed.html: the GPU prices as cards, no table.
+//   - hyperstack_pricing.html (§14.3): www.hyperstack.cloud/gpu-pricing as HubSpot renders it:
+//     a navigation menu of priceless look-alike labels (NVIDIA GB200 NVL72, NVIDIA HGX B200), the
+//     B300 banner, then the four headings: On-Demand GPU Pricing (13 rows <div
+//     class="page-price_card_row_item df"> of five cells page-price_card_row_item_col1..col5,
+//     each a <span>: GPU Model | VRAM (GB) | Max pCPUs per GPU | Max RAM (GB) per GPU | Pricing Per
+//     Hour, two prices starting with &nbsp;), Reservation Pricing (12 rows: model, "Starting from"
+//     price, a "Reserve here" link), Spot VM Pricing (5 rows: model, price) and On-Demand CPU
+//     Pricing (CPU rows in the same markup), and a footer with a look-alike row. On-demand values
+//     are the 2026-08-22 page's; reserved H200 SXM 2.79, H100 SXM 2.72, B200 5.10, A4000 0.11 and
+//     spot H100 2.00, A6000 0.40 are documented, the other reserved and spot values illustrative,
+//     as is the markup of the header rows and of the reservation and spot rows.
+//   - hyperstack_pricing_traps.html: a look-alike priced row in the menu, a duplicate row with odd
+//     white space, an unknown GPU (Rubin CPX) at $1,234.50, "Contact sales", a malformed price, a
+//     row missing cells, a row without a model, a VRAM that is no number, an unpriced ("—") and a
+//     negative reservation, a spot header in row markup.
+//   - hyperstack_pricing_changed.html: the same page with the rows and cells in other classes.
+//   - hyperstack_pricebook.json, hyperstack_flavors.json (§14.2): GET /pricebook, a bare array of
+//     {id, name, value, original_value, discount_applied, start_time, end_time} at the page's
+//     rates per GPU-hour (-spot entries for L40, H100 PCIe, RTX PRO 6000 SE and RTX A6000, the
+//     two cpu-only-flavors entries), and GET /core/flavors, {"status": true, "message", "data":
+//     [{gpu, region_name, flavors: [{id, name, display_name, region_name, cpu, ram, disk,
+//     ephemeral, gpu, gpu_count, stock_available, ...}]}]} with the documented flavor names and
+//     host figures (n3-H100x1, n3-H100x8-NVLink, n3-H100-SXM5x8 in CANADA-1 and US-1,
+//     n3-A100x8-NVLink, n3-RTX-A4000x10 in NORWAY-1), an H200 flavor the pricebook does not
+//     price, B200 and B300 flavors, and CPU flavors. Other flavors, figures and stock flags are
+//     illustrative.
+//   - hyperstack_pricebook_traps.json, hyperstack_flavors_traps.json: a value as a string, an
+//     account's discount, a promotion with start and end times, two differing list prices, a
+//     negative and a boolean value, a value below original_value without discount_applied, an
+//     unknown GPU (GH200), a verbatim duplicate, entries without a name or not objects; a flavor
+//     listed twice, a gpu_count as a string and negative, a region from the group, a region
+//     that is markup, a flavor without a name, a -spot flavor, an unpriced GPU, a region of no
+//     known country, a group without flavors, elements that are not objects.
+//   - hyperstack_flavors_changed.json: the flavor groups under "flavors" instead of "data".
 //   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
 //     fixtures above under -update by TestSnapshotVastRunPod, TestSnapshotPages (the page
 //     sources), TestSnapshotOCI, TestSnapshotVultr, TestSnapshotNebius and
@@ -224,10 +258,11 @@ var update = flag.Bool("update", false, "rewrite the golden files and the record
 // The runs the parser tests stamp on offers. The golden files hold them, so they need no
 // scrubbing; each set of fixtures keeps the run it was recorded under.
 var (
-	// runAug22 is the run of the Lambda, CoreWeave, Verda, OCI and DigitalOcean fixtures,
-	// modelled on the live pages and documents of 2026-08-22 (lambda_*, coreweave_*, verda_*,
-	// oci* and digitalocean_*.golden.json, snapshot/{lambda,coreweave,verda,oci,digitalocean}),
-	// and of Nebius's page of that day (nebius_prices.golden.json).
+	// runAug22 is the run of the Lambda, CoreWeave, Verda, OCI, DigitalOcean and Hyperstack
+	// fixtures, modelled on the live pages and documents of 2026-08-22 (lambda_*, coreweave_*,
+	// verda_*, oci*, digitalocean_* and hyperstack_*.golden.json,
+	// snapshot/{lambda,coreweave,verda,oci,digitalocean,hyperstack}), and of Nebius's page of
+	// that day (nebius_prices.golden.json).
 	runAug22 = schema.Run{ID: "run-20260822T1400Z", ObservedAt: time.Date(2026, 8, 22, 14, 0, 0, 0, time.UTC)}
 	// runNov29 is the run of the Vast.ai and RunPod fixtures (vastai_*.golden.json,
 	// runpod_*.golden.json, snapshot/{vastai,runpod}), and of Nebius's October page and traps
@@ -407,13 +442,15 @@ func checkParsed(t *testing.T, provider string, run schema.Run, offers []schema.
 			t.Fatalf("offer %q: unknown GPU %q without flag", o.OfferID, o.GPUNameRaw)
 		}
 		// On-demand or spot, but for the 1-Click Clusters of Lambda's page (the only Lambda offers
-		// with InfiniBand), which are committed and only that, and RunPod's savings plans, which
-		// are secure-cloud terms of a week to six months.
+		// with InfiniBand), which are committed and only that; RunPod's savings plans, which are
+		// secure-cloud terms of a week to six months; and the reservation table of Hyperstack's
+		// rate card (reserved, of no stated term).
 		committed := o.PriceType.Committed()
 		cluster := provider == scrapers.LambdaName && o.InterNode == schema.InterInfiniBand && strings.HasPrefix(o.OfferID, "1-Click Cluster ")
 		savingsPlan := provider == scrapers.RunPodName && o.Tier == schema.TierSecure &&
 			slices.Contains([]schema.PriceType{schema.Term1W, schema.Term1M, schema.Term3M, schema.Term6M}, o.PriceType)
-		if !slices.Contains(schema.PriceTypes, o.PriceType) || (committed && !cluster && !savingsPlan) || (!committed && cluster) {
+		reservation := provider == scrapers.HyperstackName && o.PriceType == schema.Reserved && strings.HasPrefix(o.OfferID, "1x ")
+		if !slices.Contains(schema.PriceTypes, o.PriceType) || (committed && !cluster && !savingsPlan && !reservation) || (!committed && cluster) {
 			t.Fatalf("offer %q: price type %q", o.OfferID, o.PriceType)
 		}
 		// Serverless containers only from Verda's page.

@@ -185,14 +185,15 @@ func snapshotLine(o schema.Offer) string {
 		o.PriceUSDPerHour, o.PriceUSDPerGPUHour, o.IntraNode, o.InterNode, o.Stock, o.DQFlags)
 }
 
-// pageSnapshot are the sources of the snapshot's lambda/, coreweave/, verda/ and digitalocean/
-// parts as the demo runs them, in recording order (it numbers the files): Lambda with a key (the
-// API) and without (the pricing page), CoreWeave, Verda with client credentials (the API: token,
-// instance types, both availability lists) and without (the pricing page), and DigitalOcean with
-// a token (the size list's two pages) and without (the pricing page). Each is recorded from
-// realistic fixtures (every GPU model of docs/providers.md §3.7, §4.7, §8.7 and §11.5, not the
-// trap files) served at its default URLs, and must replay to what the same source gives on those
-// fixtures live.
+// pageSnapshot are the sources of the snapshot's lambda/, coreweave/, verda/, digitalocean/ and
+// hyperstack/ parts as the demo runs them, in recording order (it numbers the files): Lambda with
+// a key (the API) and without (the pricing page), CoreWeave, Verda with client credentials (the
+// API: token, instance types, both availability lists) and without (the pricing page),
+// DigitalOcean with a token (the size list's two pages) and without (the pricing page), and
+// Hyperstack with a key (the pricebook and the flavors) and without (the rate card). Each is
+// recorded from realistic fixtures (every GPU model of docs/providers.md §3.7, §4.7, §8.7, §13.5
+// and §14.5, not the trap files) served at its default URLs, and must replay to what the same
+// source gives on those fixtures live.
 var pageSnapshot = []struct {
 	name      string
 	provider  string
@@ -228,6 +229,15 @@ var pageSnapshot = []struct {
 	{"digitalocean page", scrapers.DigitalOceanName, func(c *scrapers.Client) pipeline.Source {
 		return scrapers.NewDigitalOcean(c, scrapers.DigitalOceanConfig{Delay: -1}, nil)
 	}, []snapshotAnswer{{scrapers.DefaultDigitalOceanPageURL, "digitalocean_pricing.html", "text/html; charset=utf-8", true}}},
+	{"hyperstack api", scrapers.HyperstackName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewHyperstack(c, scrapers.HyperstackConfig{APIKey: "snapshot-key", Delay: -1}, nil)
+	}, []snapshotAnswer{
+		{scrapers.DefaultHyperstackAPIURL + "/pricebook", "hyperstack_pricebook.json", "application/json", true},
+		{scrapers.DefaultHyperstackAPIURL + "/core/flavors", "hyperstack_flavors.json", "application/json", true},
+	}},
+	{"hyperstack page", scrapers.HyperstackName, func(c *scrapers.Client) pipeline.Source {
+		return scrapers.NewHyperstack(c, scrapers.HyperstackConfig{Delay: -1}, nil)
+	}, []snapshotAnswer{{scrapers.DefaultHyperstackPageURL, "hyperstack_pricing.html", "text/html; charset=utf-8", true}}},
 }
 
 // snapshotAnswer is one recorded answer: the fixture served at url, and whether the source keeps

@@ -26,7 +26,7 @@ type Stored struct {
 
 // StoredParsers lists the providers whose stored payloads Stored parses.
 func StoredParsers() []string {
-	return []string{CoreWeaveName, DigitalOceanName, LambdaName, NebiusName, OCIName, RunPodName, TensorDockName, VastName, VerdaName, VultrName}
+	return []string{CoreWeaveName, DigitalOceanName, HyperstackName, LambdaName, NebiusName, OCIName, RunPodName, TensorDockName, VastName, VerdaName, VultrName}
 }
 
 // NewStored returns the source over one provider's payloads of a run; an error for a provider
@@ -54,6 +54,8 @@ func NewStored(provider string, payloads []schema.RawPayload) (*Stored, error) {
 		s.parse = eachAnswer(ParseNebius) // the price page; its price columns chosen by the run's time
 	case DigitalOceanName:
 		s.parse = eachAnswer(parseDigitalOceanStored) // the API's size pages or the pricing page
+	case HyperstackName:
+		s.parse = parseHyperstackStored // the pricebook and the flavors, joined, or the rate card
 	default:
 		return nil, fmt.Errorf("no parser for the stored payloads of %q (re-derived: %v)", provider, StoredParsers())
 	}

@@ -16,6 +16,7 @@ var parserDates = map[string]string{
 	VultrName:        "2026-12-01",
 	NebiusName:       "2026-12-02",
 	DigitalOceanName: "2026-12-02",
+	HyperstackName:   "2026-12-02",
 }
 
 // ParserVersion names today's parser of provider and the GPU catalog it resolves with, as

@@ -222,10 +222,12 @@ providers:
   verda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, client_id_env: GPUCOST_TEST_NO_SUCH_ID, delay: 1ms}
   oci: {url: %q, shapes_url: %q}
   vultr: {url: %q, metal_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY}
+  hyperstack: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, delay: 1ms}
 `, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
 		x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
 		x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes,
-		x.servers["vultr"].URL+"/v2/plans?type=all&per_page=500", x.servers["vultr"].URL+"/v2/plans-metal?per_page=500"))
+		x.servers["vultr"].URL+"/v2/plans?type=all&per_page=500", x.servers["vultr"].URL+"/v2/plans-metal?per_page=500",
+		x.servers["hyperstack"].URL+"/v1", x.servers["hyperstack"].URL+"/gpu-pricing"))
 	if code, out := x.run("migrate", "--dsn", x.dsn); code != 0 {
 		t.Fatalf("migrate: exit %d\n%s", code, out)
 	}

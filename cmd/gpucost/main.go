@@ -119,7 +119,7 @@ func execute(ctx context.Context, e env, name string, fn func(context.Context, e
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "gpucost: GPU prices from Vast.ai, RunPod, Lambda, CoreWeave, Verda, Oracle Cloud (OCI), Vultr, Nebius, DigitalOcean and TensorDock in ClickHouse, and the cheapest placement of each workload.")
+	fmt.Fprintln(w, "gpucost: GPU prices from Vast.ai, RunPod, Lambda, CoreWeave, Verda, Oracle Cloud (OCI), Vultr, Nebius, DigitalOcean, Hyperstack and TensorDock in ClickHouse, and the cheapest placement of each workload.")
 	fmt.Fprintln(w, "\nUsage: gpucost COMMAND [flags]\n\nCommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)

@@ -115,6 +115,10 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			p := cfg.Providers.DigitalOcean
 			out = append(out, scrapers.NewDigitalOcean(client, scrapers.DigitalOceanConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
 				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
+		case scrapers.HyperstackName:
+			p := cfg.Providers.Hyperstack
+			out = append(out, scrapers.NewHyperstack(client, scrapers.HyperstackConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],
+				Timeout: cfg.Scrape.SourceTimeout.Std(), Delay: delay(p.Delay).Std()}, logger))
 		}
 	}
 	return out, nil
