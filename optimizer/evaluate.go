@@ -1,6 +1,11 @@
 package optimizer
 
 import (
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/costmodel"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -48,7 +53,8 @@ func (p *planner) evalClass(w *Workload, variants []variant, variantIdx int, c *
 		return ev, st
 	}
 	spot := c.priceType.Interruptible()
-	if (spot && !w.Interruptible) || (c.priceType.Committed() && !p.mayCommit(w, c.priceType)) {
+	serverless := c.priceType == schema.Serverless
+	if (spot && !w.Interruptible) || (c.priceType.Committed() && !p.mayCommit(w, c.priceType)) || (serverless && !w.service()) {
 		return ev, stagePriceType
 	}
 	switch w.Kind {
@@ -62,12 +68,47 @@ func (p *planner) evalClass(w *Workload, variants []variant, variantIdx int, c *
 	if st != stageOK {
 		return ev, st
 	}
-	if c.priceType.Committed() {
+	switch {
+	case c.priceType.Committed():
 		// A commitment bills every hour of its term, busy or not.
 		ev.hoursMonth = max(ev.hoursMonth, roundHours(p.opts.HoursPerMonth))
+	case serverless:
+		// Serverless bills the busy hours and the cold starts, not the idle ones.
+		ev.hoursMonth = roundHours(p.serverless(0).BilledHours(p.usage(w)))
 	}
 	ev.offerHours = float64(ev.offersRented) * ev.hoursMonth
 	return ev, stageOK
+}
+
+// service reports whether w is work that is up a number of hours a month and busy part of
+// them (serving, custom work without a reference GPU), the work a serverless deployment can
+// take: a job is busy all its hours.
+func (w *Workload) service() bool {
+	return (w.Kind == Inference || w.Kind == Custom) && w.ReferenceGPU == ""
+}
+
+// busy is the share of its hours a service's GPUs work: its utilization, else all of them.
+func (w *Workload) busy() float64 {
+	if w.Utilization > 0 {
+		return w.Utilization
+	}
+	return 1
+}
+
+// usage is a service's month for the cost model: its hours, utilization and the wakes a
+// serverless deployment of it makes (Options.ServerlessWakesPerDay over the days it is up).
+func (p *planner) usage(w *Workload) costmodel.Usage {
+	hours := p.hoursPerMonth(w)
+	return costmodel.Usage{Hours: hours, Utilization: w.busy(), Wakes: p.opts.ServerlessWakesPerDay * hours / 24}
+}
+
+// serverless is the billing of a serverless deployment at rate (per hour, the same GPUs as
+// the rate it is compared with; 0 when only the billed hours are wanted).
+func (p *planner) serverless(rate float64) costmodel.Serverless {
+	o := p.opts
+	return costmodel.Serverless{Rate: decimal.NewFromFloat(rate),
+		ColdStart:     time.Duration(o.ServerlessColdStartSeconds * float64(time.Second)),
+		MinimumBilled: time.Duration(o.ServerlessMinimumBilledSeconds * float64(time.Second))}
 }
 
 // mayCommit reports whether workload w may take the commitment of price type pt: any with

@@ -135,6 +135,9 @@ func priceTypeReason(e *explanation) string {
 	if c.priceType.Interruptible() {
 		return fmt.Sprintf("%s: only %s offers, and the workload is not interruptible", e.head(e.g), c.priceType)
 	}
+	if c.priceType == schema.Serverless {
+		return fmt.Sprintf("%s: only serverless offers, which take a service, not a job", e.head(e.g))
+	}
 	months, term := c.priceType.TermMonths()
 	switch {
 	case !term:

@@ -115,6 +115,16 @@ type Options struct {
 	// holds is listed as excluded. Scrapes are hourly; a day without one means the scraper is
 	// broken and its prices are not today's. Default 24.
 	MaxOfferAgeHours float64 `json:"max_offer_age_hours" yaml:"max_offer_age_hours"`
+	// ServerlessColdStartSeconds is the billed start-up of each wake of a serverless
+	// deployment from zero: the container starting and the model loading onto the GPUs.
+	// Default 30.
+	ServerlessColdStartSeconds float64 `json:"serverless_cold_start_seconds" yaml:"serverless_cold_start_seconds"`
+	// ServerlessWakesPerDay is how many times a day a serverless deployment starts from zero:
+	// traffic in bursts, scaled to zero between them. Default 24 (hourly bursts).
+	ServerlessWakesPerDay float64 `json:"serverless_wakes_per_day" yaml:"serverless_wakes_per_day"`
+	// ServerlessMinimumBilledSeconds is the shortest stretch a wake is billed for, however
+	// short its work. Default 0: the providers read (Verda) bill by the second.
+	ServerlessMinimumBilledSeconds float64 `json:"serverless_minimum_billed_seconds" yaml:"serverless_minimum_billed_seconds"`
 	// Alternatives is how many runners-up each workload keeps. Default 3.
 	Alternatives int `json:"alternatives" yaml:"alternatives"`
 	// DistinctAlternatives keeps at most one runner-up per placement (provider, GPU model, GPU
@@ -217,6 +227,10 @@ func DefaultOptions() Options {
 		MaxOfferAgeHours:     24,
 		Alternatives:         3,
 		DistinctAlternatives: true,
+
+		ServerlessColdStartSeconds:     30,
+		ServerlessWakesPerDay:          24,
+		ServerlessMinimumBilledSeconds: 0,
 	}
 }
 
@@ -277,5 +291,8 @@ func (o Options) Validate() error {
 	pos("hours_per_month", o.HoursPerMonth)
 	pos("max_offer_age_hours", o.MaxOfferAgeHours)
 	nonNeg("alternatives", float64(o.Alternatives))
+	nonNeg("serverless_cold_start_seconds", o.ServerlessColdStartSeconds)
+	nonNeg("serverless_wakes_per_day", o.ServerlessWakesPerDay)
+	nonNeg("serverless_minimum_billed_seconds", o.ServerlessMinimumBilledSeconds)
 	return errors.Join(errs...)
 }

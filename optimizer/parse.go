@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
 )
@@ -73,6 +74,7 @@ type rawWorkload struct {
 	HeadDim                  *float64     `yaml:"head_dim"`
 	MinDecodeTokensPerSecond *float64     `yaml:"min_decode_tokens_per_second"`
 	HoursPerMonth            *float64     `yaml:"hours_per_month"`
+	Utilization              *string      `yaml:"utilization"`
 	TrainTokens              *float64     `yaml:"train_tokens"`
 	GPUHours                 *float64     `yaml:"gpu_hours"`
 	ReferenceGPU             *string      `yaml:"reference_gpu"`
@@ -250,6 +252,16 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 	}
 	c.fieldsApply(p, r, w.Kind)
 	w.Interruptible = r.Interruptible
+	if r.Utilization != nil {
+		u, err := parseUtilization(*r.Utilization)
+		if err != nil {
+			c.errorf(p+".utilization", "%v", err)
+		}
+		w.Utilization = u
+		if u > 0 && r.ReferenceGPU != nil {
+			c.errorf(p+".utilization", "a workload measured on a reference_gpu is busy all its hours: utilization applies to a service")
+		}
+	}
 	if r.CommitUpTo != nil {
 		months, err := parseCommitment(*r.CommitUpTo)
 		if err != nil {
@@ -313,6 +325,7 @@ func (c *converter) fieldsApply(p string, r *rawWorkload, kind Kind) {
 		{"head_dim", r.HeadDim != nil, []Kind{Inference}},
 		{"min_decode_tokens_per_second", r.MinDecodeTokensPerSecond != nil, []Kind{Inference}},
 		{"hours_per_month", r.HoursPerMonth != nil, []Kind{Inference, Custom}},
+		{"utilization", r.Utilization != nil, []Kind{Inference, Custom}},
 		{"train_tokens", r.TrainTokens != nil, trainingKinds},
 		{"gpu_hours", r.GPUHours != nil, trainingKinds},
 		{"reference_gpu", r.ReferenceGPU != nil, nil},

@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
-	"github.com/shopspring/decimal"
 )
 
 // names reads a list of names, lower case, each once; empty names are errors.
@@ -201,6 +202,22 @@ func parseHours(input string) (float64, error) {
 		return 0, fmt.Errorf("deadline %q: want a positive duration such as 36h, 21d or 2w", input)
 	}
 	return v * unit, nil
+}
+
+// parseUtilization parses a workload's utilization: a share (0.2) or a percentage ("20%"),
+// above 0 and at most 1.
+func parseUtilization(input string) (float64, error) {
+	s := strings.TrimSpace(input)
+	scale := 1.0
+	if strings.HasSuffix(s, "%") {
+		s, scale = strings.TrimSpace(strings.TrimSuffix(s, "%")), 0.01
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	v *= scale
+	if err != nil || !(v > 0 && v <= 1) {
+		return 0, fmt.Errorf("utilization %q: want a share of the hours the GPUs are busy, above 0 and at most 1 (0.2 or 20%%)", input)
+	}
+	return v, nil
 }
 
 // parseCommitment parses commit_up_to, the longest commitment a workload may take, into months:

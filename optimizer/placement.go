@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
-	"github.com/shopspring/decimal"
 )
 
 // placement renders a kept candidate.
@@ -50,14 +51,22 @@ func (p *planner) placement(w *Workload, variants []variant, cand *candidate) Pl
 }
 
 // unitCost prices one unit of the workload's finished work on a placement: a million output
-// tokens at the planned concurrency (inference; replicas × concurrency × decode speed), a run
-// (training), a unit of custom work or an hour of it on the reference GPUs. Nil when the
+// tokens at the planned concurrency (inference; replicas × concurrency × decode speed, in the
+// busy hours: a service's hours billed and idle are paid for by the tokens of its busy ones), a
+// run (training), a unit of custom work or an hour of it on the reference GPUs. Nil when the
 // workload says too little to count its work.
 func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas int) *UnitCost {
 	switch {
 	case w.Kind == Inference && w.Concurrency > 0 && speed > 0:
 		perHour := speed * float64(w.Concurrency) * float64(replicas) * 3600
 		usd := pl.PriceUSDPerHour.Mul(decimal.NewFromInt(1_000_000)).Div(decimal.NewFromFloat(perHour))
+		if w.service() {
+			// Billed hours per busy hour: 1 for an instance busy whenever it is up.
+			busy := decimal.NewFromFloat(w.busy() * p.hoursPerMonth(w))
+			if billed := pl.HoursPerMonth; !billed.Equal(busy) && busy.IsPositive() {
+				usd = usd.Mul(billed).Div(busy)
+			}
+		}
 		return &UnitCost{Unit: "1M output tokens", USD: usd.Round(6)}
 	case w.Kind.Training() && pl.CostUSDPerRun != nil:
 		return &UnitCost{Unit: "run", USD: *pl.CostUSDPerRun}
@@ -76,6 +85,31 @@ func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas i
 			USD: pl.CostUSDPerMonth.Div(decimal.NewFromFloat(w.HoursPerMonth)).Round(6)}
 	}
 	return nil
+}
+
+// billingNote weighs the two ways of paying for a service's GPUs of class c's model, at the
+// cheapest per-GPU price of each on the market: an instance billed every hour it is up
+// (on-demand), and a serverless deployment billed for its busy hours and cold starts. It
+// says where the break-even utilization lies against the workload's; "" when the market has
+// only one of the two.
+func (p *planner) billingNote(w *Workload, c *class) string {
+	instance := p.market.cheapestPerGPU(c.model.Name, schema.OnDemand)
+	serverless := p.market.cheapestPerGPU(c.model.Name, schema.Serverless)
+	if instance == 0 || serverless == 0 {
+		return ""
+	}
+	u := p.usage(w)
+	at, err := p.serverless(serverless).BreakEven(decimal.NewFromFloat(instance), u)
+	if err != nil {
+		return ""
+	}
+	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+	if c.priceType == schema.Serverless {
+		return fmt.Sprintf("serverless: billed %s h a month for %s busy of %s h and %.0f cold starts; a %s instance on demand (from $%.4g/GPU-h against $%.4g) is cheaper above %s utilization",
+			trimFloat(roundHours(p.serverless(0).BilledHours(u))), pct(u.Utilization), trimFloat(u.Hours), u.Wakes, c.model.Name, instance, serverless, pct(at))
+	}
+	return fmt.Sprintf("serverless %s (from $%.4g/GPU-h against $%.4g on demand) bills busy time only: cheaper below %s utilization; this workload: %s",
+		c.model.Name, serverless, instance, pct(at), pct(u.Utilization))
 }
 
 // notes say what a placement's numbers assume, so a reader can check them by hand.
@@ -102,6 +136,11 @@ func (p *planner) notes(w *Workload, variants []variant, variantIdx int, c *clas
 		}
 	case spot:
 		notes = append(notes, "spot capacity can be reclaimed: keep a fallback for serving")
+	}
+	if w.service() {
+		if note := p.billingNote(w, c); note != "" {
+			notes = append(notes, note)
+		}
 	}
 	if w.Kind.Training() {
 		v := &variants[variantIdx]

@@ -6,9 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/schema"
-	"github.com/shopspring/decimal"
 )
 
 // alwaysOnServing reports whether w is a service that answers users around the clock.
@@ -157,6 +158,12 @@ type Workload struct {
 	// there each month, and scales to other GPUs: by memory bandwidth for inference, by ScaleBy
 	// for custom work.
 	HoursPerMonth float64 `json:"hours_per_month,omitempty"`
+	// Utilization is the share of those hours the GPUs are busy (serving or custom work
+	// without a reference GPU), 0–1; 0 means busy all of them. An instance is billed for every
+	// hour it is up; a serverless deployment only for the busy ones and its cold starts, so
+	// this decides between the two (docs/economics.md §1). It also prices a unit of work:
+	// idle hours are paid for by the work done in the busy ones.
+	Utilization float64 `json:"utilization,omitempty"`
 
 	// Jobs.
 

@@ -1,0 +1,128 @@
+package optimizer_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/costmodel"
+	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/schema"
+)
+
+// TestServerlessSwitchesAtTheBreakEven: the guides' A100 at $1.39/h on demand against a
+// serverless A100 at 1.48 times that ($2.0572/h). An always-on endpoint busy below the
+// break-even (1.39 / 2.0572 = 67.6%, no cold starts) is cheaper serverless, above it on an
+// instance; the plan's note gives the break-even and the costs follow costmodel.
+func TestServerlessSwitchesAtTheBreakEven(t *testing.T) {
+	offs := offers(
+		offerSpec{provider: "p", id: "a100", model: "A100-SXM-80GB", gpus: 1, pt: schema.OnDemand, perGPU: "1.39", intra: schema.IntraNVSwitch},
+		offerSpec{provider: "s", id: "a100-serverless", model: "A100-SXM-80GB", gpus: 1, pt: schema.Serverless, perGPU: "2.0572", intra: schema.IntraNVSwitch},
+	)
+	opts := optimizer.DefaultOptions()
+	opts.ServerlessWakesPerDay = 0 // the guides count no cold starts
+	breakEven, err := costmodel.Serverless{Rate: decimal.RequireFromString("2.0572")}.BreakEven(decimal.RequireFromString("1.39"), costmodel.Usage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(breakEven-0.6757) > 0.0001 {
+		t.Fatalf("break-even %.4f", breakEven)
+	}
+	for _, tt := range []struct {
+		utilization float64
+		want        schema.PriceType
+	}{
+		{0.2, schema.Serverless}, {0.5, schema.Serverless}, {breakEven - 0.01, schema.Serverless},
+		{breakEven + 0.01, schema.OnDemand}, {0.8, schema.OnDemand}, {1, schema.OnDemand},
+	} {
+		t.Run(fmt.Sprintf("%.3f", tt.utilization), func(t *testing.T) {
+			wp := planOne(t, fmt.Sprintf(`- name: chat
+  kind: inference
+  params_b: 8
+  precision: fp16
+  context_tokens: 4096
+  concurrency: 4
+  gpus_allowed: [A100-SXM-80GB]
+  utilization: %g
+`, tt.utilization), offs, opts)
+			r := wp.Recommended
+			if r == nil || r.PriceType != tt.want {
+				t.Fatalf("recommended %s, want %s", placementID(r), tt.want)
+			}
+			rate := "1.39"
+			u := costmodel.Usage{Utilization: 1}
+			if tt.want == schema.Serverless {
+				rate, u = "2.0572", costmodel.Usage{Utilization: tt.utilization}
+			}
+			want, _ := costmodel.Serverless{Rate: decimal.RequireFromString(rate)}.Monthly(u)
+			if want = want.Round(2); !r.CostUSDPerMonth.Sub(want).Abs().LessThanOrEqual(decimal.RequireFromString("0.03")) {
+				t.Errorf("cost $%s a month, costmodel says $%s", r.CostUSDPerMonth, want)
+			}
+			if !strings.Contains(strings.Join(r.Notes, "; "), "cheaper below 68% utilization") &&
+				!strings.Contains(strings.Join(r.Notes, "; "), "cheaper above 68% utilization") {
+				t.Errorf("no break-even in the notes %q", r.Notes)
+			}
+		})
+	}
+}
+
+// TestServerlessBillsColdStarts: with the default options a serverless deployment wakes 24
+// times a day and pays 30 s for each: 730 wakes, 6.08 h a month on top of the busy hours.
+func TestServerlessBillsColdStarts(t *testing.T) {
+	offs := offers(offerSpec{provider: "s", id: "h100", model: "H100-SXM-80GB", gpus: 1, pt: schema.Serverless, perGPU: "3.58", intra: schema.IntraNVSwitch})
+	wp := planOne(t, `- name: chat
+  kind: inference
+  params_b: 8
+  precision: fp16
+  context_tokens: 4096
+  concurrency: 4
+  utilization: 20%
+`, offs, optimizer.DefaultOptions())
+	r := wp.Recommended
+	if r == nil {
+		t.Fatalf("nothing fits: %s", wp.Reason)
+	}
+	busy := 0.2*730 + 730*30/3600.0
+	if got, _ := r.HoursPerMonth.Float64(); math.Abs(got-busy) > 0.01 {
+		t.Errorf("billed %v h, want %.2f (146 busy + 730 cold starts of 30 s)", got, busy)
+	}
+	// A million tokens costs what the billed hours cost over the tokens of the busy ones.
+	if r.UnitCost == nil || !strings.Contains(r.UnitCost.Unit, "tokens") {
+		t.Fatalf("unit cost %+v", r.UnitCost)
+	}
+	perHour := r.DecodeTokensPerSecond * 4 * 3600
+	want := 3.58 * busy / (0.2 * 730) * 1e6 / perHour
+	if got, _ := r.UnitCost.USD.Float64(); math.Abs(got-want)/want > 0.002 {
+		t.Errorf("$%v per 1M tokens, want about $%.4f", got, want)
+	}
+}
+
+// TestServerlessTakesNoJob: a training job is busy all its hours; a serverless offer is
+// rejected with the reason.
+func TestServerlessTakesNoJob(t *testing.T) {
+	offs := offers(offerSpec{provider: "s", id: "h100", model: "H100-SXM-80GB", gpus: 8, pt: schema.Serverless, perGPU: "3.58", intra: schema.IntraNVSwitch})
+	wp := planOne(t, `- name: tune
+  kind: lora
+  params_b: 8
+  train_tokens: 1e8
+`, offs, optimizer.DefaultOptions())
+	if wp.Recommended != nil {
+		t.Fatalf("a job placed on %s", placementID(wp.Recommended))
+	}
+	if len(wp.Rejected) == 0 || !strings.Contains(wp.Rejected[0].Reason, "only serverless offers, which take a service") {
+		t.Errorf("rejected %+v", wp.Rejected)
+	}
+	_, err := optimizer.ParseWorkloads("w.yaml", []byte("teams:\n  - name: t\n    email: t@example.com\n    workloads:\n      - name: w\n        kind: lora\n        params_b: 8\n        train_tokens: 1e8\n        utilization: 0.5\n"))
+	if err == nil || !strings.Contains(err.Error(), "utilization: does not apply to kind lora") {
+		t.Errorf("utilization on a job: %v", err)
+	}
+	for _, bad := range []string{"1.2", "0", "-10%", "half"} {
+		_, err := optimizer.ParseWorkloads("w.yaml", []byte("teams:\n  - name: t\n    email: t@example.com\n    workloads:\n      - name: w\n        kind: custom\n        min_vram_gb_per_gpu: 10\n        utilization: "+bad+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "w.yaml:8") {
+			t.Errorf("utilization %s: %v", bad, err)
+		}
+	}
+}
