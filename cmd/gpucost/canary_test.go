@@ -557,7 +557,6 @@ func TestCanarySecretsLeakNowhere(t *testing.T) {
 	if err := os.WriteFile(smtpPassFile, []byte(canarySMTPPass+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ociProducts, ociShapes := ociURLs(x.servers["oci"])
 	writeConfig := func(name, dsn, spool, extra string) string {
 		cfg := fmt.Sprintf(`clickhouse:
   dsn: %q
@@ -569,15 +568,7 @@ http:
   retry_max: 2
   retry_wait_min: 1ms
   retry_wait_max: 5ms
-providers:
-  vastai: {url: %q, delay: 1ms, api_key_env: CANARY_VAST_KEY}
-  runpod: {url: %q, api_key_env: CANARY_RUNPOD_KEY}
-  lambda: {url: %q, page_url: %q, api_key_env: CANARY_LAMBDA_KEY, delay: 1ms}
-  coreweave: {url: %q, delay: 1ms}
-  verda: {url: %q, page_url: %q, delay: 1ms}
-  oci: {url: %q, shapes_url: %q}
-  vultr: {url: %q, metal_url: %q, api_key_env: CANARY_NO_SUCH_KEY}
-optimize:
+%soptimize:
   workloads: ../../deploy/workloads.sample.yaml
 report:
   out_dir: %q
@@ -590,10 +581,7 @@ report:
     timeout: 5s
     retries: 1
     retry_wait: 10ms
-`, dsn, extra, spool, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
-			x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
-			x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes,
-			x.servers["vultr"].URL+"/v2/plans?type=all&per_page=500", x.servers["vultr"].URL+"/v2/plans-metal?per_page=500", reportOut)
+`, dsn, extra, spool, fakeProviders(x.servers, map[string]string{"vastai": "CANARY_VAST_KEY", "runpod": "CANARY_RUNPOD_KEY", "lambda": "CANARY_LAMBDA_KEY"}), reportOut)
 		path := filepath.Join(dir, name+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
@@ -863,7 +851,7 @@ func TestShortOrCommonSecretsLeaveDataAlone(t *testing.T) {
 	stdout := func(out string) string { s, _, _ := strings.Cut(out, "\n--- stderr"); return s } // the logs hold times
 	code, want := runCLIEnv(map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://default@127.0.0.1:1/gpucost"}, args...)
 	want = stdout(want)
-	if code != exitOK || !strings.Contains(want, "477 offers would be loaded") {
+	if code != exitOK || !strings.Contains(want, "580 offers would be loaded") {
 		t.Fatalf("exit %d without a password, want 0 and the whole snapshot\n%s", code, want)
 	}
 	for _, pw := range []string{"1000", "spot", "0.0630", "verified", "us-california", "on_demand"} {

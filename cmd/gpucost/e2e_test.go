@@ -69,10 +69,37 @@ func providerServer(t testing.TB, provider string, before func(w http.ResponseWr
 	return srv
 }
 
-// ociURLs are the price-list and shapes URLs of OCI's recorded answers on srv (a providerServer
-// of "oci", which serves both documents by their paths).
-func ociURLs(srv *httptest.Server) (products, shapes string) {
-	return srv.URL + "/pls/apex/cetools/api/v1/products/?currencyCode=USD", srv.URL + "/a/ocom/docs/cloudestimator2/data/shapes.json"
+// fakeProviders is the providers: section of a configuration that points every provider at
+// its fake server (providerServer), at the paths of its recorded answers. keys names the
+// variable a provider reads its key from; every other provider reads one no test sets, so
+// the keyless sources (the pages) are fetched.
+func fakeProviders(servers map[string]*httptest.Server, keys map[string]string) string {
+	key := func(p string) string {
+		if k, ok := keys[p]; ok {
+			return k
+		}
+		return "GPUCOST_TEST_NO_SUCH_KEY"
+	}
+	u := func(p, path string) string { return servers[p].URL + path }
+	return fmt.Sprintf(`providers:
+  vastai: {url: %q, delay: 1ms, api_key_env: %s}
+  runpod: {url: %q, api_key_env: %s}
+  lambda: {url: %q, page_url: %q, api_key_env: %s, delay: 1ms}
+  coreweave: {url: %q, delay: 1ms}
+  verda: {url: %q, page_url: %q, api_key_env: %s, client_id_env: GPUCOST_TEST_NO_SUCH_ID, delay: 1ms}
+  oci: {url: %q, shapes_url: %q}
+  vultr: {url: %q, metal_url: %q, api_key_env: %s}
+  nebius: {url: %q, delay: 1ms}
+  digitalocean: {url: %q, page_url: %q, api_key_env: %s, delay: 1ms}
+  hyperstack: {url: %q, page_url: %q, api_key_env: %s, delay: 1ms}
+  tensordock: {url: %q, api_key_env: %s}
+`, u("vastai", "/api/v0/bundles/"), key("vastai"), u("runpod", "/graphql"), key("runpod"),
+		u("lambda", "/api/v1/instance-types"), u("lambda", "/pricing"), key("lambda"), u("coreweave", "/pricing"),
+		u("verda", "/v1"), u("verda", "/pricing"), key("verda"),
+		u("oci", "/pls/apex/cetools/api/v1/products/?currencyCode=USD"), u("oci", "/a/ocom/docs/cloudestimator2/data/shapes.json"),
+		u("vultr", "/v2/plans?type=all&per_page=500"), u("vultr", "/v2/plans-metal?per_page=500"), key("vultr"),
+		u("nebius", "/prices"), u("digitalocean", "/v2/sizes?per_page=200"), u("digitalocean", "/products/droplets/details/pricing/"), key("digitalocean"),
+		u("hyperstack", "/v1"), u("hyperstack", "/gpu-pricing"), key("hyperstack"), u("tensordock", "/api/v2"), key("tensordock"))
 }
 
 // proxy is a TCP proxy in front of ClickHouse that a test can cut, so "ClickHouse stopped"
@@ -207,27 +234,13 @@ func newE2EOn(t *testing.T, direct string, before map[string]func(w http.Respons
 	for _, p := range config.ProviderNames { // every provider has a part in the snapshot
 		x.servers[p] = providerServer(t, p, before[p])
 	}
-	ociProducts, ociShapes := ociURLs(x.servers["oci"])
-	x.configPath = x.writeConfig(fmt.Sprintf(`  source_timeout: 20s
+	x.configPath = x.writeConfig(`  source_timeout: 20s
   load_timeout: 10s
 http:
   retry_max: 2
   retry_wait_min: 1ms
   retry_wait_max: 5ms
-providers:
-  vastai: {url: %q, delay: 1ms}
-  runpod: {url: %q}
-  lambda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, delay: 1ms}
-  coreweave: {url: %q, delay: 1ms}
-  verda: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, client_id_env: GPUCOST_TEST_NO_SUCH_ID, delay: 1ms}
-  oci: {url: %q, shapes_url: %q}
-  vultr: {url: %q, metal_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY}
-  hyperstack: {url: %q, page_url: %q, api_key_env: GPUCOST_TEST_NO_SUCH_KEY, delay: 1ms}
-`, x.servers["vastai"].URL+"/api/v0/bundles/", x.servers["runpod"].URL+"/graphql",
-		x.servers["lambda"].URL+"/api/v1/instance-types", x.servers["lambda"].URL+"/pricing", x.servers["coreweave"].URL+"/pricing",
-		x.servers["verda"].URL+"/v1", x.servers["verda"].URL+"/pricing", ociProducts, ociShapes,
-		x.servers["vultr"].URL+"/v2/plans?type=all&per_page=500", x.servers["vultr"].URL+"/v2/plans-metal?per_page=500",
-		x.servers["hyperstack"].URL+"/v1", x.servers["hyperstack"].URL+"/gpu-pricing"))
+` + fakeProviders(x.servers, nil))
 	if code, out := x.run("migrate", "--dsn", x.dsn); code != 0 {
 		t.Fatalf("migrate: exit %d\n%s", code, out)
 	}

@@ -182,12 +182,13 @@ func TestKillClickHouseDuringLoads(t *testing.T) {
 		t.Fatalf("last run: exit %d\n%s", code, out)
 	}
 	runs++
-	offers, logged, _ := checkExactlyOnce(t, x, map[string]int{"coreweave": 1, "lambda": 1, "runpod": 1, "oci": 2, "vastai": 21, "verda": 1, "vultr": 3})
-	if want := 7 * runs; logged != want {
-		t.Errorf("%d run-log rows, want %d (7 providers × %d runs: nothing lost)", logged, want, runs)
+	offers, logged, _ := checkExactlyOnce(t, x, map[string]int{"coreweave": 1, "digitalocean": 1, "hyperstack": 1, "lambda": 1, "nebius": 1,
+		"runpod": 1, "oci": 2, "vastai": 21, "verda": 1, "vultr": 3})
+	if providers := defaultProviders(t); logged != providers*runs {
+		t.Errorf("%d run-log rows, want %d (%d providers × %d runs: nothing lost)", logged, providers*runs, providers, runs)
 	}
-	if want := 477 * runs; offers != want {
-		t.Errorf("%d offers, want %d (477 × %d runs)", offers, want, runs)
+	if want := 580 * runs; offers != want {
+		t.Errorf("%d offers, want %d (580 × %d runs)", offers, want, runs)
 	}
 	t.Logf("ClickHouse %s killed %d times during %d runs (%d at a load step, the rest 0-119 ms into the load); %d batches completed by a later run, %d rollup or offers_latest repairs; %d offers, %d run-log rows; %s",
 		version, killed, runs, min(kills, len(steps)), completedEarlier, repairs, offers, logged, time.Since(start).Round(time.Second))

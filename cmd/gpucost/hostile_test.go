@@ -187,7 +187,12 @@ func TestHostileTextThroughTheCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	for _, b := range [][]schema.Offer{hostileOffers(now.Add(-2*time.Hour), "2.00"), hostileOffers(now.Add(-time.Hour), "1.50")} {
+	first, second := now.Add(-2*time.Hour), now.Add(-time.Hour)
+	days := 1 // the daily history's rows per offer: two between midnight and 02:00 UTC
+	if first.YearDay() != second.YearDay() {
+		days = 2
+	}
+	for _, b := range [][]schema.Offer{hostileOffers(first, "2.00"), hostileOffers(second, "1.50")} {
 		if err := st.InsertOffers(ctx, b[0].RunID, b); err != nil {
 			t.Fatal(err)
 		}
@@ -236,6 +241,6 @@ func TestHostileTextThroughTheCLI(t *testing.T) {
 		checkCSV(t, cli(t, "export", "offers", "--since", "1d"), 1+2*n, "price_usd_per_gpu_hour")
 	})
 	t.Run("export history", func(t *testing.T) {
-		checkCSV(t, cli(t, "export", "history", "--gpu", "H100-SXM-80GB", "--since", "2d"), 1+n, "avg_usd_per_gpu_hour")
+		checkCSV(t, cli(t, "export", "history", "--gpu", "H100-SXM-80GB", "--since", "2d"), 1+days*n, "avg_usd_per_gpu_hour")
 	})
 }

@@ -49,9 +49,10 @@ func TestScrapeGoodRun(t *testing.T) {
 		t.Errorf("%d ok run-log rows, want %d", got, defaultProviders(t))
 	}
 	// One raw payload per response served: 21 Vast slices, RunPod, the Lambda page, CoreWeave,
-	// the Verda page, OCI's price list and shapes, Vultr's two pages of plans and its metal plans.
-	if got := x.count("raw_payloads", ""); got != 30 {
-		t.Errorf("%d raw payloads stored, want 30", got)
+	// the Verda page, OCI's price list and shapes, Vultr's two pages of plans and its metal
+	// plans, and the Nebius, DigitalOcean and Hyperstack pages.
+	if got := x.count("raw_payloads", ""); got != 33 {
+		t.Errorf("%d raw payloads stored, want 33", got)
 	}
 	code, out = x.run("offers", "--gpu", "H100-SXM-80GB", "--output", "csv", "--limit", "0")
 	if code != exitOK {
