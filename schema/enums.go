@@ -17,13 +17,13 @@ const (
 	OnDemand   PriceType = "on_demand"  // pay per hour, no interruption
 	Spot       PriceType = "spot"       // interruptible / bid / community-spot capacity
 	Serverless PriceType = "serverless" // pay for busy time only, scaled to zero when idle
-	Reserved PriceType = "reserved"  // committed capacity, term unspecified
-	Term1W   PriceType = "term_1w"   // one-week commitment
-	Term1M   PriceType = "term_1m"   // one-month commitment
-	Term3M   PriceType = "term_3m"   // three-month commitment
-	Term6M   PriceType = "term_6m"   // six-month commitment
-	Term1Y   PriceType = "term_1y"   // one-year commitment
-	Term3Y   PriceType = "term_3y"   // three-year commitment
+	Reserved   PriceType = "reserved"   // committed capacity, term unspecified
+	Term1W     PriceType = "term_1w"    // one-week commitment
+	Term1M     PriceType = "term_1m"    // one-month commitment
+	Term3M     PriceType = "term_3m"    // three-month commitment
+	Term6M     PriceType = "term_6m"    // six-month commitment
+	Term1Y     PriceType = "term_1y"    // one-year commitment
+	Term3Y     PriceType = "term_3y"    // three-year commitment
 )
 
 // PriceTypes lists every valid price type, in a stable order.
