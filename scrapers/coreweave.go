@@ -373,10 +373,5 @@ func (c *CoreWeave) Fetch(ctx context.Context, run schema.Run) (schema.Extract, 
 	if c.cfgErr != nil {
 		return schema.Extract{}, sourceError(CoreWeaveName, c.cfgErr)
 	}
-	res, err := c.page.offers(ctx, c.client, CoreWeaveName, run, ParseCoreWeave)
-	if err != nil {
-		return res, err
-	}
-	c.logger.Debug("CoreWeave parsed", "offers", len(res.Offers), "problems", len(res.Problems))
-	return res, nil
+	return c.page.offers(ctx, c.client, CoreWeaveName, run, ParseCoreWeave, c.logger)
 }

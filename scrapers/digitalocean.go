@@ -74,9 +74,9 @@ func NewDigitalOcean(client *Client, cfg DigitalOceanConfig, logger *slog.Logger
 	if raw == "" {
 		raw = DefaultDigitalOceanAPIURL
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) URL", (*redact.Redactor)(nil).URL(raw))
+	u, err := httpURL("API URL", raw, false)
+	if err != nil {
+		d.cfgErr = err
 	}
 	d.apiURL = u
 	if client == nil {
@@ -99,12 +99,7 @@ func (d *DigitalOcean) Fetch(ctx context.Context, run schema.Run) (schema.Extrac
 	}
 	if d.key == "" {
 		d.logger.Debug("DigitalOcean API token not set: reading the pricing page")
-		res, err := d.page.offers(ctx, d.client, DigitalOceanName, run, ParseDigitalOceanPage)
-		if err != nil {
-			return res, err
-		}
-		d.logger.Debug("DigitalOcean parsed", "offers", len(res.Offers), "problems", len(res.Problems), "from", "pricing page")
-		return res, nil
+		return d.page.offers(ctx, d.client, DigitalOceanName, run, ParseDigitalOceanPage, d.logger)
 	}
 	res, err := d.fetchAPI(ctx, run)
 	return res, sourceError(DigitalOceanName, err)

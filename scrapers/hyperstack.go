@@ -20,7 +20,6 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/gpucost/gpucost/gpus"
-	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -694,8 +693,8 @@ func NewHyperstack(client *Client, cfg HyperstackConfig, logger *slog.Logger) *H
 	}
 	h.page, h.cfgErr = newPageFetch(HyperstackName, cfg.PageURL, DefaultHyperstackPageURL, cfg.UserAgent, cfg.Timeout, cfg.Delay)
 	h.fetchTimeout = h.page.timeout
-	if u, err := url.Parse(h.apiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		h.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) base URL", (*redact.Redactor)(nil).URL(h.apiURL))
+	if _, err := httpURL("API URL", h.apiURL, true); err != nil {
+		h.cfgErr = err
 	}
 	if client == nil {
 		h.cfgErr = errors.New("no HTTP client")
@@ -717,12 +716,7 @@ func (h *Hyperstack) Fetch(ctx context.Context, run schema.Run) (schema.Extract,
 	}
 	if h.key == "" {
 		h.logger.Debug("Hyperstack API key not set: reading the rate card")
-		res, err := h.page.offers(ctx, h.client, HyperstackName, run, ParseHyperstackPage)
-		if err != nil {
-			return res, err
-		}
-		h.logger.Debug("Hyperstack parsed", "offers", len(res.Offers), "problems", len(res.Problems), "from", "pricing page")
-		return res, nil
+		return h.page.offers(ctx, h.client, HyperstackName, run, ParseHyperstackPage, h.logger)
 	}
 	res, err := h.fetchAPI(ctx, run)
 	if err != nil {

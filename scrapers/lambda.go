@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,7 +19,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
-	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -770,8 +768,8 @@ func NewLambda(client *Client, cfg LambdaConfig, logger *slog.Logger) *Lambda {
 		l.apiURL = DefaultLambdaAPIURL
 	}
 	l.page, l.cfgErr = newPageFetch(LambdaName, cfg.PageURL, DefaultLambdaPageURL, cfg.UserAgent, cfg.Timeout, cfg.Delay)
-	if u, err := url.Parse(l.apiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		l.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) URL", (*redact.Redactor)(nil).URL(l.apiURL))
+	if _, err := httpURL("API URL", l.apiURL, false); err != nil {
+		l.cfgErr = err
 	}
 	if client == nil {
 		l.cfgErr = errors.New("no HTTP client")
@@ -793,12 +791,7 @@ func (l *Lambda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 	}
 	if l.key == "" {
 		l.logger.Debug("Lambda API key not set: scraping the pricing page")
-		res, err := l.page.offers(ctx, l.client, LambdaName, run, ParseLambdaPage)
-		if err != nil {
-			return res, err
-		}
-		l.logger.Debug("Lambda parsed", "offers", len(res.Offers), "problems", len(res.Problems), "from", "pricing page")
-		return res, nil
+		return l.page.offers(ctx, l.client, LambdaName, run, ParseLambdaPage, l.logger)
 	}
 
 	ctx, attempts := WithAttemptCounter(ctx)

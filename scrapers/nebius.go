@@ -492,10 +492,5 @@ func (n *Nebius) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 	if n.cfgErr != nil {
 		return schema.Extract{}, sourceError(NebiusName, n.cfgErr)
 	}
-	res, err := n.page.offers(ctx, n.client, NebiusName, run, ParseNebius)
-	if err != nil {
-		return res, err
-	}
-	n.logger.Debug("Nebius parsed", "offers", len(res.Offers), "problems", len(res.Problems))
-	return res, nil
+	return n.page.offers(ctx, n.client, NebiusName, run, ParseNebius, n.logger)
 }

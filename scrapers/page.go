@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -49,12 +50,27 @@ func newPageFetch(source, rawURL, defaultURL, userAgent string, timeout, delay t
 	case p.delay < 0:
 		p.delay = 0
 	}
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return p, fmt.Errorf("page URL %q is not an absolute http(s) URL", (*redact.Redactor)(nil).URL(rawURL))
+	u, err := httpURL("page URL", rawURL, false)
+	if err != nil {
+		return p, err
 	}
 	p.domains = pageDomains(u.Hostname())
 	return p, nil
+}
+
+// httpURL parses a source's configured URL (what names it: "API URL"), which must be an
+// absolute http(s) URL, and a base URL without a query when base is set. Its error shows the
+// URL with any credentials in it masked.
+func httpURL(what, raw string, base bool) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (base && u.RawQuery != "") {
+		kind := "URL"
+		if base {
+			kind = "base URL"
+		}
+		return nil, fmt.Errorf("%s %q is not an absolute http(s) %s", what, (*redact.Redactor)(nil).URL(raw), kind)
+	}
+	return u, nil
 }
 
 // pageDomains allows the page's host and its www/bare twin (lambda.ai ↔ www.lambda.ai), the
@@ -72,9 +88,9 @@ func pageDomains(host string) []string {
 
 // offers fetches the page and parses it with parse, the whole fetch of a page source: the
 // offers, capped by http.max_source_offers (Client.offerCap), and the problems, every error
-// naming source.
+// naming source; what it parsed is logged at debug level.
 func (p pageFetch) offers(ctx context.Context, client *Client, source string, run schema.Run,
-	parse func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error)) (schema.Extract, error) {
+	parse func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error), logger *slog.Logger) (schema.Extract, error) {
 	body, res, err := p.fetch(ctx, client)
 	if err != nil {
 		return res, sourceError(source, err)
@@ -84,6 +100,9 @@ func (p pageFetch) offers(ctx context.Context, client *Client, source string, ru
 		err = sourceError(source, client.offerCap(len(offers)))
 	}
 	res.Offers, res.Problems = offers, problems
+	if err == nil {
+		logger.Debug("Page parsed", "provider", source, "offers", len(offers), "problems", len(problems))
+	}
 	return res, err
 }
 

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -67,8 +65,8 @@ func NewTensorDock(client *Client, cfg TensorDockConfig, logger *slog.Logger) *T
 	}
 	cfg.URL = strings.TrimRight(cfg.URL, "/")
 	t := &TensorDock{client: client, cfg: cfg, logger: orDiscard(logger)}
-	if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		t.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) URL", (*redact.Redactor)(nil).URL(cfg.URL))
+	if _, err := httpURL("API URL", cfg.URL, false); err != nil {
+		t.cfgErr = err
 	}
 	if cfg.APIKey == "" {
 		t.cfgErr = errors.New("no API token: TensorDock publishes its prices only to an account's token")

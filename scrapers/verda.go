@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -21,7 +20,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
-	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -843,8 +841,8 @@ func NewVerda(client *Client, cfg VerdaConfig, logger *slog.Logger) *Verda {
 	}
 	v.page, v.cfgErr = newPageFetch(VerdaName, cfg.PageURL, DefaultVerdaPageURL, cfg.UserAgent, cfg.Timeout, cfg.Delay)
 	v.fetchTimeout = v.page.timeout
-	if u, err := url.Parse(v.apiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		v.cfgErr = fmt.Errorf("API URL %q is not an absolute http(s) base URL", (*redact.Redactor)(nil).URL(v.apiURL))
+	if _, err := httpURL("API URL", v.apiURL, true); err != nil {
+		v.cfgErr = err
 	}
 	if (v.id == "") != (v.secret == "") {
 		// Worded so that no redaction shape ("secret: …") takes it for a credential.
@@ -870,12 +868,7 @@ func (v *Verda) Fetch(ctx context.Context, run schema.Run) (schema.Extract, erro
 	}
 	if v.id == "" {
 		v.logger.Debug("Verda API credentials not set: reading the pricing page")
-		res, err := v.page.offers(ctx, v.client, VerdaName, run, ParseVerdaPage)
-		if err != nil {
-			return res, err
-		}
-		v.logger.Debug("Verda parsed", "offers", len(res.Offers), "problems", len(res.Problems), "from", "pricing page")
-		return res, nil
+		return v.page.offers(ctx, v.client, VerdaName, run, ParseVerdaPage, v.logger)
 	}
 	res, err := v.fetchAPI(ctx, run)
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
-	"github.com/gpucost/gpucost/redact"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -73,8 +72,8 @@ func NewVultr(client *Client, cfg VultrConfig, logger *slog.Logger) *Vultr {
 	v := &Vultr{client: client, cfg: cfg, logger: orDiscard(logger),
 		requests: [2]vultrList{{"plans", cfg.PlansURL}, {"plans-metal", cfg.MetalURL}}}
 	for _, l := range v.requests {
-		if u, err := url.Parse(l.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.cfgErr = fmt.Errorf("%s URL %q is not an absolute http(s) URL", l.what, (*redact.Redactor)(nil).URL(l.url))
+		if _, err := httpURL(l.what+" URL", l.url, false); err != nil {
+			v.cfgErr = err
 		}
 	}
 	if client == nil {
