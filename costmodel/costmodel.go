@@ -75,13 +75,14 @@ type Serverless struct {
 }
 
 // BilledHours is the hours a month the serverless deployment is billed for: the busy hours,
-// at least MinimumBilled per wake, plus a cold start per wake.
+// at least MinimumBilled per wake, plus a cold start per wake; never more than the hours it is
+// up.
 func (s Serverless) BilledHours(u Usage) float64 {
 	busy := u.BusyHours()
 	if least := u.Wakes * s.MinimumBilled.Hours(); busy < least {
 		busy = least
 	}
-	return busy + u.Wakes*s.ColdStart.Hours()
+	return min(busy+u.Wakes*s.ColdStart.Hours(), u.hours())
 }
 
 // Monthly is the serverless cost of a month of the usage: at the persistent rate, $1.39/h
@@ -95,9 +96,10 @@ func (s Serverless) Monthly(u Usage) (decimal.Decimal, error) {
 
 // BreakEven is the utilization above which renting persistently at rate is cheaper than the
 // serverless billing, with the usage's hours and wakes; 1 when serverless is never dearer
-// (its rate no higher and no start-up billed), 0 when it is always dearer. Serverless
-// rates run 1.4–1.6× the persistent ones for the same GPU, which puts the break-even near
-// 65–70%.
+// (its rate no higher and no start-up billed), 0 when it is always dearer (its minimum
+// billing alone costs more). A serverless rate 1.4–1.6× the persistent one, as the buying
+// guides assume, puts the break-even near 65–70%; Verda's serverless containers cost 1.10×
+// its instances, which puts it near 90%.
 func (s Serverless) BreakEven(rate decimal.Decimal, u Usage) (float64, error) {
 	if err := u.validate(); err != nil {
 		return 0, err
@@ -110,16 +112,12 @@ func (s Serverless) BreakEven(rate decimal.Decimal, u Usage) (float64, error) {
 	h := u.hours()
 	ratio, _ := rate.Div(s.Rate).Float64()
 	at := ratio - u.Wakes*s.ColdStart.Hours()/h
-	if least := u.Wakes * s.MinimumBilled.Hours() / h; at < least {
-		// Below the minimum billing the serverless cost does not fall with utilization: it is
-		// dearer everywhere or nowhere below that point.
-		flat := s.Rate.Mul(decimal.NewFromFloat(u.Wakes * (s.MinimumBilled.Hours() + s.ColdStart.Hours())))
-		if flat.GreaterThanOrEqual(rate.Mul(decimal.NewFromFloat(h))) {
-			return 0, nil
-		}
-		at = least
+	if at < u.Wakes*s.MinimumBilled.Hours()/h {
+		// The costs would meet where the minimum billing still holds the serverless cost up:
+		// it is dearer than the persistent one at every utilization.
+		return 0, nil
 	}
-	return min(max(at, 0), 1), nil
+	return min(at, 1), nil
 }
 
 // Ownership is what owning one GPU costs besides its purchase, and how long it is written off.
@@ -179,8 +177,9 @@ func (m OwnedMonth) Running() decimal.Decimal {
 // Total is the month's cost of ownership.
 func (m OwnedMonth) Total() decimal.Decimal { return m.Depreciation.Add(m.Running()) }
 
-// Month is one month of owning the GPU at the usage: energy is drawn while it is busy;
-// depreciation, colocation and operations are paid whatever it does.
+// Month is one month of owning the GPU at the usage: energy is drawn while it is busy (an idle
+// card's draw, a tenth or so of its TDP, is not counted); depreciation, colocation and
+// operations are paid whatever it does.
 func (o Ownership) Month(u Usage) (OwnedMonth, error) {
 	if err := o.validate(); err != nil {
 		return OwnedMonth{}, err
@@ -222,9 +221,11 @@ func (o Ownership) EffectiveHourly(u Usage) (decimal.Decimal, error) {
 
 // BreakEven is when buying the GPU has paid for itself against renting one at rent per busy
 // hour: the busy hours and the months, at the usage, after which the rent saved exceeds the
-// purchase and the running costs. ok is false when the rent does not even cover the running
-// costs, so owning never pays. With no running costs, $25,000 against $3.15/h is 7,937 busy
-// hours: 10.9 months around the clock, 18.1 at 60%.
+// purchase and the running costs. ok is false when owning never pays within the write-off
+// period: the rent saved does not cover the running costs, or the purchase is paid back only
+// after Years. With no running costs, $25,000 against $3.15/h is 7,937 busy hours: 10.9
+// months around the clock, 18.1 at 60%. The purchase is paid back whole: the residual value
+// is left out here, as a card sold before it has paid for itself is not the plan.
 func (o Ownership) BreakEven(rent decimal.Decimal, u Usage) (hours, months float64, ok bool, err error) {
 	m, err := o.Month(u)
 	if err != nil {
@@ -236,5 +237,5 @@ func (o Ownership) BreakEven(rent decimal.Decimal, u Usage) (hours, months float
 		return 0, 0, false, nil
 	}
 	months, _ = o.Purchase.Div(saved).Float64()
-	return months * busy, months, true, nil
+	return months * busy, months, months <= o.Years*12, nil
 }

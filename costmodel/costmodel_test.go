@@ -58,8 +58,8 @@ func TestServerlessBreakEven(t *testing.T) {
 		{"cheaper rate", costmodel.Serverless{Rate: usd("1.00")}, costmodel.Usage{}, 1},
 		// 300 wakes a month, each paying a 60 s cold start: 5 billed hours, 0.68% of the month.
 		{"cold starts", costmodel.Serverless{Rate: usd("2.0572"), ColdStart: time.Minute}, costmodel.Usage{Wakes: 300}, 0.6757 - 5.0/730},
-		// Wakes billed 10 minutes at least: 300 × 10 min = 50 h, above the break-even's busy time
-		// of a short service only if the service is short; here the minimum is far below it.
+		// Wakes billed 10 minutes at least: 300 × 10 min = 50 h a month, far below the busy
+		// hours at the break-even (493 h), so the minimum changes nothing.
 		{"minimum billing below the break-even", costmodel.Serverless{Rate: usd("2.0572"), MinimumBilled: 10 * time.Minute}, costmodel.Usage{Wakes: 300}, 0.6757},
 		// A service up 100 hours a month with 600 wakes billed 15 minutes each: the minimum
 		// alone (150 h) costs more than running persistently the 100 hours.
@@ -112,7 +112,10 @@ func TestRentOrBuyOfTheGuide(t *testing.T) {
 	if math.Round(hours) != 7937 || math.Round(months) != 11 {
 		t.Errorf("around the clock: %.1f h, %.2f months; the guide says ≈7,937 h, ≈11 months", hours, months)
 	}
-	hours60, months60, _, _ := h100.BreakEven(rent, costmodel.Usage{Utilization: 0.6})
+	hours60, months60, ok, err := h100.BreakEven(rent, costmodel.Usage{Utilization: 0.6})
+	if err != nil || !ok {
+		t.Fatalf("break-even at 60%%: ok %v, %v", ok, err)
+	}
 	if math.Round(hours60) != 7937 || math.Round(months60) != 18 {
 		t.Errorf("at 60%%: %.1f h, %.2f months; the guide says ≈7,937 h, ≈18 months", hours60, months60)
 	}
@@ -142,6 +145,16 @@ func TestRentOrBuyOfTheGuide(t *testing.T) {
 	hours, _, _, _ = h100.BreakEven(rent, costmodel.Usage{Utilization: 1})
 	if want := 25000 / (3.15 - 0.10); math.Abs(hours-want) > 1 {
 		t.Errorf("with running costs: %.0f h, want %.0f", hours, want)
+	}
+}
+
+func TestOwningPaysBackOnlyWithinItsLife(t *testing.T) {
+	// The H100 at 20% utilization: 146 busy hours a month save $459.90 of rent, paid back after
+	// 54.4 months, longer than its 3-year life.
+	h100 := costmodel.Ownership{Purchase: usd("25000"), Years: 3}
+	_, months, ok, err := h100.BreakEven(usd("3.15"), costmodel.Usage{Utilization: 0.2})
+	if err != nil || ok || math.Round(months) != 54 {
+		t.Errorf("at 20%%: paid back after %.1f months, ok %v (%v); want 54 months, past the write-off", months, ok, err)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/scrapers"
@@ -98,8 +100,9 @@ func TestCommitmentRules(t *testing.T) {
 		t.Errorf("A100 rejected for %q", r)
 	}
 
-	// A year allows the six months: a job of a few hours a run still pays all 730 of the month.
-	wp = planOne(t, job+"  commit_up_to: 1y\n  runs_per_month: 1\n", offs, optimizer.DefaultOptions())
+	// A year allows the six months: a job of a few hours a run still pays all 730 of the month,
+	// and each of its two runs half of that.
+	wp = planOne(t, job+"  commit_up_to: 1y\n  runs_per_month: 2\n", offs, optimizer.DefaultOptions())
 	var term *optimizer.Placement
 	for _, p := range append([]optimizer.Placement{*wp.Recommended}, wp.Alternatives...) {
 		if p.PriceType == schema.Term6M {
@@ -112,6 +115,12 @@ func TestCommitmentRules(t *testing.T) {
 	if term.HoursPerMonth.String() != "730" {
 		t.Errorf("a term billed %s hours a month, want 730", term.HoursPerMonth)
 	}
+	if want := term.CostUSDPerMonth.Div(decimal.NewFromInt(2)).Round(2); term.CostUSDPerRun == nil || !term.CostUSDPerRun.Equal(want) {
+		t.Errorf("a run on the term costs %v, want half the month's %s", term.CostUSDPerRun, term.CostUSDPerMonth)
+	}
+	if notes := strings.Join(term.Notes, "; "); !strings.Contains(notes, "term_6m: a commitment of 6 months, billed every hour of it") {
+		t.Errorf("no commitment note in %q", notes)
+	}
 
 	opts := optimizer.DefaultOptions()
 	opts.AllowCommitments = true
@@ -122,6 +131,40 @@ func TestCommitmentRules(t *testing.T) {
 	}
 	if !found {
 		t.Error("allow_commitments does not admit the reserved offer")
+	}
+}
+
+// TestTodayIsBilledAsTheCandidates: a team running its endpoint 100 hours a month on RunPod's
+// three-month plan pays for the plan's 730 hours (730 × 2.79 = $2,036.70), and moving to
+// on-demand for its 100 hours (100 × 3.29 = $329) is the saving.
+func TestTodayIsBilledAsTheCandidates(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("..", "scrapers", "testdata", "runpod_gputypes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs, _, err := scrapers.ParseRunPod(body, schema.Run{ID: "run-test", ObservedAt: fixtureNow.Add(-time.Hour)}, scrapers.DefaultRunPodURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := planOne(t, `- name: chat
+  kind: inference
+  params_b: 8
+  precision: fp16
+  context_tokens: 8192
+  concurrency: 4
+  hours_per_month: 100
+  commit_up_to: 3m
+  gpus_allowed: [H100-SXM-80GB]
+  current: {provider: runpod, gpu_model: H100-SXM-80GB, gpu_count: 1, price_type: term_3m}
+`, offs, optimizer.DefaultOptions())
+	if wp.Current == nil || wp.Current.CostUSDPerMonth.String() != "2036.7" || wp.Current.HoursPerMonth.String() != "730" {
+		t.Fatalf("today: %+v", wp.Current)
+	}
+	if got := placementID(wp.Recommended); got != "runpod/NVIDIA H100 80GB HBM3:secure ×1 on_demand" || wp.Recommended.CostUSDPerMonth.String() != "329" {
+		t.Fatalf("recommended %s at $%s", got, wp.Recommended.CostUSDPerMonth)
+	}
+	if wp.Savings == nil || wp.Savings.USDPerMonth.String() != "1707.7" {
+		t.Errorf("savings %+v, want $1,707.70", wp.Savings)
 	}
 }
 

@@ -41,12 +41,13 @@ func (p *planner) current(w *Workload, variants []variant, wp *WorkloadPlan) {
 	p.priceCurrent(c, wp)
 	intra := c.fabric()
 	hoursMonth, speed, replicas := p.costCurrent(c, variants, intra, wp)
-	c.pl.HoursPerMonth = decimal.NewFromFloat(hoursMonth)
+	c.pl.HoursPerMonth = decimal.NewFromFloat(p.billed(w, cur.PriceType, hoursMonth))
 	if c.pl.PriceSource == PriceNone {
 		wp.Caveats = append(wp.Caveats, fmt.Sprintf("current placement not priced: no %s %s %s offer today and no paid price given", cur.Provider, model.Name, cur.PriceType))
 		return
 	}
 	c.pl.CostUSDPerMonth = c.pl.PriceUSDPerHour.Mul(c.pl.HoursPerMonth).Round(2)
+	p.runCost(w, c.pl)
 	c.pl.UnitCost = p.unitCost(w, c.pl, speed, replicas)
 	fillSavings(wp)
 }
@@ -255,10 +256,6 @@ func (p *planner) currentRunHours(c *currentPlacement, v *variant, intra schema.
 	pl.HoursPerRun = &hd
 	if w.DeadlineHours > 0 && hr > w.DeadlineHours {
 		wp.Caveats = append(wp.Caveats, fmt.Sprintf("the current placement takes %s h per run, more than the %s h deadline", trimFloat(hr), trimFloat(w.DeadlineHours)))
-	}
-	if pl.PriceSource != PriceNone {
-		run := pl.PriceUSDPerHour.Mul(hd).Round(2)
-		pl.CostUSDPerRun = &run
 	}
 	return roundHours(hr * p.runs(w))
 }

@@ -51,7 +51,8 @@
 //     most;
 //   - multi-node, price type (spot only for interruptible workloads; a term price only for a
 //     workload whose commit_up_to is as long as the term, any reserved or term price with
-//     Options.AllowCommitments), throughput (an optional decode speed target),
+//     Options.AllowCommitments; serverless only for a service, not a job), throughput (an
+//     optional decode speed target),
 //     deadline;
 //
 // then per offer: provider, host (always-on serving only on datacenter, secure and verified
@@ -69,7 +70,10 @@
 // GPU scale with its scale_by: a precision's dense rate, memory bandwidth, or none. Spot jobs
 // take Options.SpotRestartOverhead (10%) longer. A reserved or term price bills every hour of
 // the month (Options.HoursPerMonth) for each offer rented, busy or not, so it wins only for
-// work that keeps its GPUs most of the month. A training run longer than its deadline (or
+// work that keeps its GPUs most of the month; a serverless price bills a service's busy hours
+// (its utilization) and cold starts (costmodel.Serverless), and the recommendation's note
+// gives the break-even utilization between the cheapest instance and serverless placement
+// (docs/economics.md). Today's placement is billed by the same rules. A training run longer than its deadline (or
 // Options.MaxJobHours) rents more nodes, when the offer has RDMA, until it fits: the cheapest
 // plan that finishes in time. Every placement also carries the price of a unit of its work:
 // a million output tokens, a run, a unit of custom work.
@@ -95,13 +99,13 @@
 //	      - name, kind: inference | lora | qlora | full_finetune | pretrain | custom
 //	        inference: params_b, precision (one or a list, preferred first), context_tokens +
 //	          concurrency or kv_cache_gb, kv_precision, layers, kv_heads, head_dim,
-//	          hours_per_month, min_decode_tokens_per_second, reference_gpu, reference_gpus,
+//	          hours_per_month, utilization, min_decode_tokens_per_second, reference_gpu, reference_gpus,
 //	          engine (vllm | sglang | tensorrt-llm | tgi | none), measured_vram_gb
 //	        lora, qlora, full_finetune, pretrain: params_b, train_tokens or gpu_hours +
 //	          reference_gpu, precision (default bf16), deadline (36h, 21d, 2w),
 //	          runs_per_month, seq_len, micro_batch, activations_gb, layers, measured_vram_gb
 //	        custom: min_vram_gb_per_gpu, min_total_vram_gb, gpus, interconnect
-//	          (none | nvlink | nvswitch), multi_node, hours_per_month, precision, engine,
+//	          (none | nvlink | nvswitch), multi_node, hours_per_month, utilization, precision, engine,
 //	          reference_gpu + reference_gpus + scale_by (a precision | memory_bandwidth | none),
 //	          units_per_month + units_per_hour + unit
 //	        every kind: interruptible, commit_up_to (1w, 3m, 1y … or none), gpus_allowed,

@@ -68,16 +68,23 @@ func (p *planner) evalClass(w *Workload, variants []variant, variantIdx int, c *
 	if st != stageOK {
 		return ev, st
 	}
-	switch {
-	case c.priceType.Committed():
-		// A commitment bills every hour of its term, busy or not.
-		ev.hoursMonth = max(ev.hoursMonth, roundHours(p.opts.HoursPerMonth))
-	case serverless:
-		// Serverless bills the busy hours and the cold starts, not the idle ones.
-		ev.hoursMonth = roundHours(p.serverless(0).BilledHours(p.usage(w)))
-	}
+	ev.hoursMonth = p.billed(w, c.priceType, ev.hoursMonth)
 	ev.offerHours = float64(ev.offersRented) * ev.hoursMonth
 	return ev, stageOK
+}
+
+// billed is the hours a month an offer of price type pt is paid for, for work that keeps it
+// hours a month: those hours on demand and spot; every hour of the month on a commitment,
+// busy or not; a service's busy hours and cold starts on a serverless offer, not its idle
+// ones. Candidates and today's placement are billed alike.
+func (p *planner) billed(w *Workload, pt schema.PriceType, hours float64) float64 {
+	switch {
+	case pt.Committed():
+		return max(hours, roundHours(p.opts.HoursPerMonth))
+	case pt == schema.Serverless && w.service():
+		return roundHours(p.serverless(decimal.Zero).BilledHours(p.usage(w)))
+	}
+	return hours
 }
 
 // service reports whether w is work that is up a number of hours a month and busy part of
@@ -96,17 +103,22 @@ func (w *Workload) busy() float64 {
 }
 
 // usage is a service's month for the cost model: its hours, utilization and the wakes a
-// serverless deployment of it makes (Options.ServerlessWakesPerDay over the days it is up).
+// serverless deployment of it makes (Options.ServerlessWakesPerDay over the days it is up;
+// none when it is busy all the time and so never scales to zero).
 func (p *planner) usage(w *Workload) costmodel.Usage {
 	hours := p.hoursPerMonth(w)
-	return costmodel.Usage{Hours: hours, Utilization: w.busy(), Wakes: p.opts.ServerlessWakesPerDay * hours / 24}
+	u := costmodel.Usage{Hours: hours, Utilization: w.busy()}
+	if u.Utilization < 1 {
+		u.Wakes = p.opts.ServerlessWakesPerDay * hours / 24
+	}
+	return u
 }
 
-// serverless is the billing of a serverless deployment at rate (per hour, the same GPUs as
-// the rate it is compared with; 0 when only the billed hours are wanted).
-func (p *planner) serverless(rate float64) costmodel.Serverless {
+// serverless is the billing of a serverless deployment at rate per hour (zero when only the
+// billed hours are wanted), with the options' cold start and minimum billing.
+func (p *planner) serverless(rate decimal.Decimal) costmodel.Serverless {
 	o := p.opts
-	return costmodel.Serverless{Rate: decimal.NewFromFloat(rate),
+	return costmodel.Serverless{Rate: rate,
 		ColdStart:     time.Duration(o.ServerlessColdStartSeconds * float64(time.Second)),
 		MinimumBilled: time.Duration(o.ServerlessMinimumBilledSeconds * float64(time.Second))}
 }

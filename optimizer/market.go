@@ -164,21 +164,6 @@ func (m *market) classifyOffers(offers []schema.Offer, fresh *freshness, commitm
 	return byKey, bucketOf
 }
 
-// cheapestPerGPU is the lowest per-GPU hourly price of GPU model (a canonical name) at price
-// type pt among the offers planned on; 0 when there is none.
-func (m *market) cheapestPerGPU(model string, pt schema.PriceType) float64 {
-	best := 0.0
-	for _, c := range m.classes {
-		if c.model.Name != model || c.priceType != pt || c.gpusPerOffer == 0 {
-			continue
-		}
-		if per := c.minPrice / float64(c.gpusPerOffer); !math.IsInf(per, 0) && (best == 0 || per < best) {
-			best = per
-		}
-	}
-	return best
-}
-
 // keepForCurrent keeps an offer of the canonical GPU model named model for pricing the
 // current placements, when one of them (need) is of its provider, model and price type.
 func (m *market) keepForCurrent(off *schema.Offer, model string, need map[currentKey]bool) {

@@ -108,6 +108,9 @@ type planner struct {
 	// a feasible offer of it and otherwise its furthest rejection.
 	modelStates []modelState
 	top         []candidate // the cheapest candidates so far, at most keep, cheapest first
+	// cheapestBilled is, per way of paying for a service's GPUs (an instance, serverless),
+	// the cheapest feasible candidate the search costed: the two the billing note weighs.
+	cheapestBilled [2]*candidate
 }
 
 // plan makes the plan of one workload: its sizing, the cheapest feasible placements on the
@@ -143,6 +146,7 @@ func (p *planner) sizings(w *Workload, variants []variant) []Sizing {
 func (p *planner) search(w *Workload, variants []variant) {
 	clear(p.modelStates)
 	p.top = p.top[:0]
+	p.cheapestBilled = [2]*candidate{}
 	pol := policyOf(w)
 	for _, c := range p.market.visitOrder {
 		p.searchClass(w, variants, &pol, c)
@@ -220,6 +224,10 @@ func (p *planner) searchBucket(pol *policy, c *class, b *bucket, best eval, best
 		}
 		ms.feasible = true
 		cand := candidate{floatCost: cost, ref: ref, class: c, eval: best, variantIdx: bestVi}
+		if kind := billedBy(c.priceType); p.cheapestBilled[kind] == nil || cost < p.cheapestBilled[kind].floatCost {
+			kept := cand
+			p.cheapestBilled[kind] = &kept
+		}
 		p.insert(&cand)
 		if p.opts.DistinctAlternatives {
 			return
@@ -234,6 +242,9 @@ func (p *planner) report(w *Workload, variants []variant, wp *WorkloadPlan) {
 	if len(p.top) > 0 {
 		wp.Status = StatusOK
 		rec := p.placement(w, variants, &p.top[0])
+		if note := p.billingNote(w, &rec); note != "" {
+			rec.Notes = append(rec.Notes, note)
+		}
 		wp.Recommended = &rec
 		for i := 1; i < len(p.top); i++ {
 			wp.Alternatives = append(wp.Alternatives, p.placement(w, variants, &p.top[i]))

@@ -7,6 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -42,12 +43,30 @@ func (p *planner) placement(w *Workload, variants []variant, cand *candidate) Pl
 	}
 	if ev.hoursRun > 0 {
 		h := decimal.NewFromFloat(ev.hoursRun)
-		run := price.Mul(h).Round(2)
-		pl.HoursPerRun, pl.CostUSDPerRun = &h, &run
+		pl.HoursPerRun = &h
+		p.runCost(w, &pl)
 	}
 	pl.UnitCost = p.unitCost(w, &pl, ev.decodeSpeed, max(c.gpusPerOffer/max(ev.tensorParallel, 1), 1))
 	pl.Notes = p.notes(w, variants, cand.variantIdx, c, ev, cand.ref)
+	if months, ok := c.priceType.TermMonths(); ok {
+		pl.Notes = append(pl.Notes, fmt.Sprintf("%s: a commitment of %s, billed every hour of it (%s a month): %s for the term",
+			c.priceType, termText(months), money.USD(pl.CostUSDPerMonth), money.USD(pl.CostUSDPerMonth.Mul(decimal.NewFromFloat(months)))))
+	}
 	return pl
+}
+
+// runCost sets the cost of one run of a job placed at pl (its HoursPerRun set): the run's
+// hours at the price, or on a commitment, which bills the whole month, the month's cost over
+// its runs.
+func (p *planner) runCost(w *Workload, pl *Placement) {
+	if pl.HoursPerRun == nil {
+		return
+	}
+	run := pl.PriceUSDPerHour.Mul(*pl.HoursPerRun).Round(2)
+	if pl.PriceType.Committed() {
+		run = pl.CostUSDPerMonth.Div(decimal.NewFromFloat(p.runs(w))).Round(2)
+	}
+	pl.CostUSDPerRun = &run
 }
 
 // unitCost prices one unit of the workload's finished work on a placement: a million output
@@ -87,29 +106,48 @@ func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas i
 	return nil
 }
 
-// billingNote weighs the two ways of paying for a service's GPUs of class c's model, at the
-// cheapest per-GPU price of each on the market: an instance billed every hour it is up
-// (on-demand), and a serverless deployment billed for its busy hours and cold starts. It
-// says where the break-even utilization lies against the workload's; "" when the market has
-// only one of the two.
-func (p *planner) billingNote(w *Workload, c *class) string {
-	instance := p.market.cheapestPerGPU(c.model.Name, schema.OnDemand)
-	serverless := p.market.cheapestPerGPU(c.model.Name, schema.Serverless)
-	if instance == 0 || serverless == 0 {
+// billedBy is how an offer of price type pt bills a service's GPUs: 0 as an instance, every
+// hour it is rented; 1 serverless, its busy hours.
+func billedBy(pt schema.PriceType) int {
+	if pt == schema.Serverless {
+		return 1
+	}
+	return 0
+}
+
+// billingNote weighs the two ways of paying for a service's GPUs, each at the cheapest
+// feasible placement the search costed: an instance, billed every hour it is up, and a
+// serverless deployment, billed for its busy hours and cold starts. It says where the
+// break-even utilization lies and where the workload is; "" for a job, or when the search
+// found a feasible placement of one kind only (the other is dearer than every one kept, or
+// not on the market).
+func (p *planner) billingNote(w *Workload, rec *Placement) string {
+	inst, srv := p.cheapestBilled[0], p.cheapestBilled[1]
+	if !w.service() || inst == nil || srv == nil {
 		return ""
 	}
-	u := p.usage(w)
-	at, err := p.serverless(serverless).BreakEven(decimal.NewFromFloat(instance), u)
+	rate := func(c *candidate) decimal.Decimal {
+		return c.ref.offer.PriceUSDPerHour.Mul(decimal.NewFromInt(int64(c.eval.offersRented)))
+	}
+	at, err := p.serverless(rate(srv)).BreakEven(rate(inst), p.usage(w))
 	if err != nil {
 		return ""
 	}
-	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
-	if c.priceType == schema.Serverless {
-		return fmt.Sprintf("serverless: billed %s h a month for %s busy of %s h and %.0f cold starts; a %s instance on demand (from $%.4g/GPU-h against $%.4g) is cheaper above %s utilization",
-			trimFloat(roundHours(p.serverless(0).BilledHours(u))), pct(u.Utilization), trimFloat(u.Hours), u.Wakes, c.model.Name, instance, serverless, pct(at))
+	name := func(c *candidate) string {
+		return fmt.Sprintf("%s %s ×%d at %s/h", c.ref.offer.Provider, c.class.model.Name, c.class.gpusPerOffer*c.eval.offersRented, money.Price(rate(c)))
 	}
-	return fmt.Sprintf("serverless %s (from $%.4g/GPU-h against $%.4g on demand) bills busy time only: cheaper below %s utilization; this workload: %s",
-		c.model.Name, serverless, instance, pct(at), pct(u.Utilization))
+	workload := fmt.Sprintf("this workload: %.0f%% busy", w.busy()*100)
+	if w.Utilization == 0 {
+		workload = "this workload: busy whenever it is up (set utilization if it is not)"
+	}
+	head := fmt.Sprintf("serverless (%s, busy hours and cold starts) against an instance (%s, every hour): ", name(srv), name(inst))
+	switch {
+	case at <= 0:
+		return head + "serverless costs more at any utilization (its minimum billing); " + workload
+	case at >= 1:
+		return head + "serverless costs less at any utilization; " + workload
+	}
+	return head + fmt.Sprintf("serverless is cheaper below %.0f%% utilization; %s", at*100, workload)
 }
 
 // notes say what a placement's numbers assume, so a reader can check them by hand.
@@ -136,11 +174,6 @@ func (p *planner) notes(w *Workload, variants []variant, variantIdx int, c *clas
 		}
 	case spot:
 		notes = append(notes, "spot capacity can be reclaimed: keep a fallback for serving")
-	}
-	if w.service() {
-		if note := p.billingNote(w, c); note != "" {
-			notes = append(notes, note)
-		}
 	}
 	if w.Kind.Training() {
 		v := &variants[variantIdx]

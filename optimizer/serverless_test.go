@@ -126,3 +126,29 @@ func TestServerlessTakesNoJob(t *testing.T) {
 		}
 	}
 }
+
+// TestTodayOnServerless: a team already on the serverless A100 at 20% pays for its busy
+// hours (146 × 2.0572 = $300.35), and the plan finds nothing to save by moving to the same offer.
+func TestTodayOnServerless(t *testing.T) {
+	offs := offers(
+		offerSpec{provider: "p", id: "a100", model: "A100-SXM-80GB", gpus: 1, pt: schema.OnDemand, perGPU: "1.39", intra: schema.IntraNVSwitch},
+		offerSpec{provider: "s", id: "a100-serverless", model: "A100-SXM-80GB", gpus: 1, pt: schema.Serverless, perGPU: "2.0572", intra: schema.IntraNVSwitch},
+	)
+	opts := optimizer.DefaultOptions()
+	opts.ServerlessWakesPerDay = 0
+	wp := planOne(t, `- name: chat
+  kind: inference
+  params_b: 8
+  precision: fp16
+  context_tokens: 4096
+  concurrency: 4
+  utilization: 0.2
+  current: {provider: s, gpu_model: A100-SXM-80GB, gpu_count: 1, price_type: serverless}
+`, offs, opts)
+	if wp.Current == nil || wp.Current.CostUSDPerMonth.String() != "300.35" {
+		t.Fatalf("today: %+v", wp.Current)
+	}
+	if got := placementID(wp.Recommended); got != "s/a100-serverless ×1 serverless" || wp.Savings == nil || !wp.Savings.USDPerMonth.IsZero() {
+		t.Errorf("recommended %s, savings %+v", got, wp.Savings)
+	}
+}

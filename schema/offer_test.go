@@ -48,7 +48,7 @@ func TestCommitments(t *testing.T) {
 	for _, pt := range schema.PriceTypes {
 		months, term := pt.TermMonths()
 		switch {
-		case pt == schema.OnDemand || pt == schema.Spot:
+		case pt == schema.OnDemand || pt == schema.Spot || pt == schema.Serverless:
 			if pt.Committed() || term {
 				t.Errorf("%s: committed %v, term %v", pt, pt.Committed(), term)
 			}

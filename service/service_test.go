@@ -40,7 +40,7 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	srv, err := New(cfg, Deps{
 		Open:        func(context.Context) (web.Store, error) { return st, nil },
 		StoreErrors: web.StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable},
-		Scrape:      Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(), Sink: st, History: st},
+		Scrape:      Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(cfg.Scrape.Providers), Sink: st, History: st},
 		Logger:      slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	if err != nil {
@@ -77,8 +77,8 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(h.Providers) != len(config.ProviderNames) {
-		t.Fatalf("healthz lists %d providers, want %d: %+v", len(h.Providers), len(config.ProviderNames), h.Providers)
+	if len(h.Providers) != len(cfg.Scrape.Providers) {
+		t.Fatalf("healthz lists %d providers, want the %d configured: %+v", len(h.Providers), len(cfg.Scrape.Providers), h.Providers)
 	}
 	for _, p := range h.Providers {
 		if p.Stale || p.LastStatus != "ok" || p.LastGoodAt == nil || p.StalenessSecond > 30 {
@@ -130,11 +130,11 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	}
 }
 
-// providers are every provider gpucost knows as sources, each offering one H100 at a steady price after
+// providers are the named providers as sources, each offering one H100 at a steady price after
 // one HTTP attempt.
-func providers() []pipeline.Source {
+func providers(names []string) []pipeline.Source {
 	var out []pipeline.Source
-	for _, name := range config.ProviderNames {
+	for _, name := range names {
 		out = append(out, source(name))
 	}
 	return out
@@ -224,7 +224,7 @@ func TestServeKeepsJobStatesAndStopsWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Serve.ScrapeSchedule = "@every 1h"
-	deps := Deps{Scrape: Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(), Sink: discard{}, History: discard{}},
+	deps := Deps{Scrape: Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(cfg.Scrape.Providers), Sink: discard{}, History: discard{}},
 		Report: func(context.Context) (string, error) { return "", nil }}
 	bad := cfg
 	bad.Report.Schedule = "every tuesday"
