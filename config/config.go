@@ -577,6 +577,14 @@ func (h HTTPConfig) check() error {
 // envName is what an environment variable may be called.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// Which providers read which optional settings of their block: a setting a source does not
+// read is refused, never silently ignored.
+var (
+	pageAndAPI = []string{"digitalocean", "hyperstack", "lambda", "verda"}                                  // page_url: the page read without a key
+	paced      = []string{"coreweave", "digitalocean", "hyperstack", "lambda", "nebius", "vastai", "verda"} // delay: between requests or page fetches
+	keyless    = []string{"coreweave", "nebius", "oci"}                                                     // no API key at all
+)
+
 func (p ProviderConfig) check(key string) error {
 	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), checkURL(key+".shapes_url", p.ShapesURL), checkURL(key+".metal_url", p.MetalURL), notNegative(key+".delay", p.Delay)}
 	if p.ShapesURL != "" && key != "providers.oci" {
@@ -584,6 +592,16 @@ func (p ProviderConfig) check(key string) error {
 	}
 	if p.MetalURL != "" && key != "providers.vultr" {
 		errs = append(errs, bad(key+".metal_url", "only providers.vultr reads a bare-metal plan list"))
+	}
+	name := strings.TrimPrefix(key, "providers.")
+	if p.PageURL != "" && !slices.Contains(pageAndAPI, name) {
+		errs = append(errs, bad(key+".page_url", "only the providers with both an API and a pricing page read one (%s)", strings.Join(pageAndAPI, ", ")))
+	}
+	if p.Delay != 0 && !slices.Contains(paced, name) {
+		errs = append(errs, bad(key+".delay", "%s makes no paced requests: only %s read a delay", name, strings.Join(paced, ", ")))
+	}
+	if (p.APIKeyEnv != "" || p.APIKeyFile != "") && slices.Contains(keyless, name) {
+		errs = append(errs, bad(key+".api_key_env", "%s publishes its prices without a key: none is read", name))
 	}
 	switch {
 	case p.PageLimit < 0:

@@ -217,7 +217,7 @@ const (
 // "meta": {"total": N}}) into offers, sorted by offer id and price type. Following
 // links.pages.next is the source's business (DigitalOcean.Fetch).
 //
-// Units and rules (docs/providers.md §13.2–11.3):
+// Units and rules (docs/providers.md §13.2–13.3):
 //   - price_hourly is USD per droplet-hour, the whole droplet, a JSON number read exactly; the
 //     per-GPU price is its quotient by gpu_info.count, rounded once (SetPrice). price_monthly is
 //     not read.
@@ -460,9 +460,9 @@ func digitaloceanSizeOffers(s digitaloceanSize, run schema.Run, sourceURL string
 		Provider:  DigitalOceanName,
 		Tier:      schema.TierDatacenter,
 		GPUCount:  uint16(count),
-		VCPUs:     digitaloceanSpec(s.VCPUs, 1),
-		RAMGB:     digitaloceanSpec(s.Memory, gpus.MiBToGB(1)),
-		DiskGB:    digitaloceanSpec(s.Disk, 1),
+		VCPUs:     specFigure(s.VCPUs, 1),
+		RAMGB:     specFigure(s.Memory, gpus.MiBToGB(1)),
+		DiskGB:    specFigure(s.Disk, 1),
 		InterNode: schema.InterUnknown,
 		Stock:     schema.StockUnknown,
 		DQFlags:   []schema.DQFlag{},
@@ -485,15 +485,6 @@ func digitaloceanSizeOffers(s digitaloceanSize, run schema.Run, sourceURL string
 		offers = append(offers, priced(ro, pt, s.PriceHourly.Decimal))
 	}
 	return offers, "", problems, nil
-}
-
-// digitaloceanSpec is a host figure times scale, rounded to two decimals; nil when absent or
-// not positive.
-func digitaloceanSpec(v *float64, scale float64) *float64 {
-	if v == nil || *v <= 0 {
-		return nil
-	}
-	return ptr(round(*v*scale, 2))
 }
 
 // The pricing page's section anchors (docs/providers.md §13.4). The contract section ("after

@@ -240,10 +240,11 @@ import (
 //   - hyperstack_pricebook_traps.json, hyperstack_flavors_traps.json: a value as a string, an
 //     account's discount, a promotion with start and end times, two differing list prices, a
 //     negative and a boolean value, a value below original_value without discount_applied, an
-//     unknown GPU (GH200), a verbatim duplicate, entries without a name or not objects; a flavor
-//     listed twice, a gpu_count as a string and negative, a region from the group, a region
-//     that is markup, a flavor without a name, a -spot flavor, an unpriced GPU, a region of no
-//     known country, a group without flavors, elements that are not objects.
+//     unknown GPU (GH200), a verbatim duplicate, an original_value that is no number ("n/a"),
+//     entries without a name or not objects; a flavor listed twice, a gpu_count as a string,
+//     negative and missing beside a GPU, a region from the group, a region that is markup, a
+//     flavor without a name, a -spot flavor, an unpriced GPU, a region of no known country, a
+//     group without flavors, elements that are not objects.
 //   - hyperstack_flavors_changed.json: the flavor groups under "flavors" instead of "data".
 //   - snapshot/: a recorded run of every provider (record.go's layout), re-recorded from the
 //     fixtures above under -update by TestSnapshotVastRunPod, TestSnapshotPages (the page

@@ -348,6 +348,9 @@ func parseHyperstack(pricebook, flavors []byte, run schema.Run, sourceURL string
 		return nil, list.problems, list.unpriced, fmt.Errorf("%w: %d flavors, %d of them without a list price in the pricebook's %d names",
 			ErrNoOffers, list.n, list.unpriced, len(prices))
 	}
+	if err := offerCap(len(list.offers), MaxOffers); err != nil {
+		return nil, nil, 0, err
+	}
 	sortOffers(list.offers)
 	return list.offers, list.problems, list.unpriced, nil
 }
@@ -445,16 +448,19 @@ var errNotListPrice = errors.New("not a list price")
 // hyperstackListPrice is the entry's value when it is a list price: errNotListPrice for a
 // discount or a time-limited price, an error for a value that is no price.
 func hyperstackListPrice(e hyperstackEntry) (decimal.Decimal, error) {
-	value, present, err := verdaNumber(e.Value) // a number or a numeric string, as Verda's
+	value, present, err := jsonNumberOrString(e.Value) // a number or a numeric string, as Verda's
 	switch {
 	case err != nil:
 		return decimal.Zero, fmt.Errorf("value: %w", err)
 	case !present:
 		return decimal.Zero, errors.New("value: none")
 	}
-	original, hasOriginal, err := verdaNumber(e.OriginalValue)
+	original, hasOriginal, err := jsonNumberOrString(e.OriginalValue)
+	if err != nil {
+		return decimal.Zero, fmt.Errorf("original_value: %w", err) // unreadable: reported, not taken for a discount
+	}
 	timed := !hyperstackNull(e.StartTime) || !hyperstackNull(e.EndTime)
-	if e.DiscountApplied || timed || err != nil || (hasOriginal && !original.Equal(value)) {
+	if e.DiscountApplied || timed || (hasOriginal && !original.Equal(value)) {
 		return decimal.Zero, errNotListPrice
 	}
 	switch {
@@ -547,10 +553,14 @@ var hyperstackCountries = map[string]string{"CANADA": "CA", "NORWAY": "NO", "US"
 // add prices one flavor into its offers, or counts it unpriced, or reports why it cannot be.
 func (g *hyperstackGroups) add(f hyperstackFlavor) {
 	name, gpu := strings.TrimSpace(f.Name), strings.TrimSpace(f.GPU)
-	if gpu == "" || f.GPUCount == nil || *f.GPUCount == 0 {
-		return // a CPU flavor
-	}
 	where := fmt.Sprintf("flavor %q", clip(name, 60))
+	switch {
+	case gpu == "" || (f.GPUCount != nil && *f.GPUCount == 0):
+		return // a CPU flavor
+	case f.GPUCount == nil:
+		g.problems = append(g.problems, fmt.Errorf("%s: gpu %q but no gpu_count", where, clip(gpu, 40)))
+		return
+	}
 	region := strings.TrimSpace(f.RegionName)
 	switch count := *f.GPUCount; {
 	case name == "":
@@ -580,9 +590,9 @@ func (g *hyperstackGroups) add(f hyperstackFlavor) {
 		Tier:      schema.TierDatacenter,
 		Region:    region,
 		GPUCount:  uint16(*f.GPUCount),
-		VCPUs:     hyperstackSpec(f.CPU),
-		RAMGB:     hyperstackSpec(f.RAM),
-		DiskGB:    hyperstackSpec(f.Disk),
+		VCPUs:     specFigure(f.CPU, 1),
+		RAMGB:     specFigure(f.RAM, 1),
+		DiskGB:    specFigure(f.Disk, 1),
 		InterNode: schema.InterUnknown,
 		Stock:     schema.StockUnknown,
 		DQFlags:   []schema.DQFlag{},
@@ -617,15 +627,6 @@ func (g *hyperstackGroups) add(f hyperstackFlavor) {
 	if !priced {
 		g.unpriced++
 	}
-}
-
-// hyperstackSpec is an optional host figure rounded to two decimals; nil when absent or not
-// positive (specs are informative, not worth dropping an offer for).
-func hyperstackSpec(v *float64) *float64 {
-	if v == nil || *v <= 0 {
-		return nil
-	}
-	return ptr(round(*v, 2))
 }
 
 // parseHyperstackStored re-derives a stored Hyperstack run: the API's pricebook and flavors

@@ -290,6 +290,8 @@ func TestParseHyperstackTraps(t *testing.T) {
 		`hyperstack: flavor "n3-H100x8": region_name "<b>CANADA</b>" is not a region`,
 		`hyperstack: a flavor of H100-80G-PCIe without a name`,
 		`hyperstack: flavor "n3-H100x-1": gpu_count -1 is not a GPU count`,
+		`hyperstack: flavor "n3-H100x1-nocount": gpu "H100-80G-PCIe" but no gpu_count`,
+		`hyperstack: flavor "n3-RTX-4090x1" in CANADA-1: pricebook entry #15: original_value: "n/a" is not a number`,
 		`hyperstack: flavor "n3-L40x1" in CANADA-1: pricebook: "L40" has two list prices, 1 and 1.1`,
 		`hyperstack: flavor "n3-RTX-A6000x1" in NORWAY-1: pricebook entry #6: value -0.5 is not positive`,
 		`hyperstack: flavor "n3-B200-SXM6x8" in US-1: pricebook entry #10: value: "true" is not a number`,

@@ -84,13 +84,9 @@ func nebiusHeader(header []string, at time.Time) (c nebiusColumns, ok bool, err 
 			}
 		case strings.Contains(lower, "gpu-hour"):
 			p := nebiusPriceColumn{col: i}
+			m := nebiusEffectiveRe.FindStringSubmatch(h)
 			kind := lower
-			if m := nebiusEffectiveRe.FindStringSubmatch(h); m != nil {
-				d, err := nebiusDate(m[1])
-				if err != nil && dateErr == nil {
-					dateErr = fmt.Errorf("%w: price column %q: %w", ErrLayoutChanged, clip(h, 80), err)
-				}
-				p.effective = d
+			if m != nil {
 				kind = strings.ToLower(normalizeSpace(nebiusEffectiveRe.ReplaceAllString(h, "")))
 			}
 			switch strings.Trim(kind, " ,") {
@@ -99,7 +95,14 @@ func nebiusHeader(header []string, at time.Time) (c nebiusColumns, ok bool, err 
 			case "preemptible, gpu-hour":
 				p.pt = schema.Spot
 			default:
-				continue // a price the parser does not know (a commitment, say): not read
+				continue // a price the parser does not know (a commitment, say): not read, its date neither
+			}
+			if m != nil {
+				d, err := nebiusDate(m[1])
+				if err != nil && dateErr == nil {
+					dateErr = fmt.Errorf("%w: price column %q: %w", ErrLayoutChanged, clip(h, 80), err)
+				}
+				p.effective = d
 			}
 			prices = append(prices, p)
 		}

@@ -402,3 +402,22 @@ func FuzzParseNebius(f *testing.F) {
 func BenchmarkParseNebius(b *testing.B) {
 	benchmarkParse(b, scrapers.ParseNebius, "nebius_prices_oct.html", runNov29, scrapers.DefaultNebiusURL)
 }
+
+// TestParseNebiusSkipsAnUnknownDatedColumn: a price column the parser does not read (a
+// commitment price, say) is skipped with whatever date it carries, however unreadable; the
+// on-demand prices still parse.
+func TestParseNebiusSkipsAnUnknownDatedColumn(t *testing.T) {
+	page := mustReplace(string(readTestdata(t, "nebius_prices.html")), `\"Preemptible, GPU-hour\"`, `\"Commitment, GPU-hour (Effective Q1 2027)\"`)
+	offers, _, err := scrapers.ParseNebius([]byte(page), runAug22, scrapers.DefaultNebiusURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range offers {
+		if o.PriceType != schema.OnDemand {
+			t.Errorf("offer %s at %s from the commitment column", o.OfferID, o.PriceType)
+		}
+	}
+	if len(offers) != 7 {
+		t.Errorf("%d offers, want the 7 priced items on demand", len(offers))
+	}
+}

@@ -1,8 +1,12 @@
 package scrapers
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -416,4 +420,81 @@ func optSize(s string) *float64 {
 		return nil
 	}
 	return ptr(round(v, 2))
+}
+
+// jsonNumber reads an optional JSON number exactly (exactDecimal: its digits, no float);
+// present is false for an absent or null field.
+func jsonNumber(raw json.RawMessage) (d decimal.Decimal, present bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return d, false, nil
+	}
+	d, err = exactDecimal(raw)
+	if err != nil {
+		return d, true, fmt.Errorf("%s is not a number", clip(string(raw), 40))
+	}
+	return d, true, nil
+}
+
+// jsonNumberOrString reads an optional number given as a JSON number or as a string holding
+// one ("3.95"), as the decimal its text says (exactDecimal). present is false for an absent or
+// null value and an empty string.
+func jsonNumberOrString(raw json.RawMessage) (d decimal.Decimal, present bool, err error) {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || string(b) == "null" {
+		return decimal.Zero, false, nil
+	}
+	if b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return decimal.Zero, true, fmt.Errorf("%s is not a number", clip(string(b), 40))
+		}
+		if s = strings.TrimSpace(s); s == "" {
+			return decimal.Zero, false, nil
+		}
+		b = []byte(s)
+	}
+	d, err = exactDecimal(b)
+	if err != nil {
+		return decimal.Zero, true, fmt.Errorf("%q is not a number", clip(string(b), 40))
+	}
+	return d, true, nil
+}
+
+// specFigure is an optional host figure (vCPUs, RAM, disk) times scale, rounded to two
+// decimals; nil when absent or not positive: specs are informative, not worth dropping an
+// offer for.
+func specFigure(v *float64, scale float64) *float64 {
+	if v == nil || *v <= 0 {
+		return nil
+	}
+	return ptr(round(*v*scale, 2))
+}
+
+// decodeProblem says which field of a record did not decode, without Go's type names.
+func decodeProblem(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	want := map[reflect.Kind]string{reflect.Struct: "an object", reflect.Map: "an object", reflect.Slice: "an array",
+		reflect.String: "a string", reflect.Bool: "a boolean"}[te.Type.Kind()]
+	if want == "" {
+		want = "a " + te.Type.Kind().String()
+	}
+	if te.Field == "" {
+		return fmt.Errorf("%s where %s was expected", jsonValueName(te.Value), want)
+	}
+	return fmt.Errorf("%s: %s where %s was expected", te.Field, jsonValueName(te.Value), want)
+}
+
+// jsonValueName is "a string", "an array", ... for encoding/json's UnmarshalTypeError.Value.
+func jsonValueName(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "":
+		return "a value"
+	}
+	return "a " + v
 }

@@ -140,8 +140,9 @@ func (t *TensorDock) Fetch(ctx context.Context, run schema.Run) (res schema.Extr
 //
 // Units and rules (docs/providers.md §11.2–11.4):
 //   - One offer per hostnode and GPU model (per location and GPU model for /locations): id
-//     "<hostnode or location id>/<v0Name>". Its GPU count is the GPUs free now (availableCount;
-//     max_count in /locations), also its AvailableCount; 0 is not offered and skipped.
+//     "<hostnode or location id>/<v0Name>". Its GPU count is the GPUs free now (availableCount,
+//     also its AvailableCount) or, in /locations, the most one VM may take there (max_count,
+//     a limit: AvailableCount is left unknown); 0 is not offered and skipped.
 //   - price_per_hr is USD per GPU-hour for the GPU alone. The offer's per-GPU price is that
 //     plus the recipe's share of the host (8 vCPUs, 24 GB RAM and 100 GB disk per GPU) at the
 //     host's per-unit rates (pricing.per_vcpu_hr, per_gb_ram_hr, per_gb_storage_hr; a GPU
@@ -224,7 +225,7 @@ func (l *tensorDockHosts) UnmarshalJSON(data []byte) error {
 		}
 		var h tensorDockHost
 		if err := json.Unmarshal(raw, &h); err != nil {
-			l.problems = append(l.problems, fmt.Errorf("%s #%d: decoding: %w", strings.TrimSuffix(l.what(), "s"), i, err))
+			l.problems = append(l.problems, fmt.Errorf("%s #%d: decoding: %w", strings.TrimSuffix(l.what(), "s"), i, decodeProblem(err)))
 			return nil
 		}
 		id := strings.TrimSpace(h.ID)
@@ -256,7 +257,7 @@ func (l *tensorDockHosts) UnmarshalJSON(data []byte) error {
 }
 
 // tensorDockHost is a hostnode of /hostnodes or a location of /locations: the fields of both,
-// each list using its own. Numbers are read per field (vultrNumber), so a number of the wrong
+// each list using its own. Numbers are read per field (jsonNumber), so a number of the wrong
 // type is a problem of its entry, named, and a number sent as a float is read all the same.
 type tensorDockHost struct {
 	ID        string `json:"id"`
@@ -314,7 +315,7 @@ func tensorDockOffers(id, where string, gpusRaw json.RawMessage, hostPricing *te
 	err = eachElement(g, func(i int, raw []byte) error {
 		var e tensorDockGPU
 		if err := json.Unmarshal(raw, &e); err != nil {
-			problems = append(problems, fmt.Errorf("%s: gpu #%d: decoding: %w", where, i, err))
+			problems = append(problems, fmt.Errorf("%s: gpu #%d: decoding: %w", where, i, decodeProblem(err)))
 			return nil
 		}
 		name := strings.TrimSpace(e.V0Name)
@@ -352,7 +353,7 @@ func tensorDockOffers(id, where string, gpusRaw json.RawMessage, hostPricing *te
 
 // tensorDockOffer is the offer of one GPU model on one host; ok is false when none is free.
 func tensorDockOffer(id, name string, countRaw json.RawMessage, countField string, priceRaw json.RawMessage, pricing *tensorDockPricing, place tensorDockPlace, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
-	n, present, err := vultrNumber(countRaw)
+	n, present, err := jsonNumber(countRaw)
 	switch {
 	case err != nil:
 		return o, false, fmt.Errorf("%s: %w", countField, err)
@@ -365,7 +366,7 @@ func tensorDockOffer(id, name string, countRaw json.RawMessage, countField strin
 	}
 	count := n.IntPart()
 
-	gpu, present, err := vultrNumber(priceRaw)
+	gpu, present, err := jsonNumber(priceRaw)
 	switch {
 	case err != nil:
 		return o, false, fmt.Errorf("price_per_hr: %w", err)
@@ -387,7 +388,7 @@ func tensorDockOffer(id, name string, countRaw json.RawMessage, countField strin
 		{"per_gb_ram_hr", pricing.PerGBRAMHr, tensorDockRAMGBPerGPU},
 		{"per_gb_storage_hr", pricing.PerGBStorageHr, tensorDockDiskGBPerGPU},
 	} {
-		rate, present, err := vultrNumber(r.raw)
+		rate, present, err := jsonNumber(r.raw)
 		switch {
 		case err != nil:
 			return o, false, fmt.Errorf("pricing.%s: %w", r.field, err)
@@ -403,27 +404,29 @@ func tensorDockOffer(id, name string, countRaw json.RawMessage, countField strin
 	}
 
 	o = schema.Offer{
-		SourceURL:      sourceURL,
-		Provider:       TensorDockName,
-		OfferID:        id + "/" + name,
-		Tier:           schema.TierCommunity,
-		Region:         tensorDockRegion(place),
-		Country:        countryCode(place.Country),
-		GPUCount:       uint16(count),
-		VCPUs:          ptr(float64(count * tensorDockVCPUsPerGPU)),
-		RAMGB:          ptr(float64(count * tensorDockRAMGBPerGPU)),
-		DiskGB:         ptr(float64(count * tensorDockDiskGBPerGPU)),
-		InterNode:      schema.InterUnknown,
-		AvailableCount: ptr(uint32(count)),
-		Stock:          schema.StockUnknown,
-		DQFlags:        []schema.DQFlag{},
+		SourceURL: sourceURL,
+		Provider:  TensorDockName,
+		OfferID:   clip(id, 100) + "/" + clip(name, 100),
+		Tier:      schema.TierCommunity,
+		Region:    tensorDockRegion(place),
+		Country:   countryCode(place.Country),
+		GPUCount:  uint16(count),
+		VCPUs:     ptr(float64(count * tensorDockVCPUsPerGPU)),
+		RAMGB:     ptr(float64(count * tensorDockRAMGBPerGPU)),
+		DiskGB:    ptr(float64(count * tensorDockDiskGBPerGPU)),
+		InterNode: schema.InterUnknown,
+		Stock:     schema.StockUnknown,
+		DQFlags:   []schema.DQFlag{},
 	}
 	run.Stamp(&o)
 	vram := 0.0
 	if m := tensorDockVRAMRe.FindStringSubmatch(strings.ToLower(name)); m != nil {
 		vram, _ = strconv.ParseFloat(m[1], 64)
 	}
-	m := setGPU(&o, name, vram, resolveGPU(TensorDockName, name, vram))
+	if countField == "availableCount" {
+		o.AvailableCount = ptr(uint32(count))
+	}
+	m := applyGPU(&o, TensorDockName, clip(name, 100), vram)
 	o.IntraNode = intraFromForm(m)
 	return pricedPerGPU(o, schema.OnDemand, perGPU), true, nil
 }

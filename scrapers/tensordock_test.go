@@ -141,8 +141,15 @@ func TestParseTensorDockValues(t *testing.T) {
 				t.Errorf("price %s, per GPU %s; want %s, %s", o.PriceUSDPerHour, o.PriceUSDPerGPUHour, tt.price, tt.perGPU)
 			}
 			n := float64(tt.count)
-			if o.AvailableCount == nil || *o.AvailableCount != uint32(tt.count) || *o.VCPUs != 8*n || *o.RAMGB != 24*n || *o.DiskGB != 100*n {
-				t.Errorf("available %v, host %v vCPUs %v GB %v GB; want %d and the recipe's", o.AvailableCount, *o.VCPUs, *o.RAMGB, *o.DiskGB, tt.count)
+			if *o.VCPUs != 8*n || *o.RAMGB != 24*n || *o.DiskGB != 100*n {
+				t.Errorf("host %v vCPUs %v GB %v GB; want the recipe's for %d GPUs", *o.VCPUs, *o.RAMGB, *o.DiskGB, tt.count)
+			}
+			// A host's free GPUs are a count; a location's max_count is only a limit on one VM.
+			switch location := strings.HasPrefix(tt.name, "locations:"); {
+			case location && o.AvailableCount != nil:
+				t.Errorf("a location's max_count stored as %d available", *o.AvailableCount)
+			case !location && (o.AvailableCount == nil || *o.AvailableCount != uint32(tt.count)):
+				t.Errorf("available %v, want %d", o.AvailableCount, tt.count)
 			}
 			if o.PriceType != schema.OnDemand || o.Tier != schema.TierCommunity || o.InterNode != schema.InterUnknown {
 				t.Errorf("%s %s %s, want on_demand community unknown", o.PriceType, o.Tier, o.InterNode)

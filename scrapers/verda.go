@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -139,7 +138,7 @@ func (t *verdaTypes) each(data []byte) error {
 }
 
 // verdaInstanceType is one element of the instance-types answer (the fields read; the union of
-// the SDKs' InstanceType). Numbers are decoded per field (verdaNumber): a string or a number.
+// the SDKs' InstanceType). Numbers are decoded per field (jsonNumberOrString): a string or a number.
 type verdaInstanceType struct {
 	InstanceType     string          `json:"instance_type"`
 	PricePerHour     json.RawMessage `json:"price_per_hour"`
@@ -222,7 +221,7 @@ func verdaTypeOffers(it verdaInstanceType, run schema.Run, sourceURL string) ([]
 	}
 
 	var vram float64 // per GPU, as the API says it
-	if total, ok, err := verdaNumber(it.GPUMemory.SizeInGigabytes); err == nil && ok && total.IsPositive() {
+	if total, ok, err := jsonNumberOrString(it.GPUMemory.SizeInGigabytes); err == nil && ok && total.IsPositive() {
 		f, _ := total.Float64()
 		vram = round(f/float64(count), 2)
 	}
@@ -307,35 +306,10 @@ func verdaIntraNode(m gpus.Match, count int) schema.IntraNode {
 	return schema.IntraUnknown
 }
 
-// verdaNumber decodes an optional number given as a JSON number or as a string holding one
-// ("3.95"), as the decimal its text says (exactDecimal: no float, bounded digits). present is
-// false for an absent or null value and an empty string.
-func verdaNumber(raw json.RawMessage) (d decimal.Decimal, present bool, err error) {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
-		return decimal.Zero, false, nil
-	}
-	if b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return decimal.Zero, true, fmt.Errorf("%s is not a number", clip(string(b), 40))
-		}
-		if s = strings.TrimSpace(s); s == "" {
-			return decimal.Zero, false, nil
-		}
-		b = []byte(s)
-	}
-	d, err = exactDecimal(b)
-	if err != nil {
-		return decimal.Zero, true, fmt.Errorf("%q is not a number", clip(string(b), 40))
-	}
-	return d, true, nil
-}
-
 // verdaPrice reads an optional price: ok is false when it is absent, null, empty or zero (not
 // offered); a negative, implausibly high or malformed price is an error.
 func verdaPrice(raw json.RawMessage) (d decimal.Decimal, ok bool, err error) {
-	d, present, err := verdaNumber(raw)
+	d, present, err := jsonNumberOrString(raw)
 	switch {
 	case err != nil:
 		return decimal.Zero, false, err
@@ -351,7 +325,7 @@ func verdaPrice(raw json.RawMessage) (d decimal.Decimal, ok bool, err error) {
 
 // verdaCount reads an optional whole count of at most 2^15.
 func verdaCount(raw json.RawMessage) (n int, present bool, err error) {
-	d, present, err := verdaNumber(raw)
+	d, present, err := jsonNumberOrString(raw)
 	if err != nil || !present {
 		return 0, present, err
 	}
@@ -364,40 +338,12 @@ func verdaCount(raw json.RawMessage) (n int, present bool, err error) {
 // verdaSpecFigure is an optional spec figure rounded to two decimals; nil when absent,
 // malformed or negative (specs are informative, not worth dropping an offer for).
 func verdaSpecFigure(raw json.RawMessage) *float64 {
-	d, present, err := verdaNumber(raw)
+	d, present, err := jsonNumberOrString(raw)
 	if err != nil || !present || d.IsNegative() {
 		return nil
 	}
 	f, _ := d.Float64()
 	return ptr(round(f, 2))
-}
-
-// decodeProblem says which field of a row did not decode, without Go's type names.
-func decodeProblem(err error) error {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	want := map[reflect.Kind]string{reflect.Struct: "an object", reflect.Map: "an object", reflect.Slice: "an array",
-		reflect.String: "a string", reflect.Bool: "a boolean"}[te.Type.Kind()]
-	if want == "" {
-		want = "a " + te.Type.Kind().String()
-	}
-	if te.Field == "" {
-		return fmt.Errorf("%s where %s was expected", jsonValueName(te.Value), want)
-	}
-	return fmt.Errorf("%s: %s where %s was expected", te.Field, jsonValueName(te.Value), want)
-}
-
-// jsonValueName is "a string", "an array", ... for encoding/json's UnmarshalTypeError.Value.
-func jsonValueName(v string) string {
-	switch v {
-	case "array", "object":
-		return "an " + v
-	case "":
-		return "a value"
-	}
-	return "a " + v
 }
 
 // VerdaAvailability is an answer of GET /instance-availability: for each instance type, the
@@ -676,8 +622,8 @@ type verdaLDOffer struct {
 
 // same reports whether n repeats o verbatim as far as its price goes.
 func (o verdaLDOffer) same(n verdaLDOffer) bool {
-	a, _, errA := verdaNumber(o.Price)
-	b, _, errB := verdaNumber(n.Price)
+	a, _, errA := jsonNumberOrString(o.Price)
+	b, _, errB := jsonNumberOrString(n.Price)
 	return errA == nil && errB == nil && a.Equal(b) && strings.EqualFold(o.PriceCurrency, n.PriceCurrency)
 }
 
@@ -755,7 +701,7 @@ func verdaPageOffer(n verdaLDOffer, run schema.Run, sourceURL string) (o schema.
 	}
 	currencies := []string{n.PriceCurrency}
 	if spec := n.PriceSpecification; spec != nil {
-		specPrice, present, err := verdaNumber(spec.Price)
+		specPrice, present, err := jsonNumberOrString(spec.Price)
 		switch {
 		case err != nil:
 			return o, "", fmt.Errorf("%s: priceSpecification.price: %w", where, err)

@@ -335,7 +335,7 @@ func (l *vultrPlans) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// vultrPlan is one plan of either list. Numbers are read per field (vultrNumber), so a field of
+// vultrPlan is one plan of either list. Numbers are read per field (jsonNumber), so a field of
 // the wrong type is a problem of its plan, named, not a failure of the page.
 type vultrPlan struct {
 	ID                    string                   `json:"id"`
@@ -404,7 +404,7 @@ func vultrPlanOffers(p vultrPlan, metal bool, run schema.Run, sourceURL string) 
 	}
 	family := vultrFamily(name)
 
-	total, present, err := vultrNumber(p.GPUVRAMGB)
+	total, present, err := jsonNumber(p.GPUVRAMGB)
 	switch {
 	case err != nil:
 		return nil, nil, fmt.Errorf("gpu_vram_gb: %w", err)
@@ -650,23 +650,10 @@ func joinInts(ns []int) string {
 	return strings.Join(s, " or ")
 }
 
-// vultrNumber reads a JSON number exactly; present is false for an absent or null field.
-func vultrNumber(raw json.RawMessage) (d decimal.Decimal, present bool, err error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return d, false, nil
-	}
-	d, err = exactDecimal(raw)
-	if err != nil {
-		return d, true, fmt.Errorf("%s is not a number", clip(string(raw), 40))
-	}
-	return d, true, nil
-}
-
 // vultrPrice reads a price field: nil when absent, null or 0 (not offered at that rate), an
 // error when it is negative or no number.
 func vultrPrice(raw json.RawMessage, field string) (*decimal.Decimal, error) {
-	d, present, err := vultrNumber(raw)
+	d, present, err := jsonNumber(raw)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", field, err)
@@ -680,7 +667,7 @@ func vultrPrice(raw json.RawMessage, field string) (*decimal.Decimal, error) {
 
 // vultrSpec reads a host figure scaled by scale: nil when absent, null or not positive.
 func vultrSpec(raw json.RawMessage, field string, scale float64) (*float64, error) {
-	d, present, err := vultrNumber(raw)
+	d, present, err := jsonNumber(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
