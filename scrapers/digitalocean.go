@@ -136,9 +136,8 @@ func (d *DigitalOcean) fetchAPI(ctx context.Context, run schema.Run) (res schema
 			// Its body is scrubbed of the token already: the client learnt it from the request.
 			res.Payloads = append(res.Payloads, resp.Payload())
 		}
-		var se *StatusError
 		switch {
-		case errors.As(err, &se) && se.StatusCode == http.StatusUnauthorized:
+		case credentialsRefused(err):
 			return res, fmt.Errorf("listing sizes (page %d): the API refused the token: %w", page, err)
 		case err != nil:
 			return res, fmt.Errorf("listing sizes (page %d): %w", page, err)

@@ -744,7 +744,10 @@ func (h *Hyperstack) fetchAPI(ctx context.Context, run schema.Run) (res schema.E
 		if resp != nil {
 			res.Payloads = append(res.Payloads, resp.Payload())
 		}
-		if err != nil {
+		switch {
+		case credentialsRefused(err):
+			return res, fmt.Errorf("querying %s: the API refused the key: %w", doc.what, err)
+		case err != nil:
 			return res, fmt.Errorf("querying %s: %w", doc.what, err)
 		}
 		if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 )
 
 // Conditions callers branch on. Errors returned by this package wrap them; test with errors.Is.
@@ -109,6 +110,13 @@ type StatusError struct {
 	StatusCode int
 	Attempts   int
 	Snippet    string // start of the body, redacted, for the run log
+}
+
+// credentialsRefused reports whether err is the API refusing the credentials a source sent:
+// HTTP 401 or 403.
+func credentialsRefused(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden)
 }
 
 func (e *StatusError) Error() string {

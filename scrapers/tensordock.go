@@ -109,7 +109,7 @@ func (t *TensorDock) Fetch(ctx context.Context, run schema.Run) (res schema.Extr
 		var se *StatusError
 		switch {
 		case err == nil:
-		case errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
+		case credentialsRefused(err):
 			return res, sourceError(TensorDockName, fmt.Errorf("listing %s: the API token was refused: %w", list, err))
 		case errors.As(err, &se) && se.StatusCode == http.StatusNotFound && list == "hostnodes":
 			t.logger.Debug("TensorDock hostnodes not found: reading the locations")
