@@ -242,7 +242,7 @@ func (p *planner) report(w *Workload, variants []variant, wp *WorkloadPlan) {
 	if len(p.top) > 0 {
 		wp.Status = StatusOK
 		rec := p.placement(w, variants, &p.top[0])
-		if note := p.billingNote(w, &rec); note != "" {
+		if note := p.billingNote(w); note != "" {
 			rec.Notes = append(rec.Notes, note)
 		}
 		wp.Recommended = &rec

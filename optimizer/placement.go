@@ -121,7 +121,7 @@ func billedBy(pt schema.PriceType) int {
 // break-even utilization lies and where the workload is; "" for a job, or when the search
 // found a feasible placement of one kind only (the other is dearer than every one kept, or
 // not on the market).
-func (p *planner) billingNote(w *Workload, rec *Placement) string {
+func (p *planner) billingNote(w *Workload) string {
 	inst, srv := p.cheapestBilled[0], p.cheapestBilled[1]
 	if !w.service() || inst == nil || srv == nil {
 		return ""
