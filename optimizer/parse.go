@@ -296,10 +296,10 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 func (c *converter) knownKind(p, raw string) bool {
 	switch {
 	case raw == "":
-		c.errorf(p+".kind", "missing kind (want one of %s)", joinKinds())
+		c.errorf(p+".kind", "missing kind (want one of %s)", schema.List(Kinds))
 		return false
 	case !slices.Contains(Kinds, Kind(strings.TrimSpace(raw))):
-		msg := fmt.Sprintf("unknown kind %q (want one of %s)", raw, joinKinds())
+		msg := fmt.Sprintf("unknown kind %q (want one of %s)", raw, schema.List(Kinds))
 		if s := suggest(raw, kindStrings()); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
@@ -393,7 +393,7 @@ func (c *converter) hostRules(p string, r *rawWorkload, w *Workload) {
 			}
 			w.HostTiers = slices.Clone(schema.Tiers)
 		case !slices.Contains(schema.Tiers, tier):
-			c.errorf(fp, "unknown host tier %q (want any, or some of %s)", t, joinTiers())
+			c.errorf(fp, "unknown host tier %q (want any, or some of %s)", t, schema.List(schema.Tiers))
 		case !slices.Contains(w.HostTiers, tier):
 			w.HostTiers = append(w.HostTiers, tier)
 		}
@@ -423,7 +423,7 @@ func (c *converter) measuredVRAM(p string, r *rawWorkload, w *Workload) {
 func (c *converter) engine(p, raw string) gpus.Engine {
 	e := gpus.Engine(strings.ToLower(strings.TrimSpace(raw)))
 	if e != NoEngine && !slices.Contains(gpus.Engines, e) {
-		c.errorf(p, "unknown engine %q (want one of %s, or none for the workload's own software)", raw, joinEngines())
+		c.errorf(p, "unknown engine %q (want one of %s, or none for the workload's own software)", raw, schema.List(gpus.Engines))
 	}
 	return e
 }
@@ -439,7 +439,7 @@ func (c *converter) precisions(p string, raw stringOrList, allowed []Precision) 
 		}
 		switch {
 		case !slices.Contains(allowed, pr):
-			c.errorf(fp, "unknown precision %q (want one of %s)", s, joinPrecisions(allowed))
+			c.errorf(fp, "unknown precision %q (want one of %s)", s, schema.List(allowed))
 		case slices.Contains(out, pr):
 			c.errorf(fp, "precision %q listed twice", s)
 		default:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/schema"
 )
 
 // inference reads an inference workload's fields: the model size and precisions, the serving
@@ -14,7 +15,7 @@ import (
 func (c *converter) inference(p string, r *rawWorkload, w *Workload) {
 	w.ParamsB = c.positive(p+".params_b", r.ParamsB, true)
 	if len(r.Precision) == 0 {
-		c.errorf(p+".precision", "missing precision (want one of %s, or a list of them)", joinPrecisions(Precisions))
+		c.errorf(p+".precision", "missing precision (want one of %s, or a list of them)", schema.List(Precisions))
 	}
 	w.Precisions = c.precisions(p, r.Precision, Precisions)
 	if w.Engine == "" {

@@ -259,33 +259,3 @@ func kindStrings() []string {
 	}
 	return out
 }
-
-// joinKinds lists Kinds for messages.
-func joinKinds() string { return strings.Join(kindStrings(), ", ") }
-
-// joinPrecisions lists precisions for messages.
-func joinPrecisions(ps []Precision) string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = string(p)
-	}
-	return strings.Join(out, ", ")
-}
-
-// joinEngines lists the serving engines for messages.
-func joinEngines() string {
-	out := make([]string, len(gpus.Engines))
-	for i, e := range gpus.Engines {
-		out[i] = string(e)
-	}
-	return strings.Join(out, ", ")
-}
-
-// joinTiers lists the host tiers for messages.
-func joinTiers() string {
-	out := make([]string, len(schema.Tiers))
-	for i, t := range schema.Tiers {
-		out[i] = string(t)
-	}
-	return strings.Join(out, ", ")
-}
