@@ -238,7 +238,7 @@ func (p *planner) noFitReason(w *Workload, variants []variant, rejected []Reject
 		fmt.Fprintf(&b, "needs %s GB per GPU and %s GB in total", formatGB(w.MinVRAMGBPerGPU), formatGB(w.MinTotalVRAMGB))
 	} else {
 		fmt.Fprintf(&b, "needs %s GB across GPUs plus %s GB on each GPU, at %.0f%% utilization",
-			formatGB(v.sharded), formatGB(v.perGPU), p.opts.Utilization*100)
+			formatGB(v.sharded), formatGB(v.perGPU), p.opts.GPUMemoryUtilization*100)
 	}
 	if expired > 0 {
 		fmt.Fprintf(&b, "; %d offers of GPU models that would fit are left out because their prices no longer hold (the newest observed %s ago; optimize.options.max_offer_age_hours is %s)",

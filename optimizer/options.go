@@ -12,10 +12,10 @@ import (
 type Options struct {
 	// Memory (§1.1–§1.3).
 
-	// Utilization is the fraction of each GPU's VRAM a workload may fill: vLLM's
-	// gpu_memory_utilization and TensorRT-LLM's free_gpu_memory_fraction both default to 0.9
-	// (§1.3). Default 0.90.
-	Utilization float64 `json:"utilization" yaml:"utilization"`
+	// GPUMemoryUtilization is the fraction of each GPU's VRAM a workload may fill, named after
+	// vLLM's gpu_memory_utilization; that and TensorRT-LLM's free_gpu_memory_fraction both
+	// default to 0.9 (§1.3). Not a workload's utilization, its share of busy hours. Default 0.90.
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization" yaml:"gpu_memory_utilization"`
 	// OverheadGiBPerGPU is the fixed CUDA context and allocator overhead on every GPU, in GiB
 	// (§1.3: 0.3–2 GiB). Default 1.0, with which 70B FP16 on 2×80 GB (§1.4) fits.
 	OverheadGiBPerGPU float64 `json:"overhead_gib_per_gpu" yaml:"overhead_gib_per_gpu"`
@@ -194,7 +194,7 @@ type ScalingEfficiency struct {
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
 	return Options{
-		Utilization:               0.90,
+		GPUMemoryUtilization:      0.90,
 		OverheadGiBPerGPU:         1.0,
 		WeightBytes:               PrecisionBytes{FP32: 4, FP16: 2, BF16: 2, FP8: 1, INT8: 1, INT4: 0.55, FP4: 0.5625},
 		DefaultKVHeads:            8,
@@ -252,7 +252,7 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("option %s: %v must not be negative", name, v))
 		}
 	}
-	frac("utilization", o.Utilization)
+	frac("gpu_memory_utilization", o.GPUMemoryUtilization)
 	nonNeg("overhead_gib_per_gpu", o.OverheadGiBPerGPU)
 	pos("weight_bytes.fp32", o.WeightBytes.FP32)
 	pos("weight_bytes.fp16", o.WeightBytes.FP16)

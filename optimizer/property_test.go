@@ -154,7 +154,7 @@ func checkFeasible(w optimizer.Workload, o schema.Offer, p *optimizer.Placement,
 				continue
 			}
 			perGPU := s.OverheadGBPerGPU + s.ActivationsGBPerGPU
-			if rented*o.VRAMGB*opts.Utilization+0.02 >= s.ShardedGB+rented*perGPU || (w.Kind == optimizer.Inference && fitsSome(s, o, opts)) {
+			if rented*o.VRAMGB*opts.GPUMemoryUtilization+0.02 >= s.ShardedGB+rented*perGPU || (w.Kind == optimizer.Inference && fitsSome(s, o, opts)) {
 				ok = true
 			}
 		}
@@ -182,7 +182,7 @@ func checkFeasible(w optimizer.Workload, o schema.Offer, p *optimizer.Placement,
 
 func fitsSome(s optimizer.Sizing, o schema.Offer, opts optimizer.Options) bool {
 	for n := 1; n <= int(o.GPUCount); n++ {
-		if float64(n)*o.VRAMGB*opts.Utilization+0.02 >= s.ShardedGB+float64(n)*s.OverheadGBPerGPU {
+		if float64(n)*o.VRAMGB*opts.GPUMemoryUtilization+0.02 >= s.ShardedGB+float64(n)*s.OverheadGBPerGPU {
 			return true
 		}
 	}

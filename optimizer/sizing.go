@@ -150,7 +150,7 @@ func (o *Options) utilization(v *variant) float64 {
 	if v.measured {
 		return 1
 	}
-	return o.Utilization
+	return o.GPUMemoryUtilization
 }
 
 // shape returns the number of layers and the hidden size: from the workload when it gives the

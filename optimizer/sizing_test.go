@@ -209,8 +209,8 @@ func TestOptionsOverride(t *testing.T) {
 	}{
 		{name: "defaults", mod: func(*optimizer.Options) {}, want: 2},
 		{name: "2 GiB overhead per GPU", mod: func(o *optimizer.Options) { o.OverheadGiBPerGPU = 2 }, want: 4},
-		{name: "80% utilization", mod: func(o *optimizer.Options) { o.Utilization = 0.8 }, want: 4},
-		{name: "no power-of-two rounding", mod: func(o *optimizer.Options) { o.Utilization = 0.8; o.TensorParallelPowerOfTwo = false }, want: 3},
+		{name: "80% utilization", mod: func(o *optimizer.Options) { o.GPUMemoryUtilization = 0.8 }, want: 4},
+		{name: "no power-of-two rounding", mod: func(o *optimizer.Options) { o.GPUMemoryUtilization = 0.8; o.TensorParallelPowerOfTwo = false }, want: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestOptionsOverride(t *testing.T) {
 		})
 	}
 	bad := optimizer.DefaultOptions()
-	bad.Utilization = 1.5
+	bad.GPUMemoryUtilization = 1.5
 	bad.MaxGPUsPerNode = 0
 	err := bad.Validate()
 	if err == nil || !strings.Contains(err.Error(), "utilization") || !strings.Contains(err.Error(), "max_gpus_per_node") {

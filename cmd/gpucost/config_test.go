@@ -47,7 +47,7 @@ func TestLoadConfig(t *testing.T) {
 		"wrong type":                       {file: write("type.yaml", "scrape:\n  parallelism: many\n"), want: "type.yaml:2:16: "},
 		"unknown provider":                 {file: write("prov.yaml", "scrape:\n  providers: [vastai, aws]\n"), want: `config ` + dir + `/prov.yaml:2: scrape.providers: unknown provider "aws"`},
 		"bad environment value":            {env: map[string]string{"GPUCOST_SCRAPE_LOAD_TIMEOUT": "soon"}, want: "environment variable GPUCOST_SCRAPE_LOAD_TIMEOUT: scrape.load_timeout: invalid duration \"soon\""},
-		"an optimizer option out of range": {file: write("opt.yaml", "optimize:\n  options:\n    utilization: 1.5\n"), want: "opt.yaml:3: optimize.options.utilization: 1.5 not in (0, 1]"},
+		"an optimizer option out of range": {file: write("opt.yaml", "optimize:\n  options:\n    gpu_memory_utilization: 1.5\n"), want: "opt.yaml:3: optimize.options.gpu_memory_utilization: 1.5 not in (0, 1]"},
 		"a key that has moved":             {file: write("moved.yaml", "optimize:\n  offer_max_age: 6h\n"), want: "(offer_max_age has moved: optimize.options.max_offer_age_hours, in hours (default 24))"},
 		"an unknown optimizer option":      {file: write("optkey.yaml", "optimize:\n  options:\n    max_scrape_age_hours: 6\n"), want: "optkey.yaml:3:5: unknown field \"max_scrape_age_hours\""},
 		"a bad boolean":                    {env: map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS": "sometimes"}, want: "GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS: optimize.options.allow_commitments: invalid boolean"},
@@ -84,7 +84,7 @@ func TestConfigOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := cfg.Optimize.Options
-	if o.MaxOfferAgeHours != 72 || o.Scaling.PCIe != 0.5 || o.Scaling.NVSwitch != 0.9 || !o.AllowCommitments || o.MFU.SXM != 0.45 || o.Utilization != 0.9 {
+	if o.MaxOfferAgeHours != 72 || o.Scaling.PCIe != 0.5 || o.Scaling.NVSwitch != 0.9 || !o.AllowCommitments || o.MFU.SXM != 0.45 || o.GPUMemoryUtilization != 0.9 {
 		t.Errorf("options %+v: want max age 72, PCIe scaling 0.5 (NVSwitch kept 0.9), commitments, MFU 0.45 on SXM, the rest default", o)
 	}
 }
