@@ -118,7 +118,7 @@ type planner struct {
 // and caveats.
 func (p *planner) plan(w *Workload) WorkloadPlan {
 	variants := p.opts.size(w)
-	wp := WorkloadPlan{Name: w.Name, Kind: w.Kind, Sizing: p.sizings(w, variants), Alternatives: []Placement{}, Rejected: []Rejection{}, Caveats: []string{}}
+	wp := WorkloadPlan{Name: w.Name, Kind: w.Kind, Sizing: p.sizings(w, variants), Alternatives: []Placement{}, Rejected: []Rejection{}, Caveats: []string{}, Advice: []Advice{}}
 	p.search(w, variants)
 	p.report(w, variants, &wp)
 	p.current(w, variants, &wp)

@@ -85,6 +85,30 @@ type WorkloadPlan struct {
 	Savings *Savings `json:"savings"`
 	// Caveats are things a reader should know before acting on the plan.
 	Caveats []string `json:"caveats"`
+	// Advice is how the workload could pay less beyond where it runs: how busy its GPUs
+	// really are, which way of paying wins, whether owning them would pay. Only what applies
+	// to the workload is here; reports and the weekly email show it where there is some.
+	Advice []Advice `json:"advice"`
+}
+
+// AdviceKind is what a piece of advice is about.
+type AdviceKind string
+
+// Kinds of advice, in the order reports show them.
+const (
+	// AdviceUtilization: the GPUs' measured utilization, and what it means for how to pay.
+	AdviceUtilization AdviceKind = "utilization"
+	// AdvicePricing: a way of paying other than today's wins (serverless, a term), and why.
+	AdvicePricing AdviceKind = "pricing_model"
+	// AdviceOwnership: buying the GPUs would pay for itself within their write-off period.
+	AdviceOwnership AdviceKind = "ownership"
+)
+
+// Advice is one piece of advice on a workload: one sentence or two, with the figures that
+// back it.
+type Advice struct {
+	Kind AdviceKind `json:"kind"`
+	Text string     `json:"text"`
 }
 
 // Sizing is a workload's resource estimate at one precision, before any offer is considered.
