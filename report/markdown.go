@@ -43,6 +43,7 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 		m.p("\n## Team %s\n\n", e(t.Name))
 		m.p("Report for %s. %s\n\n", e(t.Email), headline(t.Totals))
 		m.workloads(t)
+		m.advice(t)
 
 		mk := t.Market
 		m.p("\n### Market this week\n\n")
@@ -154,4 +155,18 @@ func (m mdWriter) workloads(t Team) {
 	tt := t.Totals
 	m.row("**Total**", "", "", "", "", "**"+usd(tt.CurrentUSDPerMonth)+"**", "", "", "", "", "**"+usd(tt.RecommendedUSDPerMonth)+"**",
 		"**"+usd(tt.SavingsUSDPerMonth)+"**", "**"+pct(tt.SavingsPercent)+"**", "")
+}
+
+// advice writes the advice on a team's workloads, when there is any.
+func (m mdWriter) advice(t Team) {
+	advised := t.Advised()
+	if len(advised) == 0 {
+		return
+	}
+	m.p("\n### Advice\n\n")
+	for _, wl := range advised {
+		for _, a := range wl.Advice {
+			m.p("- **%s**: %s\n", textcell.Markdown(wl.Name), textcell.Markdown(a.Text))
+		}
+	}
 }

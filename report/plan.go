@@ -33,6 +33,7 @@ func WritePlan(w io.Writer, plan *optimizer.Plan, f Format) error {
 		for _, t := range r.Teams {
 			m.p("\n## Team %s\n\n", textcell.Markdown(t.Name))
 			m.workloads(t)
+			m.advice(t)
 		}
 		return m.Flush()
 	case FormatCSV:
@@ -69,6 +70,15 @@ func writePlanTable(w io.Writer, r *Report, excluded []optimizer.ExcludedProvide
 	o := r.Org.Totals
 	fmt.Fprintf(w, "\norganisation: %d workloads, today %s/month, recommended %s/month, saves %s/month (%s)\n",
 		o.Workloads, usd(o.CurrentUSDPerMonth), usd(o.RecommendedUSDPerMonth), usd(o.SavingsUSDPerMonth), pct(o.SavingsPercent))
+	for _, t := range r.Teams {
+		for _, wl := range t.Advised() {
+			for _, a := range wl.Advice {
+				if _, err := fmt.Fprintf(w, "advice %s/%s: %s\n", textcell.Clean(t.Name, 40), textcell.Clean(wl.Name, 40), a.Text); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	for _, x := range excluded {
 		if _, err := fmt.Fprintf(w, "excluded provider %s: %s\n", textcell.Clean(x.Provider, textcell.NameWidth), textcell.Clean(x.Reason, textcell.TextWidth)); err != nil {
 			return err

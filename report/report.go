@@ -179,6 +179,23 @@ type Workload struct {
 	Savings *Savings `json:"savings"`
 	// Why is one sentence explaining the recommendation (or why there is none).
 	Why string `json:"why"`
+	// Advice is how the workload could pay less beyond where it runs (its measured
+	// utilization, a way of paying that wins, owning its GPUs): only what applies, often none.
+	Advice []Advice `json:"advice"`
+}
+
+// Advice is one piece of the plan's advice on a workload, its text cleaned for display.
+type Advice = optimizer.Advice
+
+// Advised returns the team's workloads that have advice, in workload order.
+func (t Team) Advised() []Workload {
+	var out []Workload
+	for _, wl := range t.Workloads {
+		if len(wl.Advice) > 0 {
+			out = append(out, wl)
+		}
+	}
+	return out
 }
 
 // Placement is a priced way to run a workload.
@@ -398,6 +415,10 @@ func workload(w *optimizer.WorkloadPlan) Workload {
 		Current:     placement(w.Current),
 		Recommended: placement(w.Recommended),
 		Why:         why(w),
+		Advice:      make([]Advice, len(w.Advice)),
+	}
+	for i, a := range w.Advice {
+		out.Advice[i] = Advice{Kind: a.Kind, Text: textcell.Clean(a.Text, textcell.TextWidth)}
 	}
 	if s := w.Savings; s != nil {
 		savings := *s

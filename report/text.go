@@ -64,6 +64,14 @@ func WriteText(w io.Writer, r *Report) error {
 		for _, wl := range t.Workloads {
 			p("  %s: %s\n", wl.Name, wl.Why)
 		}
+		if advised := t.Advised(); len(advised) > 0 {
+			p("\nADVICE\n")
+			for _, wl := range advised {
+				for _, a := range wl.Advice {
+					p("  - %s: %s\n", wl.Name, a.Text)
+				}
+			}
+		}
 
 		m := t.Market
 		p("\nMARKET THIS WEEK: cheapest $/GPU-hour, %s against %s\n", stamp(m.Now), m.WeekAgo.Format("2006-01-02"))
