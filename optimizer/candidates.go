@@ -49,7 +49,6 @@ func (p *planner) placementKey(off *schema.Offer, c *class, ev eval, variantIdx 
 // then the stable key, and holds at most one candidate per placement key. It keeps few (1 +
 // alternatives), so linear scans beat anything cleverer.
 func (p *planner) insert(cand *candidate) {
-	cand.cents = monthlyCents(cand.ref, cand.eval.offersRented, cand.eval.hoursMonth)
 	if len(p.top) == p.keep && cand.cents > p.top[p.keep-1].cents {
 		return
 	}

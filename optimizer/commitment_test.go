@@ -69,6 +69,26 @@ func TestRunPodTermPrices(t *testing.T) {
 			if want := r.PriceUSDPerHour.Mul(r.HoursPerMonth).Round(2); !r.CostUSDPerMonth.Equal(want) {
 				t.Errorf("cost %s a month, want %s", r.CostUSDPerMonth, want)
 			}
+			// A term comes with advice weighing it against the hourly price: 730 × 3.29 =
+			// $2,401.70 a month on demand.
+			var advice string
+			for _, a := range wp.Advice {
+				if a.Kind == optimizer.AdvicePricing {
+					advice += a.Text
+				}
+			}
+			if r.PriceType == schema.OnDemand {
+				if advice != "" {
+					t.Errorf("advice on an hourly placement: %q", advice)
+				}
+				return
+			}
+			months, _ := r.PriceType.TermMonths()
+			term := r.CostUSDPerMonth.Mul(decimal.NewFromFloat(months)).StringFixed(2)
+			if !strings.HasPrefix(advice, "Commit for ") || !strings.Contains(advice, "against $2,401.70 at the cheapest hourly price") ||
+				!strings.Contains(strings.ReplaceAll(advice, ",", ""), "$"+term+" for the term") {
+				t.Errorf("advice %q, want the term's total $%s against $2,401.70 on demand", advice, term)
+			}
 		})
 	}
 }

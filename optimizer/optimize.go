@@ -108,9 +108,9 @@ type planner struct {
 	// a feasible offer of it and otherwise its furthest rejection.
 	modelStates []modelState
 	top         []candidate // the cheapest candidates so far, at most keep, cheapest first
-	// cheapestBilled is, per way of paying for a service's GPUs (an instance, serverless),
-	// the cheapest feasible candidate the search costed: the two the billing note weighs.
-	cheapestBilled [2]*candidate
+	// cheapestBilled is, per way of paying (payment), the cheapest feasible candidate the
+	// search costed: what the billing note and the pricing advice weigh.
+	cheapestBilled [payments]*candidate
 }
 
 // plan makes the plan of one workload: its sizing, the cheapest feasible placements on the
@@ -123,6 +123,7 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 	p.report(w, variants, &wp)
 	p.current(w, variants, &wp)
 	p.caveats(w, &wp)
+	p.advise(w, variants, &wp)
 	return wp
 }
 
@@ -146,7 +147,7 @@ func (p *planner) sizings(w *Workload, variants []variant) []Sizing {
 func (p *planner) search(w *Workload, variants []variant) {
 	clear(p.modelStates)
 	p.top = p.top[:0]
-	p.cheapestBilled = [2]*candidate{}
+	p.cheapestBilled = [payments]*candidate{}
 	pol := policyOf(w)
 	for _, c := range p.market.visitOrder {
 		p.searchClass(w, variants, &pol, c)
@@ -223,8 +224,9 @@ func (p *planner) searchBucket(pol *policy, c *class, b *bucket, best eval, best
 			continue
 		}
 		ms.feasible = true
-		cand := candidate{floatCost: cost, ref: ref, class: c, eval: best, variantIdx: bestVi}
-		if kind := billedBy(c.priceType); p.cheapestBilled[kind] == nil || cost < p.cheapestBilled[kind].floatCost {
+		cand := candidate{floatCost: cost, ref: ref, class: c, eval: best, variantIdx: bestVi,
+			cents: monthlyCents(ref, best.offersRented, best.hoursMonth)}
+		if kind := paymentOf(c.priceType); p.cheapestBilled[kind] == nil || cost < p.cheapestBilled[kind].floatCost {
 			kept := cand
 			p.cheapestBilled[kind] = &kept
 		}

@@ -106,13 +106,37 @@ func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas i
 	return nil
 }
 
-// billedBy is how an offer of price type pt bills a service's GPUs: 0 as an instance, every
-// hour it is rented; 1 serverless, its busy hours.
-func billedBy(pt schema.PriceType) int {
-	if pt == schema.Serverless {
-		return 1
+// payment is a way of paying for GPUs, as the billing note and the pricing advice weigh them.
+type payment int
+
+// Ways of paying: an instance rented by the hour, a serverless deployment billed for its busy
+// hours, a commitment (a term or reservation) billed every hour of the month.
+const (
+	payInstance payment = iota
+	payServerless
+	payCommitted
+	payments // how many ways there are
+)
+
+// paymentOf is the way an offer of price type pt is paid.
+func paymentOf(pt schema.PriceType) payment {
+	switch {
+	case pt == schema.Serverless:
+		return payServerless
+	case pt.Committed():
+		return payCommitted
 	}
-	return 0
+	return payInstance
+}
+
+// cheapestPersistent is the cheaper of the cheapest instance and the cheapest commitment the
+// search costed: the cheapest placement billed every hour it is up; nil when there is none.
+func (p *planner) cheapestPersistent() *candidate {
+	inst, term := p.cheapestBilled[payInstance], p.cheapestBilled[payCommitted]
+	if inst == nil || (term != nil && term.floatCost < inst.floatCost) {
+		return term
+	}
+	return inst
 }
 
 // billingNote weighs the two ways of paying for a service's GPUs, each at the cheapest
@@ -122,32 +146,48 @@ func billedBy(pt schema.PriceType) int {
 // found a feasible placement of one kind only (the other is dearer than every one kept, or
 // not on the market).
 func (p *planner) billingNote(w *Workload) string {
-	inst, srv := p.cheapestBilled[0], p.cheapestBilled[1]
-	if !w.service() || inst == nil || srv == nil {
-		return ""
-	}
-	rate := func(c *candidate) decimal.Decimal {
-		return c.ref.offer.PriceUSDPerHour.Mul(decimal.NewFromInt(int64(c.eval.offersRented)))
-	}
-	at, err := p.serverless(rate(srv)).BreakEven(rate(inst), p.usage(w))
-	if err != nil {
+	inst, srv, verdict, ok := p.breakEven(w)
+	if !ok {
 		return ""
 	}
 	name := func(c *candidate) string {
-		return fmt.Sprintf("%s %s ×%d at %s/h", c.ref.offer.Provider, c.class.model.Name, c.class.gpusPerOffer*c.eval.offersRented, money.Price(rate(c)))
+		return fmt.Sprintf("%s %s ×%d at %s/h", c.ref.offer.Provider, c.class.model.Name, c.class.gpusPerOffer*c.eval.offersRented, money.Price(candidateRate(c)))
+	}
+	return fmt.Sprintf("serverless (%s, busy hours and cold starts) against an instance (%s, every hour): %s", name(srv), name(inst), verdict)
+}
+
+// breakEven weighs the cheapest placement billed every hour it is up (inst) against the
+// cheapest serverless one (srv) for service w, and says in words where the break-even
+// utilization lies and where the workload is. ok is false for a job, or when the search found
+// a feasible placement of one kind only (the other is dearer than every one kept, or not on
+// the market).
+func (p *planner) breakEven(w *Workload) (inst, srv *candidate, verdict string, ok bool) {
+	inst, srv = p.cheapestPersistent(), p.cheapestBilled[payServerless]
+	if !w.service() || inst == nil || srv == nil {
+		return nil, nil, "", false
+	}
+	at, err := p.serverless(candidateRate(srv)).BreakEven(candidateRate(inst), p.usage(w))
+	if err != nil {
+		return nil, nil, "", false
 	}
 	workload := fmt.Sprintf("this workload: %.0f%% busy", w.busy()*100)
 	if w.Utilization == 0 {
 		workload = "this workload: busy whenever it is up (set utilization if it is not)"
 	}
-	head := fmt.Sprintf("serverless (%s, busy hours and cold starts) against an instance (%s, every hour): ", name(srv), name(inst))
 	switch {
 	case at <= 0:
-		return head + "serverless costs more at any utilization (its minimum billing); " + workload
+		verdict = "serverless costs more at any utilization (its minimum billing); " + workload
 	case at >= 1:
-		return head + "serverless costs less at any utilization; " + workload
+		verdict = "serverless costs less at any utilization; " + workload
+	default:
+		verdict = fmt.Sprintf("serverless is cheaper below %.0f%% utilization; %s", at*100, workload)
 	}
-	return head + fmt.Sprintf("serverless is cheaper below %.0f%% utilization; %s", at*100, workload)
+	return inst, srv, verdict, true
+}
+
+// candidateRate is the hourly price of a candidate: its offer's, times the offers rented.
+func candidateRate(c *candidate) decimal.Decimal {
+	return c.ref.offer.PriceUSDPerHour.Mul(decimal.NewFromInt(int64(c.eval.offersRented)))
 }
 
 // notes say what a placement's numbers assume, so a reader can check them by hand.

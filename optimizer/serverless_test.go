@@ -65,6 +65,22 @@ func TestServerlessSwitchesAtTheBreakEven(t *testing.T) {
 				!strings.Contains(strings.Join(r.Notes, "; "), "cheaper above 68% utilization") {
 				t.Errorf("no break-even in the notes %q", r.Notes)
 			}
+			// Serverless comes with advice saying why; an instance, like a workload with no
+			// current placement paid by the hour, needs none.
+			var advice []string
+			for _, a := range wp.Advice {
+				if a.Kind == optimizer.AdvicePricing {
+					advice = append(advice, a.Text)
+				}
+			}
+			switch {
+			case tt.want == schema.OnDemand && len(advice) > 0:
+				t.Errorf("advice on an instance: %q", advice)
+			case tt.want == schema.Serverless && (len(advice) != 1 || !strings.Contains(advice[0], "Pay for busy time only") ||
+				!strings.Contains(advice[0], "against $1,014.70 for the cheapest instance, billed all 730 h it is up") ||
+				!strings.Contains(advice[0], fmt.Sprintf("cheaper below 68%% utilization; this workload: %.0f%% busy", tt.utilization*100))):
+				t.Errorf("advice %q", advice)
+			}
 		})
 	}
 }
