@@ -2,7 +2,6 @@ package market
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 
@@ -32,15 +31,6 @@ var Bases = func() []Basis {
 	}
 	return append(out, Commitment)
 }()
-
-// ParseBasis returns the basis s names: a price type (on_demand, spot, term_3m, …) or
-// commitment.
-func ParseBasis(s string) (Basis, error) {
-	if slices.Contains(Bases, Basis(s)) {
-		return Basis(s), nil
-	}
-	return "", fmt.Errorf("unknown price type %q (want one of %s)", s, schema.List(Bases))
-}
 
 // PriceTypes are the price types of the offers a value at b is computed from.
 func (b Basis) PriceTypes() []schema.PriceType {
