@@ -35,11 +35,12 @@ const (
 )
 
 // analytics serves the JSON API (/api/v1/offers, /api/v1/history, /api/v1/changes,
-// /api/v1/value) and the dashboard (/). Every parameter is validated before the store is touched: a bad one is a 400
-// that names it, and values reach ClickHouse only as bound query arguments. Every query runs
-// through the gate (storeGate): bounded concurrency, a deadline, and an honest 503 when the
-// store is down or paused (504 only for a slow query on a store that answers). The dashboard
-// is served from a refresher, rebuilt at most once per Config.DashboardRefresh.
+// /api/v1/value) and the dashboard (/). Every parameter is validated before the store is
+// touched: a bad one is a 400 that names it, and values reach ClickHouse only as bound query
+// arguments. Every query runs through the gate (storeGate): bounded concurrency, a deadline,
+// and an honest 503 when the store is down or paused (504 only for a slow query on a store that
+// answers). The dashboard is served from a refresher, rebuilt at most once per
+// Config.DashboardRefresh.
 type analytics struct {
 	store  func(ctx context.Context) (Prices, error)
 	gate   *storeGate

@@ -66,11 +66,12 @@ type dashboardView struct {
 
 // dashboard serves the page at /: the cheapest offer per GPU model now (on-demand, spot, the
 // cheapest commitment and serverless), what a dollar buys on each at its on-demand price
-// (market.Values), and the last month's daily history of each model across providers. It is rendered on the server, with inline SVG
-// charts and no scripts. Its data changes hourly, so every request is served the page last
-// built (see analytics.page): however many clients load it, the store sees one rebuild per
-// Config.DashboardRefresh. When a rebuild fails, the last page is served with a notice saying
-// how old it is; with no page yet, the answer is an error page with a 503 (504 for a slow store).
+// (market.Values, from the same read), and the last month's daily history of each model across
+// providers. It is rendered on the server, with inline SVG charts and no scripts. Its data
+// changes hourly, so every request is served the page last built (see analytics.page): however
+// many clients load it, the store sees one rebuild per Config.DashboardRefresh. When a rebuild
+// fails, the last page is served with a notice saying how old it is; with no page yet, the
+// answer is an error page with a 503 (504 for a slow store).
 func (a *analytics) dashboard(w http.ResponseWriter, r *http.Request) {
 	view, at, have, err := a.page.get(r.Context())
 	status, body := http.StatusOK, view.html
