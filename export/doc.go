@@ -1,7 +1,8 @@
 // Package export writes gpucost's price data for people and programs, from one model: the
 // schema types. Offers (the market now) and observations as a terminal table, JSON, CSV and
 // Parquet; history points as a table, JSON, CSV and Parquet; price changes as a table, JSON and
-// CSV; and the GPU catalog as a table, JSON, CSV and Markdown.
+// CSV; the value figures of the market (market.Value: $ per TFLOP-hour and per TB/s-hour) as
+// a table, JSON and CSV; and the GPU catalog as a table, JSON, CSV and Markdown.
 //
 // One column vocabulary: a fact has the same name in every CSV, JSON and Parquet output, of the
 // CLI, the JSON API and `gpucost export` alike. The names are the JSON names of the schema types
@@ -13,6 +14,7 @@
 // records to the same names in the same order.
 //
 // Prices are exact: CSV writes them with schema.PriceDecimals decimals, Parquet as
-// DECIMAL(18, 6). Times are UTC. Scraped text is untrusted: tables and CSV pass every cell
-// through package textcell; JSON and Parquet keep the text as stored.
+// DECIMAL(18, 6); value figures have market.ValueDecimals decimals. Times are UTC. Scraped text
+// is untrusted: tables and CSV pass every cell through package textcell; JSON and Parquet keep
+// the text as stored.
 package export

@@ -7,14 +7,16 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/textcell/textcelltest"
 )
 
-// TestHostileText feeds every table and CSV writer of offers, history and changes the hostile
-// names of package textcelltest: no line is forged, no control character or formula gets
-// through, numbers stay numbers. (cmd/gpucost/hostile_test.go reads them back through the CLI
-// from ClickHouse.)
+// TestHostileText feeds every table and CSV writer of offers, history, changes and value
+// figures the hostile names of package textcelltest: no line is forged, no control character or
+// formula gets through, numbers stay numbers. (cmd/gpucost/hostile_test.go reads them back
+// through the CLI from ClickHouse.)
 func TestHostileText(t *testing.T) {
 	now := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
 	offers := textcelltest.Offers(now, "1.50")
@@ -33,6 +35,14 @@ func TestHostileText(t *testing.T) {
 		points = append(points, schema.HistoryPoint{Bucket: now, Provider: h.Text, GPUModel: h.Text, PriceType: schema.OnDemand,
 			Min: decimal.RequireFromString("1"), Avg: decimal.RequireFromString("1"), Max: decimal.RequireFromString("1"), Median: decimal.RequireFromString("1"),
 			Observations: 1, Offers: 1})
+	}
+
+	var values []market.Value
+	for _, h := range textcelltest.Names {
+		x := decimal.RequireFromString("0.00202224")
+		values = append(values, market.Value{GPUModel: "H100-SXM-80GB", PriceType: schema.OnDemand, Provider: h.Text, OfferID: h.Text,
+			Region: h.Text, GPUCount: 1, ObservedAt: now, PriceUSDPerGPUHour: decimal.RequireFromString("2"), Precision: gpus.BF16,
+			RunsAt: gpus.BF16, USDPerTFLOPHour: x, BF16: &x, USDPerTBpsHour: decimal.RequireFromString("0.59701493")})
 	}
 
 	// A table line is at most the sum of its column caps and separators.
@@ -93,6 +103,24 @@ func TestHostileText(t *testing.T) {
 		rows := textcelltest.CheckCSV(t, b.String(), 1+len(changes), "old_price", "new_price", "change_usd", "change_pct")
 		if len(rows) > 1 && (rows[1][11] != "-0.100000" || rows[1][12] != "-5.00") {
 			t.Errorf("change_usd %q and change_pct %q, want the negative numbers -0.100000 and -5.00 as numbers", rows[1][11], rows[1][12])
+		}
+	})
+	t.Run("value table", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Values(&b, Table, gpus.BF16, values); err != nil {
+			t.Fatal(err)
+		}
+		// The table, a blank line and the two lines that explain the figures.
+		textcelltest.CheckTable(t, b.String(), 1+len(values)+3, 8*(OfferCellWidth+2))
+	})
+	t.Run("value csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Values(&b, CSV, gpus.BF16, values); err != nil {
+			t.Fatal(err)
+		}
+		rows := textcelltest.CheckCSV(t, b.String(), 1+len(values), "gpu_count", "price_usd_per_gpu_hour", "usd_per_tflop_hour", "bf16_usd_per_tflop_hour", "fp4_usd_per_tflop_hour", "usd_per_tbps_hour")
+		if len(rows) > 1 && (rows[1][10] != "0.00202224" || rows[1][14] != "0.00202224" || rows[1][17] != "" || rows[1][18] != "0.59701493") {
+			t.Errorf("figures %v: want BF16 and the ranking figure 0.00202224, no FP4 figure, 0.59701493 per TB/s-hour", rows[1])
 		}
 	})
 	t.Run("history and export history csv", func(t *testing.T) {

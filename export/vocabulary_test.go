@@ -15,12 +15,15 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 )
 
-// TestOneVocabulary checks that every writer names each fact alike: for offers, history and
-// changes, the CSV header, the keys of the CLI's JSON, the keys of an item of the API's JSON
-// (which serves the schema types in {"offers": […]}, {"points": […]} and {"changes": […]})
+// TestOneVocabulary checks that every writer names each fact alike: for offers, history,
+// changes and value figures, the CSV header, the keys of the CLI's JSON, the keys of an item of
+// the API's JSON (which serves the schema types in {"offers": […]}, {"points": […]} and
+// {"changes": […]}, and market.Value in {"gpus": […]})
 // and the Parquet columns are the same names in the same order; and that they are the columns
 // docs/analysts.md lists for the files, the offers table's and the price_changes view's.
 func TestOneVocabulary(t *testing.T) {
@@ -31,6 +34,7 @@ func TestOneVocabulary(t *testing.T) {
 	changes := []schema.PriceChange{{ChangedAt: at, PreviousAt: at.Add(-time.Hour), Provider: "lambda", GPUModel: "H100-SXM-80GB", GPUCount: 8,
 		PriceType: schema.OnDemand, OfferID: "gpu_8x_h100_sxm5", Tier: schema.TierSecure, Region: "us-east-1",
 		OldPrice: decimal.New(299, -2), NewPrice: decimal.New(249, -2), ChangeUSD: decimal.New(-50, -2), ChangePct: decimal.New(-1672, -2), RunID: "run-2"}}
+	values := market.Values(market.PerGPU(offers), market.ValueQuery{Basis: market.Basis(schema.OnDemand), Precision: gpus.BF16})
 	doc := filesDoc(t)
 
 	tests := []struct {
@@ -48,6 +52,8 @@ func TestOneVocabulary(t *testing.T) {
 			"points", points, true, nil, true},
 		{"changes", func(b *bytes.Buffer, f Format) error { return Changes(b, f, changes) },
 			"changes", changes, false, priceChangesDoc(t), false},
+		{"value", func(b *bytes.Buffer, f Format) error { return Values(b, f, gpus.BF16, values) },
+			"gpus", values, false, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,10 +190,10 @@ func tableCells(section string) [][]string {
 }
 
 // filesDoc returns the columns docs/analysts.md lists for each kind of file: "offers",
-// "history" and "changes".
+// "history", "changes" and "value".
 func filesDoc(t *testing.T) map[string][]string {
 	t.Helper()
-	kinds := map[string]string{"offers and observations": "offers", "history": "history", "price changes": "changes"}
+	kinds := map[string]string{"offers and observations": "offers", "history": "history", "price changes": "changes", "value per dollar": "value"}
 	out := map[string][]string{}
 	for _, row := range tableCells(analystsDoc(t, "## CSV, JSON and Parquet: one set of names")) {
 		if kind, ok := kinds[row[0]]; ok && len(row) == 3 {

@@ -460,6 +460,9 @@ func catalogRowIsComplete(t *testing.T, m gpus.Model) {
 	if m.Arch == "" || m.TDPWatts <= 0 || m.Source == "" {
 		t.Errorf("%s: needs an architecture, a TDP and a source", m.Name)
 	}
+	if m.TFLOPS.FP32 <= 0 || m.MemBandwidthGBps <= 0 {
+		t.Errorf("%s: needs an FP32 rate and a memory bandwidth (every value figure divides by one of them)", m.Name)
+	}
 	if !slices.Contains([]gpus.Grade{gpus.Confirmed, gpus.OneSource, gpus.Derived, gpus.Recalled, gpus.Disputed}, m.Grade) {
 		t.Errorf("%s: grade %q", m.Name, m.Grade)
 	}

@@ -64,6 +64,20 @@ func (m Model) Computes(p Precision) error {
 	return fmt.Errorf("no %s support (%s)", strings.ToUpper(string(p)), m.archName())
 }
 
+// RunsAt returns the precision work in p runs at on the GPU: p where the GPU has a hardware path
+// for it (Computes), else FP16 (the same math in FP16, or weight-only kernels that dequantize
+// FP8, INT8 or FP4 weights to FP16), else FP32 for a GPU without FP16 tensor cores. TF32 work
+// is FP32 math on tensor cores: without TF32 it runs at FP32.
+func (m Model) RunsAt(p Precision) Precision {
+	switch {
+	case m.Computes(p) == nil:
+		return p
+	case p != TF32 && m.Computes(FP16) == nil:
+		return FP16
+	}
+	return FP32
+}
+
 // Engine is a serving engine an inference workload runs on.
 type Engine string
 

@@ -55,6 +55,32 @@ func TestComputes(t *testing.T) {
 	}
 }
 
+// TestRunsAt pins the precision work runs at on a GPU without a path for the one it asks for.
+func TestRunsAt(t *testing.T) {
+	tests := []struct {
+		gpu  string
+		p    gpus.Precision
+		want gpus.Precision
+	}{
+		{"H100-SXM-80GB", gpus.FP8, gpus.FP8},
+		{"H100-SXM-80GB", gpus.FP4, gpus.FP16},   // FP4 weights dequantized to FP16 on Hopper
+		{"A100-SXM-80GB", gpus.FP8, gpus.FP16},   // weight-only FP8 on Ampere
+		{"V100-SXM2-32GB", gpus.BF16, gpus.FP16}, // Volta: FP16 tensor cores only
+		{"V100-SXM2-32GB", gpus.INT8, gpus.FP16},
+		{"B300-SXM-288GB", gpus.INT8, gpus.FP16}, // INT8 cut to a sliver: FP16 is faster
+		{"T4-16GB", gpus.TF32, gpus.FP32},        // TF32 is FP32 math: never FP16
+		{"P40-24GB", gpus.BF16, gpus.FP32},       // no tensor cores at all
+		{"P40-24GB", gpus.FP32, gpus.FP32},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gpu+"/"+string(tt.p), func(t *testing.T) {
+			if got := model(t, tt.gpu).RunsAt(tt.p); got != tt.want {
+				t.Errorf("RunsAt(%s) = %s, want %s", tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestRuns(t *testing.T) {
 	tests := []struct {
 		gpu    string

@@ -1,7 +1,13 @@
 // Package market summarises the market now, the newest observation of every offer (the
 // store's LatestOffers), per GPU model: what the cheapest offer of each price type asks, and how
 // many offers and providers sell the model. `gpucost offers --cheapest-per-gpu` prints the
-// cheapest of each summary; the dashboard shows the cheapest on-demand and spot offers.
+// cheapest of each summary; the dashboard shows the cheapest on-demand, spot, commitment and
+// serverless offers.
+//
+// From the same summaries, Values computes what a dollar buys on each catalog GPU model at its
+// cheapest price (value.go): dollars per dense TFLOP-hour at each precision and per TB/s of
+// memory bandwidth per hour, ranked at one precision. `gpucost gpus --value`, the dashboard's
+// Value section and /api/v1/value show them.
 package market
 
 import (

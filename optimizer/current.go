@@ -201,7 +201,7 @@ func (p *planner) costCurrent(c *currentPlacement, variants []variant, intra sch
 		return p.currentServingHours(c, variants, vi, &v, intra, spot)
 	case w.ReferenceGPU != "":
 		if err := scaleByPrecision(w, model); err != nil {
-			wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (the work scales by its %s rate): costed at its %s rate", model.Name, err, w.ScaleBy, bestPrecision(model, Precision(w.ScaleBy))))
+			wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (the work scales by its %s rate): costed at its %s rate", model.Name, err, w.ScaleBy, model.RunsAt(Precision(w.ScaleBy))))
 		}
 		linkedIntra, _ := reach(model, intra, shardGroup(p.opts, w, &v, model, c.nodeGPUs))
 		return roundHours(p.customHours(w, model, c.cur.GPUCount, linkedIntra, c.pl.Nodes > 1, spot)), 0, 1
@@ -211,7 +211,7 @@ func (p *planner) costCurrent(c *currentPlacement, variants []variant, intra sch
 
 // currentVariant chooses the variant today's GPUs are costed at: the preferred precision
 // they compute and hold, else the first they compute, on one offer of all its GPUs. It
-// returns its index and a copy, costed at the GPU's best rate (bestPrecision) when the GPUs
+// returns its index and a copy, costed at the rate the GPU runs it at (gpus.Model.RunsAt) when the GPUs
 // compute none of the precisions; caveats say so, and when the workload does not fit.
 func (p *planner) currentVariant(c *currentPlacement, variants []variant, wp *WorkloadPlan) (int, variant) {
 	w, model, cur := c.w, c.model, c.cur
@@ -234,7 +234,7 @@ func (p *planner) currentVariant(c *currentPlacement, variants []variant, wp *Wo
 	c.pl.Precision = v.precision
 	if !computes {
 		why := model.Computes(v.precision)
-		v.precision = bestPrecision(model, v.precision)
+		v.precision = model.RunsAt(v.precision)
 		wp.Caveats = append(wp.Caveats, fmt.Sprintf("today's %s has %v (%s): costed at its %s rate", model.Name, why, precisionUse(w, variants[vi].precision), v.precision))
 	}
 	if !fits {

@@ -143,26 +143,9 @@ func priceTypeReason(e *explanation) string {
 	case !term:
 		return fmt.Sprintf("%s: only %s offers, of a term not stated (allow_commitments admits them)", e.head(e.g), c.priceType)
 	case e.w.CommitUpToMonths == 0:
-		return fmt.Sprintf("%s: only %s offers, a commitment of %s, and the workload takes none (commit_up_to)", e.head(e.g), c.priceType, termText(months))
+		return fmt.Sprintf("%s: only %s offers, a commitment of %s, and the workload takes none (commit_up_to)", e.head(e.g), c.priceType, schema.TermText(months))
 	}
-	return fmt.Sprintf("%s: only %s offers, a commitment of %s, longer than the workload's commit_up_to of %s", e.head(e.g), c.priceType, termText(months), termText(e.w.CommitUpToMonths))
-}
-
-// termText writes a commitment of months as a person would: "1 week", "3 months", "1 year".
-func termText(months float64) string {
-	plural := func(n float64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return trimFloat(n) + " " + unit + "s"
-	}
-	switch weeks := months / schema.MonthsPerWeek; {
-	case months < 1 && math.Abs(weeks-math.Round(weeks)) < 1e-9:
-		return plural(math.Round(weeks), "week")
-	case months >= 12 && math.Mod(months, 12) == 0:
-		return plural(months/12, "year")
-	}
-	return plural(months, "month")
+	return fmt.Sprintf("%s: only %s offers, a commitment of %s, longer than the workload's commit_up_to of %s", e.head(e.g), c.priceType, schema.TermText(months), schema.TermText(e.w.CommitUpToMonths))
 }
 
 // deadlineReason says how long the work takes on the class: a month's work of an inference

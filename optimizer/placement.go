@@ -50,7 +50,7 @@ func (p *planner) placement(w *Workload, variants []variant, cand *candidate) Pl
 	pl.Notes = p.notes(w, variants, cand.variantIdx, c, ev, cand.ref)
 	if months, ok := c.priceType.TermMonths(); ok {
 		pl.Notes = append(pl.Notes, fmt.Sprintf("%s: a commitment of %s, billed every hour of it (%s a month): %s for the term",
-			c.priceType, termText(months), money.USD(pl.CostUSDPerMonth), money.USD(pl.CostUSDPerMonth.Mul(decimal.NewFromFloat(months)))))
+			c.priceType, schema.TermText(months), money.USD(pl.CostUSDPerMonth), money.USD(pl.CostUSDPerMonth.Mul(decimal.NewFromFloat(months)))))
 	}
 	return pl
 }

@@ -142,7 +142,7 @@ func customScale(w *Workload, m gpus.Model) float64 {
 	if scaleByPrecision(w, m) != nil {
 		// Only today's placement can lack the path (offers without it are rejected, and so is
 		// such a reference GPU): it runs at its best rate instead.
-		return m.TFLOPS.Of(bestPrecision(m, Precision(w.ScaleBy)))
+		return m.TFLOPS.Of(m.RunsAt(Precision(w.ScaleBy)))
 	}
 	return m.TFLOPS.Of(Precision(w.ScaleBy))
 }
@@ -190,17 +190,6 @@ func spotFactor(o *Options, spot bool) float64 {
 		return 1 + o.SpotRestartOverhead
 	}
 	return 1
-}
-
-// bestPrecision is the precision a GPU that lacks p runs the same work in: FP16, else FP32.
-func bestPrecision(m gpus.Model, p Precision) Precision {
-	if p != "" && m.Computes(p) == nil {
-		return p
-	}
-	if m.Computes(FP16) == nil {
-		return FP16
-	}
-	return FP32
 }
 
 // roundHours rounds hours to 0.01, as plans report them.

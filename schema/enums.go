@@ -2,6 +2,8 @@ package schema
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -50,6 +52,37 @@ var termMonths = map[PriceType]float64{Term1W: MonthsPerWeek, Term1M: 1, Term3M:
 func (p PriceType) TermMonths() (months float64, ok bool) {
 	months, ok = termMonths[p]
 	return months, ok
+}
+
+// Term says how long a price commits to, as a person would: "1 week", "3 months", "1 year"
+// (TermText); "term not stated" for a reserved price; "" for a price that commits to nothing.
+func (p PriceType) Term() string {
+	if months, ok := p.TermMonths(); ok {
+		return TermText(months)
+	}
+	if p == Reserved {
+		return "term not stated"
+	}
+	return ""
+}
+
+// TermText writes a commitment of months as a person would: "1 week", "3 months", "1 year",
+// whole weeks below a month and whole years from twelve months, months to two decimals
+// otherwise.
+func TermText(months float64) string {
+	plural := func(n float64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return strconv.FormatFloat(math.Round(n*100)/100, 'f', -1, 64) + " " + unit + "s"
+	}
+	switch weeks := months / MonthsPerWeek; {
+	case months < 1 && math.Abs(weeks-math.Round(weeks)) < 1e-9:
+		return plural(math.Round(weeks), "week")
+	case months >= 12 && math.Mod(months, 12) == 0:
+		return plural(months/12, "year")
+	}
+	return plural(months, "month")
 }
 
 // Tier is the provider's class of hosting for an offer.

@@ -68,4 +68,16 @@ func TestCommitments(t *testing.T) {
 	if w, _ := schema.Term1W.TermMonths(); w >= 1 || w*52 != 12 {
 		t.Errorf("a week is %v months", w)
 	}
+	// How the terms read beside a price ("$2.79 · 3 months").
+	for pt, want := range map[schema.PriceType]string{schema.Term1W: "1 week", schema.Term1M: "1 month", schema.Term3M: "3 months",
+		schema.Term6M: "6 months", schema.Term1Y: "1 year", schema.Term3Y: "3 years", schema.Reserved: "term not stated", schema.OnDemand: "", schema.Serverless: ""} {
+		if got := pt.Term(); got != want {
+			t.Errorf("%s: term %q, want %q", pt, got, want)
+		}
+	}
+	for months, want := range map[float64]string{2 * schema.MonthsPerWeek: "2 weeks", 0.5: "0.5 months", 18: "18 months", 24: "2 years"} {
+		if got := schema.TermText(months); got != want {
+			t.Errorf("TermText(%v) = %q, want %q", months, got, want)
+		}
+	}
 }

@@ -17,11 +17,13 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -54,6 +56,7 @@ type Request struct {
 	MinVRAM   string // offers: the least VRAM per GPU, GB
 	MaxAge    string // offers: how long an observation holds (an age)
 	Limit     string // row cap
+	Precision string // value: the precision to rank at
 }
 
 // Bounds are a surface's limits on a request.
@@ -82,6 +85,29 @@ func (r Request) Offers(now time.Time, b Bounds) (schema.OfferFilter, error) {
 	}
 	f.Limit, err = limit(r.Limit, b)
 	return f, err
+}
+
+// Value checks the request as a value query on the latest market: PriceType is one basis (a
+// price type, or commitment: the cheapest reserved or term price), Precision one the catalog
+// rates (market.RatedPrecisions), and MaxAge as for Offers. The filter reads the basis' price
+// types only.
+func (r Request) Value(b Bounds) (schema.OfferFilter, market.ValueQuery, error) {
+	var f schema.OfferFilter
+	var q market.ValueQuery
+	q.Basis = market.Basis(strings.ToLower(strings.TrimSpace(r.PriceType)))
+	if !slices.Contains(market.Bases, q.Basis) {
+		return f, q, bad("price_type", "unknown price type %s (want one of %s)", Quote(r.PriceType), schema.List(market.Bases))
+	}
+	q.Precision = gpus.Precision(strings.ToLower(strings.TrimSpace(r.Precision)))
+	if !slices.Contains(market.RatedPrecisions, q.Precision) {
+		return f, q, bad("precision", "unknown precision %s (want one of %s)", Quote(r.Precision), schema.List(market.RatedPrecisions))
+	}
+	var err error
+	if f.MaxAge, err = r.maxAge(b); err != nil {
+		return f, q, err
+	}
+	f.PriceTypes = q.Basis.PriceTypes()
+	return f, q, nil
 }
 
 // History checks the request as a price history: exactly one GPU model, providers, price

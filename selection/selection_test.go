@@ -2,9 +2,14 @@ package selection
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/market"
+	"github.com/gpucost/gpucost/schema"
 )
 
 func TestWhen(t *testing.T) {
@@ -77,6 +82,16 @@ func TestRequestBounds(t *testing.T) {
 		{"an inverted range", func() error { _, err := Request{Since: "now", Until: "7d"}.Changes(now, cli); return err }, "until"},
 		{"changes past the API's range", func() error { _, err := Request{Since: "100d", Until: "now"}.Changes(now, api); return err }, "since"},
 		{"changes over a CLI's long range", func() error { _, err := Request{Since: "400d", Until: "now"}.Changes(now, cli); return err }, ""},
+		{"value of a term", func() error { _, _, err := Request{PriceType: "term_3m", Precision: "fp8"}.Value(cli); return err }, ""},
+		{"value of two price types", func() error {
+			_, _, err := Request{PriceType: "on_demand,spot", Precision: "bf16"}.Value(cli)
+			return err
+		}, "price_type"},
+		{"value at an unrated precision", func() error { _, _, err := Request{PriceType: "on_demand", Precision: "int4"}.Value(cli); return err }, "precision"},
+		{"value with an API age of 0", func() error {
+			_, _, err := Request{PriceType: "on_demand", Precision: "bf16", MaxAge: "0s"}.Value(api)
+			return err
+		}, "max_age"},
 	} {
 		err := tc.check()
 		var se *Error
@@ -85,6 +100,30 @@ func TestRequestBounds(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.param != "" && (!errors.As(err, &se) || se.Param != tc.param):
 			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.param)
+		}
+	}
+}
+
+// TestValueRequest reads a value query: a commitment reads every reserved and term price and
+// nothing else; the errors list what would do.
+func TestValueRequest(t *testing.T) {
+	f, q, err := Request{PriceType: " Commitment ", Precision: "FP4", MaxAge: "6h"}.Value(Bounds{})
+	want := []schema.PriceType{schema.Reserved, schema.Term1W, schema.Term1M, schema.Term3M, schema.Term6M, schema.Term1Y, schema.Term3Y}
+	if err != nil || q.Basis != market.Commitment || q.Precision != gpus.FP4 || f.MaxAge != 6*time.Hour || !slices.Equal(f.PriceTypes, want) {
+		t.Errorf("commitment at fp4: %+v, %+v, %v", f, q, err)
+	}
+	if f, q, err := (Request{PriceType: "spot", Precision: "bf16"}).Value(Bounds{}); err != nil || q.Basis != market.Basis(schema.Spot) || !slices.Equal(f.PriceTypes, []schema.PriceType{schema.Spot}) {
+		t.Errorf("spot: %+v, %+v, %v", f, q, err)
+	}
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{PriceType: "committed", Precision: "bf16"}, `unknown price type "committed" (want one of on_demand, spot, serverless, reserved, term_1w, term_1m, term_3m, term_6m, term_1y, term_3y, commitment)`},
+		{Request{PriceType: "on_demand", Precision: "fp6"}, `unknown precision "fp6" (want one of fp32, tf32, fp16, bf16, fp8, int8, fp4)`},
+	} {
+		if _, _, err := tc.req.Value(Bounds{}); err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: %v, want %s", tc.req, err, tc.want)
 		}
 	}
 }

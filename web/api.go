@@ -16,6 +16,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/gpucost/gpucost/export"
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
 )
@@ -32,12 +34,13 @@ const (
 	apiMaxValueBytes = 256  // of one parameter value
 )
 
-// analytics serves the JSON API (/api/v1/offers, /api/v1/history, /api/v1/changes) and the
-// dashboard (/). Every parameter is validated before the store is touched: a bad one is a 400
-// that names it, and values reach ClickHouse only as bound query arguments. Every query runs
-// through the gate (storeGate): bounded concurrency, a deadline, and an honest 503 when the
-// store is down or paused (504 only for a slow query on a store that answers). The dashboard
-// is served from a refresher, rebuilt at most once per Config.DashboardRefresh.
+// analytics serves the JSON API (/api/v1/offers, /api/v1/history, /api/v1/changes,
+// /api/v1/value) and the dashboard (/). Every parameter is validated before the store is
+// touched: a bad one is a 400 that names it, and values reach ClickHouse only as bound query
+// arguments. Every query runs through the gate (storeGate): bounded concurrency, a deadline,
+// and an honest 503 when the store is down or paused (504 only for a slow query on a store that
+// answers). The dashboard is served from a refresher, rebuilt at most once per
+// Config.DashboardRefresh.
 type analytics struct {
 	store  func(ctx context.Context) (Prices, error)
 	gate   *storeGate
@@ -60,6 +63,7 @@ func (a *analytics) mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/offers", a.offers)
 	mux.HandleFunc("GET /api/v1/history", a.history)
 	mux.HandleFunc("GET /api/v1/changes", a.changes)
+	mux.HandleFunc("GET /api/v1/value", a.value)
 	mux.HandleFunc("GET /{$}", a.dashboard)
 }
 
@@ -121,7 +125,8 @@ func request(v url.Values, defaults selection.Request) selection.Request {
 	}
 	return selection.Request{GPU: p("gpu", defaults.GPU), Provider: p("provider", defaults.Provider), PriceType: p("price_type", defaults.PriceType),
 		Since: p("since", defaults.Since), Until: p("until", defaults.Until), Interval: p("interval", defaults.Interval),
-		MinPct: p("min_pct", defaults.MinPct), MinVRAM: p("min_vram", defaults.MinVRAM), MaxAge: p("max_age", defaults.MaxAge), Limit: p("limit", defaults.Limit)}
+		MinPct: p("min_pct", defaults.MinPct), MinVRAM: p("min_vram", defaults.MinVRAM), MaxAge: p("max_age", defaults.MaxAge), Limit: p("limit", defaults.Limit),
+		Precision: p("precision", defaults.Precision)}
 }
 
 // apiBounds are the API's limits on a selection.
@@ -240,6 +245,42 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		resp.Changes = []schema.PriceChange{}
 	}
 	resp.Count = len(resp.Changes)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// valueResponse is the body of /api/v1/value.
+type valueResponse struct {
+	PriceType market.Basis   `json:"price_type"` // the basis asked for: a price type or commitment
+	Precision gpus.Precision `json:"precision"`
+	GPUs      []market.Value `json:"gpus"` // cheapest $/TFLOP-hour at precision first
+	Count     int            `json:"count"`
+}
+
+// value serves what a dollar buys on each catalog GPU model of the market now (see gpucost
+// gpus --value): its cheapest offer at price_type (or commitment), $ per dense TFLOP-hour at
+// each precision and per TB/s-hour, ranked at precision. The market is the newest observation of
+// every offer seen within max_age or valid until later, as for /api/v1/offers.
+func (a *analytics) value(w http.ResponseWriter, r *http.Request) {
+	v, err := params(r, "price_type", "precision", "max_age")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	f, q, err := request(v, selection.Request{PriceType: string(schema.OnDemand), Precision: string(gpus.BF16), MaxAge: "6h"}).Value(apiBounds)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	models, err := read(a, r, func(ctx context.Context, st Prices) ([]market.GPU, error) { return st.LatestPerGPU(ctx, f) })
+	if err != nil {
+		a.unavailable(w, r, err)
+		return
+	}
+	resp := valueResponse{PriceType: q.Basis, Precision: q.Precision, GPUs: market.Values(models, q)}
+	if resp.GPUs == nil {
+		resp.GPUs = []market.Value{}
+	}
+	resp.Count = len(resp.GPUs)
 	writeJSON(w, http.StatusOK, resp)
 }
 

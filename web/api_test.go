@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -91,6 +92,11 @@ func TestAPIBadInput(t *testing.T) {
 		{"a long value", "/api/v1/offers?gpu=" + long, "longer than 256 bytes", "gpu"},
 		{"a long query", "/api/v1/offers?" + strings.Repeat("gpu=H100&", 300), "the query string is longer than 2048 bytes", ""},
 		{"a malformed query", "/api/v1/offers?gpu=%zz", "the query string is malformed", ""},
+		{"value at an unrated precision", "/api/v1/value?precision=int4", `unknown precision "int4" (want one of fp32, tf32, fp16, bf16, fp8, int8, fp4)`, "precision"},
+		{"value of two price types", "/api/v1/value?price_type=on_demand,spot", `unknown price type "on_demand,spot"`, "price_type"},
+		{"SQL in a value's price type", "/api/v1/value?price_type=" + url.QueryEscape("spot' OR 1=1 --"), `unknown price type "spot' OR 1=1 --"`, "price_type"},
+		{"value of one GPU", "/api/v1/value?gpu=H100-SXM-80GB", "unknown parameter (this endpoint takes price_type, precision, max_age)", "gpu"},
+		{"value with a zero max age", "/api/v1/value?max_age=0s", "is not an age between", "max_age"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +133,7 @@ func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
 	h := testAnalytics(func(context.Context) (Prices, error) {
 		return nil, errors.New("connecting to ClickHouse at 10.1.2.3:9000: secret detail")
 	})
-	for _, target := range []string{"/api/v1/offers", "/api/v1/history?gpu=H100-SXM-80GB", "/api/v1/changes", "/"} {
+	for _, target := range []string{"/api/v1/offers", "/api/v1/history?gpu=H100-SXM-80GB", "/api/v1/changes", "/api/v1/value", "/"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
 		if rec.Code != http.StatusServiceUnavailable {
@@ -223,6 +229,35 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		get(t, "/api/v1/offers?limit=2", &two)
 		if two.Count != 2 || !two.Truncated || two.Limit != 2 {
 			t.Errorf("limit 2: %+v", two)
+		}
+	})
+	t.Run("value", func(t *testing.T) {
+		// The generated market now (its last step, 111): H100 on demand at vastai's $1.95 (8×),
+		// RTX 4090 at $0.35, A100 at lambda's $1.29 after its cut; the H100's spot price is
+		// runpod's $1.75. Each over the catalog's dense BF16 rate: 989, 165.2 and 312 TFLOPS.
+		var got valueResponse
+		get(t, "/api/v1/value?max_age=1d", &got)
+		var ranked []string
+		for _, v := range got.GPUs {
+			ranked = append(ranked, fmt.Sprintf("%s %s %s %s %v", v.GPUModel, v.Provider, v.PriceUSDPerGPUHour.StringFixed(2), v.USDPerTFLOPHour, v.FP8))
+		}
+		want := []string{
+			"H100-SXM-80GB vastai 1.95 0.00197169 0.00098535", // 1.95 / 989; 1.95 / 1979
+			"RTX-4090-24GB vastai 0.35 0.00211864 0.00106061", // 0.35 / 165.2; 0.35 / 330
+			"A100-SXM-80GB lambda 1.29 0.00413462 <nil>",      // 1.29 / 312; no FP8
+		}
+		if diff := cmp.Diff(want, ranked); diff != "" || got.PriceType != "on_demand" || got.Precision != "bf16" || got.Count != 3 {
+			t.Errorf("value of %s at %s, %d GPUs (-hand +api):\n%s", got.PriceType, got.Precision, got.Count, diff)
+		}
+		var spot valueResponse
+		get(t, "/api/v1/value?price_type=spot&precision=fp4&max_age=1d", &spot)
+		if len(spot.GPUs) != 1 || spot.GPUs[0].OfferID != "NVIDIA H100 80GB HBM3/secure" || spot.GPUs[0].RunsAt != "fp16" || spot.GPUs[0].USDPerTFLOPHour.String() != "0.00176946" {
+			t.Errorf("spot at fp4: %+v, want the H100 at runpod's 1.75 / 989 TFLOPS FP16 (no FP4 on Hopper)", spot)
+		}
+		var none valueResponse
+		get(t, "/api/v1/value?price_type=commitment&max_age=1d", &none)
+		if none.Count != 0 || none.GPUs == nil || none.PriceType != "commitment" {
+			t.Errorf("no commitments in the market: %+v", none)
 		}
 	})
 }

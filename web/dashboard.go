@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpucost/gpucost/chart"
+	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/schema"
@@ -39,14 +41,22 @@ type chartBlock struct {
 }
 
 type dashboardPage struct {
-	Now        time.Time
-	MarketAge  string
-	Days       int
-	Rows       []market.GPU
+	Now       time.Time
+	MarketAge string
+	Days      int
+	Rows      []market.GPU
+	// Values are the value figures of Rows at their cheapest on-demand prices, ranked at
+	// dashboardValue's precision.
+	Values     []market.Value
 	Charts     []chartBlock
 	MoreModels int
 	Error      string
 }
+
+// dashboardValue is what the Value section ranks by: $ per dense BF16 TFLOP-hour (FP16 where a
+// GPU has no BF16) at the cheapest on-demand price, the figure training and serving in 16 bits
+// pay.
+var dashboardValue = market.ValueQuery{Basis: market.Basis(schema.OnDemand), Precision: gpus.BF16}
 
 // dashboardView is the dashboard as last built: its data and the page rendered from it.
 type dashboardView struct {
@@ -54,12 +64,14 @@ type dashboardView struct {
 	html []byte
 }
 
-// dashboard serves the page at /: the cheapest offer per GPU model now, and the last month's
-// daily history of each model across providers. It is rendered on the server, with inline SVG
-// charts and no scripts. Its data changes hourly, so every request is served the page last
-// built (see analytics.page): however many clients load it, the store sees one rebuild per
-// Config.DashboardRefresh. When a rebuild fails, the last page is served with a notice saying
-// how old it is; with no page yet, the answer is an error page with a 503 (504 for a slow store).
+// dashboard serves the page at /: the cheapest offer per GPU model now (on-demand, spot, the
+// cheapest commitment and serverless), what a dollar buys on each at its on-demand price
+// (market.Values, from the same read), and the last month's daily history of each model across
+// providers. It is rendered on the server, with inline SVG charts and no scripts. Its data
+// changes hourly, so every request is served the page last built (see analytics.page): however
+// many clients load it, the store sees one rebuild per Config.DashboardRefresh. When a rebuild
+// fails, the last page is served with a notice saying how old it is; with no page yet, the
+// answer is an error page with a 503 (504 for a slow store).
 func (a *analytics) dashboard(w http.ResponseWriter, r *http.Request) {
 	view, at, have, err := a.page.get(r.Context())
 	status, body := http.StatusOK, view.html
@@ -118,6 +130,7 @@ func (a *analytics) fillDashboard(ctx context.Context, now time.Time, page *dash
 	}); err != nil {
 		return err
 	}
+	page.Values = market.Values(page.Rows, dashboardValue)
 	models := make([]market.GPU, len(page.Rows))
 	copy(models, page.Rows)
 	sort.SliceStable(models, func(i, j int) bool { return models[i].Offers > models[j].Offers })
@@ -162,6 +175,9 @@ var templates embed.FS
 
 var dashboardTemplate = template.Must(template.New("dashboard.html").Funcs(template.FuncMap{
 	"price": func(o *schema.Offer) string { return money.Price(o.PriceUSDPerGPUHour) },
+	"money": money.Price,
+	"unit":  money.Unit,
+	"upper": func(p gpus.Precision) string { return strings.ToUpper(string(p)) },
 	"ago": func(now, t time.Time) string {
 		d := now.Sub(t).Round(time.Minute)
 		switch {

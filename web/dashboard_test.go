@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/market"
@@ -111,13 +112,19 @@ func TestDashboardInChromium(t *testing.T) {
 	chromium := tooltest.Find(t, "chromium", "chromium", "chromium-browser")
 	var h http.Handler
 	var fx *storetest.History
+	var extra []schema.Offer
 	if os.Getenv("GPUCOST_INTEGRATION") == "1" {
 		// The real thing: gpucost serve's handler on the generated history in ClickHouse.
 		fx = storetest.NewHistory(t)
+		extra = commitmentOffers(fx)
+		if err := fx.Store.InsertOffers(context.Background(), extra[0].RunID, extra); err != nil {
+			t.Fatal(err)
+		}
 		h = testHandler(t, fx)
 	} else {
 		fx = storetest.GenHistory(time.Now())
-		h = testAnalytics(func(context.Context) (Prices, error) { return memStore{fx: fx}, nil })
+		extra = commitmentOffers(fx)
+		h = testAnalytics(func(context.Context) (Prices, error) { return memStore{fx: fx, extra: extra}, nil })
 	}
 	log := &requestLog{h: h}
 	ts := httptest.NewServer(log)
@@ -163,6 +170,44 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Errorf("%s: cheapest on-demand shown as %v, want $%s", model, row, price.StringFixed(2))
 		}
 	}
+	// Beside on-demand and spot: the H100's cheapest commitment (lambda's 3 months under runpod's
+	// year) and its serverless price; the other models have neither.
+	rows := regexp.MustCompile(`(?s)<tr><td>([A-Z0-9-]+)</td>.*?</tr>`).FindAllStringSubmatch(table, -1)
+	for _, row := range rows {
+		commitment := regexp.MustCompile(`<td class="num commitment"><span class="price">([^<]*)</span> · ([^<]*)<br><span class="muted">([^<]*)</span></td>`).FindStringSubmatch(row[0])
+		serverless := regexp.MustCompile(`<td class="num serverless"><span class="price">([^<]*)</span><br><span class="muted">([^<]*)</span></td>`).FindStringSubmatch(row[0])
+		switch {
+		case row[1] == "H100-SXM-80GB" && (commitment == nil || commitment[1] != "$2.79" || commitment[2] != "3 months" || commitment[3] != "lambda"):
+			t.Errorf("H100: commitment %q, want $2.79 · 3 months at lambda", commitment)
+		case row[1] == "H100-SXM-80GB" && (serverless == nil || serverless[1] != "$3.10" || serverless[2] != "verda"):
+			t.Errorf("H100: serverless %q, want $3.10 at verda", serverless)
+		case row[1] != "H100-SXM-80GB" && (commitment != nil || serverless != nil || strings.Count(row[0], `<td class="num muted">–</td>`) < 2):
+			t.Errorf("%s has a commitment %q or serverless price %q, or lacks the dashes that say it has none", row[1], commitment, serverless)
+		}
+	}
+	if len(rows) != len(models) {
+		t.Errorf("%d rows read, want %d", len(rows), len(models))
+	}
+	// The Value section, worked out by hand from the generated market now (its last step):
+	// the cheapest on-demand price over the catalog's dense rate, cheapest BF16 first.
+	value := dom[strings.Index(dom, `<h2 id="value">`):]
+	value = value[strings.Index(value, "<tbody>"):strings.Index(value, "</tbody>")]
+	var ranked []string
+	for _, row := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(value, -1) {
+		var cells []string
+		for _, c := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(row[1], -1) {
+			cells = append(cells, regexp.MustCompile(`<[^>]+>`).ReplaceAllString(c[1], ""))
+		}
+		ranked = append(ranked, strings.Join(cells, " | "))
+	}
+	want := []string{
+		"H100-SXM-80GB | $1.95 | vastai | $0.00197 | $0.000985 | – | $0.582", // 1.95 / 989, / 1979, / 3.35 TB/s
+		"RTX-4090-24GB | $0.35 | vastai | $0.00212 | $0.00106 | – | $0.347",  // 0.35 / 165.2, / 330, / 1.008
+		"A100-SXM-80GB | $1.29 | lambda | $0.00413 | – | – | $0.633",         // 1.29 / 312, no FP8, / 2.039
+	}
+	if diff := cmp.Diff(want, ranked); diff != "" {
+		t.Errorf("the Value section (-hand +page):\n%s", diff)
+	}
 	// A chart per GPU model, with a line per provider and price type.
 	if n := strings.Count(dom, `<svg class="chart"`); n != len(models) {
 		t.Errorf("the page has %d charts, want %d", n, len(models))
@@ -198,6 +243,25 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 }
 
+// commitmentOffers are prices of the H100 beside the generated history's on-demand and spot
+// ones, observed at its last step: two commitments, the cheaper a 3-month term, and a
+// serverless price.
+func commitmentOffers(fx *storetest.History) []schema.Offer {
+	last := fx.Offers[len(fx.Offers)-1]
+	offer := func(provider, id string, pt schema.PriceType, price string) schema.Offer {
+		o := last
+		o.RunID, o.Provider, o.OfferID, o.GPUModel, o.GPUCount, o.VRAMGB, o.PriceType = "commitments", provider, id, "H100-SXM-80GB", 8, 80, pt
+		o.PriceUSDPerGPUHour = decimal.RequireFromString(price)
+		o.PriceUSDPerHour = o.PriceUSDPerGPUHour.Mul(decimal.NewFromInt(8))
+		return o
+	}
+	return []schema.Offer{
+		offer("lambda", "1-Click Cluster 16x H100 (3 months)", schema.Term3M, "2.79"),
+		offer("runpod", "NVIDIA H100 80GB HBM3/secure", schema.Term1Y, "2.99"),
+		offer("verda", "serverless/H100", schema.Serverless, "3.10"),
+	}
+}
+
 // artifactsDir is where tests leave files for people to look at: $GPUCOST_ARTIFACTS, else out/
 // at the top of the repository (ignored by git).
 func artifactsDir(t *testing.T) string {
@@ -221,8 +285,10 @@ func TestDashboardEscapesStoredText(t *testing.T) {
 	evil := fx.Offers[len(fx.Offers)-1]
 	evil.Provider, evil.OfferID, evil.Region = `<script>alert("p")</script>`, "x", `"><img src=x onerror=alert(1)>`
 	evil.PriceUSDPerGPUHour = decimal.RequireFromString("0.01")
+	evilTerm := evil
+	evilTerm.PriceType, evilTerm.Provider = schema.Term6M, `<b onmouseover=alert(2)>term</b>`
 	h := testAnalytics(func(context.Context) (Prices, error) {
-		return memStore{fx: fx, extra: []schema.Offer{evil}}, nil
+		return memStore{fx: fx, extra: []schema.Offer{evil, evilTerm}}, nil
 	})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
@@ -230,13 +296,19 @@ func TestDashboardEscapesStoredText(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d", rec.Code)
 	}
-	for _, bad := range []string{"<script", "<img", "onerror=alert(1)>"} {
+	for _, bad := range []string{"<script", "<img", "onerror=alert(1)>", "<b onmouseover"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("the page contains %q unescaped", bad)
 		}
 	}
-	if !strings.Contains(body, "&lt;script&gt;") {
-		t.Errorf("the provider name is not shown escaped")
+	// The cheapest offer shows in the market table and, its GPU being in the catalog, in the
+	// Value section; the commitment in its cell with its term.
+	table, value, _ := strings.Cut(body, `<h2 id="value">`)
+	if !strings.Contains(table, "&lt;script&gt;") || !strings.Contains(value[:strings.Index(value, "</section>")], "&lt;script&gt;") {
+		t.Errorf("the provider name is not shown escaped in the market table and the Value section")
+	}
+	if !strings.Contains(table, `· 6 months<br><span class="muted">&lt;b onmouseover=alert(2)&gt;term&lt;/b&gt;</span>`) {
+		t.Errorf("the commitment's provider is not shown escaped beside its term")
 	}
 	if got := rec.Header().Get("Content-Security-Policy"); got != dashboardPolicy {
 		t.Errorf("Content-Security-Policy %q", got)

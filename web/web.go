@@ -1,7 +1,7 @@
 // Package web is gpucost serve's HTTP side: the JSON API (/api/v1/offers, /api/v1/history,
-// /api/v1/changes, documented in docs/analysts.md), the dashboard (/), /healthz (the run log of
-// each provider, its staleness and the scheduled jobs' state) and /metrics (Prometheus, from the
-// registry it is given). It reads the price store through the Store interface it declares and
+// /api/v1/changes, /api/v1/value, documented in docs/analysts.md), the dashboard (/), /healthz
+// (the run log of each provider, its staleness and the scheduled jobs' state) and /metrics
+// (Prometheus, from the registry it is given). It reads the price store through the Store interface it declares and
 // runs every read through one gate: bounded concurrency, a deadline, and an honest 503 when the
 // store is down or paused (504 only for a slow query on a store that answers). It knows nothing
 // of the scheduler or of ClickHouse: what it needs of them comes in a Config.
@@ -100,7 +100,7 @@ func New(cfg Config) *Handler {
 		}
 		return st, nil
 	}
-	// /api/v1/offers, /api/v1/history, /api/v1/changes and the dashboard at /
+	// /api/v1/offers, /api/v1/history, /api/v1/changes, /api/v1/value and the dashboard at /
 	newAnalytics(prices, h.gate, cfg.DashboardRefresh, h.now, logger).mount(h.mux)
 	return h
 }

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/market"
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/selection"
 )
 
 const gpusHelp = `List the GPU catalog: every model the optimizer plans with, by canonical name, with what
@@ -16,17 +21,79 @@ docs/gpus.md explains the figures, their sources and the software rules built on
 
 --output json and csv carry every field, the source included, and what the software rules
 make of it: the serving engines that run on the GPU and whether FlashAttention-2 does;
-markdown is the table of docs/gpus.md.`
+markdown is the table of docs/gpus.md.
 
-func runGPUs(_ context.Context, e env, args []string) error {
-	fs := newFlags("gpus", "[--output table|json|csv|markdown]", gpusHelp)
-	output := fs.String("output", "table", "table, json, csv or markdown")
+--value reads the store instead, the latest offers as gpucost offers does (seen within
+--max-age, or imported with a valid_until still ahead), and ranks the catalog's GPU models by
+what a dollar buys at today's cheapest price of --price-type: $ per dense TFLOP-hour at
+--precision, the cheapest offer's $/GPU-hour divided by the catalog's dense rate (TOPS for
+int8; datasheets headline 2:4-sparse figures, twice these). A GPU without a hardware path for
+the precision is ranked at the rate such work runs at on it (bf16 or fp8 work at fp16 on a
+V100, tf32 at fp32), and the table says so. $/TB/S-H is the same price per TB/s of memory
+bandwidth per hour: decode-bound inference reads every weight once per generated token, so it
+pays for bandwidth more than for TFLOPS. --price-type commitment takes each model's cheapest
+reserved or term price, whatever its term (the PRICE TYPE column names it). JSON and CSV carry
+every figure (each precision, empty where the GPU has no path for it) exact to 8 decimals, and
+the offer each comes from; docs/analysts.md describes them. Provider names and regions are
+untrusted: the table and CSV clean them as gpucost offers does.`
+
+// valueFlags are the flags only --value reads.
+var valueFlags = []string{"price-type", "precision", "max-age"}
+
+func runGPUs(ctx context.Context, e env, args []string) error {
+	fs := newFlags("gpus", "[--output table|json|csv|markdown] | --value [--price-type TYPE] [--precision P] [--output table|json|csv]", gpusHelp)
+	fs.withConfig()
+	output := fs.String("output", "table", "table, json, csv or markdown (markdown: the catalog only)")
+	value := fs.Bool("value", false, "rank the GPU models of the latest market by $ per dense TFLOP-hour (reads the store)")
+	var req selection.Request
+	fs.StringVar(&req.PriceType, "price-type", string(schema.OnDemand), "with --value, the price: "+schema.List(market.Bases)+" (commitment: the cheapest reserved or term price)")
+	fs.StringVar(&req.Precision, "precision", string(gpus.BF16), "with --value, rank at this precision: "+schema.List(market.RatedPrecisions))
+	fs.StringVar(&req.MaxAge, "max-age", "6h", "with --value, drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
 	if err := fs.parse(e, args, 0); err != nil {
 		return err
+	}
+	if *value {
+		return runValue(ctx, e, fs, req, *output)
+	}
+	var misplaced error
+	fs.Visit(func(f *flag.Flag) {
+		for _, name := range valueFlags {
+			if f.Name == name && misplaced == nil {
+				misplaced = badUsage("--%s is a flag of --value", name)
+			}
+		}
+	})
+	if misplaced != nil {
+		return misplaced
 	}
 	switch *output {
 	case "table", "json", "csv", "markdown":
 		return export.GPUs(e.stdout, export.Format(*output), gpus.Models())
 	}
 	return badUsage("--output %q: want table, json, csv or markdown", *output)
+}
+
+// runValue is gpus --value: the value figures of the latest market.
+func runValue(ctx context.Context, e env, fs *flags, req selection.Request, output string) error {
+	if err := checkOutput(output); err != nil {
+		return err
+	}
+	f, q, err := req.Value(selection.Bounds{})
+	if err != nil {
+		return err
+	}
+	s, err := fs.openStore(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	models, err := s.LatestPerGPU(ctx, f)
+	if err != nil {
+		return err
+	}
+	values := market.Values(models, q)
+	if len(values) == 0 {
+		fmt.Fprintf(e.stderr, "gpucost gpus: no offer of a catalog GPU at %s in the market (--max-age %s)\n", q.Basis, req.MaxAge)
+	}
+	return export.Values(e.stdout, export.Format(output), q.Precision, values)
 }

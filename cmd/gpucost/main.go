@@ -63,7 +63,7 @@ func commands() []command {
 		{"scrape", "run one scrape of every enabled provider into ClickHouse", runScrape},
 		{"offers", "list the current market from the store, cheapest first", runOffers},
 		{"optimize", "plan each team's workloads on the cheapest fitting offers; store and print the plan", runOptimize},
-		{"gpus", "list the GPU catalog: throughput per precision, memory, fabric, the engines each runs", runGPUs},
+		{"gpus", "list the GPU catalog: throughput, memory, fabric, engines; --value: $ per TFLOP-hour now", runGPUs},
 		{"serve", "run the scheduled jobs with /healthz, /metrics, the JSON API and the dashboard", runServe},
 		{"config", "print the effective configuration, secrets masked", runConfig},
 		{"version", "print the gpucost version", runVersion},

@@ -21,9 +21,11 @@ server on serve.listen with
                of each job; the run log is read at most every 2 seconds, however often /healthz
                is asked
   /metrics     Prometheus metrics: runs, offers, rejects, HTTP attempts, durations, last success
-  /api/v1/...  offers, history and price changes as JSON (see docs/analysts.md)
-  /            a dashboard: the cheapest offer per GPU model and price-history charts, rebuilt
-               at most every serve.dashboard_refresh (1m) and served from memory in between.
+  /api/v1/...  offers, history, price changes and value per dollar as JSON (see
+               docs/analysts.md)
+  /            a dashboard: the cheapest offer per GPU model (on-demand, spot, commitment,
+               serverless), $ per TFLOP-hour, and price-history charts, rebuilt at most every
+               serve.dashboard_refresh (1m) and served from memory in between.
 The API and the dashboard run at most half of the DSN's max_open_conns queries at once, each
 within serve.query_timeout: a store that is down or paused is a 503 within about two seconds,
 a query that is slow on a store that answers a 504.

@@ -1,0 +1,73 @@
+package export
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/market"
+	"github.com/gpucost/gpucost/money"
+	"github.com/gpucost/gpucost/textcell"
+)
+
+// valueColumns are the columns of value figures: market.Value's JSON names, the figures per
+// TFLOP-hour and per TB/s-hour with market.ValueDecimals decimals.
+var valueColumns = columnsOf[market.Value](func() map[string]int32 {
+	places := map[string]int32{"usd_per_tflop_hour": market.ValueDecimals, "usd_per_tbps_hour": market.ValueDecimals,
+		"int8_usd_per_tops_hour": market.ValueDecimals}
+	for _, p := range market.RatedPrecisions {
+		places[string(p)+"_usd_per_tflop_hour"] = market.ValueDecimals
+	}
+	return places
+}())
+
+// Values writes value figures (market.Values, ranked at precision p) as a terminal table, JSON
+// or CSV. JSON and CSV carry every figure, exact to market.ValueDecimals places; the table the
+// ranking figure, the price and the bandwidth figure, in dollars to three significant digits.
+func Values(w io.Writer, f Format, p gpus.Precision, values []market.Value) error {
+	switch f {
+	case JSON:
+		if values == nil {
+			values = []market.Value{}
+		}
+		return WriteJSON(w, values)
+	case CSV:
+		return writeCSV(w, valueColumns, values)
+	case Table:
+		return valueTable(w, p, values)
+	}
+	return unsupported("value figures", f)
+}
+
+// valueTable writes the ranking: a figure at a precision the GPU falls back to says which.
+func valueTable(w io.Writer, p gpus.Precision, values []market.Value) error {
+	name := strings.ToUpper(string(p))
+	unit := "$/TFLOP-H"
+	if p == gpus.INT8 {
+		unit = "$/TOPS-H"
+	}
+	t := textcell.NewTable(w, OfferCellWidth)
+	t.Row("GPU", name+" "+unit, "$/GPU-H", "$/TB/S-H", "PRICE TYPE", "PROVIDER", "N", "REGION")
+	fallback := false
+	for _, v := range values {
+		figure := money.Unit(v.USDPerTFLOPHour)
+		if v.RunsAt != v.Precision {
+			figure += " at " + string(v.RunsAt)
+			fallback = true
+		}
+		t.Row(v.GPUModel, figure, money.Price(v.PriceUSDPerGPUHour), money.Unit(v.USDPerTBpsHour), string(v.PriceType),
+			v.Provider, strconv.Itoa(int(v.GPUCount)), textcell.Clean(v.Region, 20))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	note := fmt.Sprintf("\n%s: the cheapest $/GPU-hour over the GPU's dense %s rate (no 2:4 sparsity).\n"+
+		"$/TB/S-H: the same price over its memory bandwidth in TB/s, what decode-bound inference pays for.", unit, name)
+	if fallback {
+		note += fmt.Sprintf("\n\"at fp16\": the GPU has no %s path; the figure is at the rate such work runs at on it.", name)
+	}
+	_, err := fmt.Fprintln(w, note)
+	return err
+}
