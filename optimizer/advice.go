@@ -44,7 +44,7 @@ func (p *planner) pricingAdvice(w *Workload, variants []variant, wp *WorkloadPla
 	}
 	text := fmt.Sprintf("Commit: %s is a %s price, billed every hour of the month, busy or not: %s a month", name(rec), rec.PriceType, money.USD(rec.CostUSDPerMonth))
 	if months, ok := rec.PriceType.TermMonths(); ok {
-		text = fmt.Sprintf("Commit for %s: %s bills every hour of it, busy or not: %s a month, %s for the term", termText(months), name(rec),
+		text = fmt.Sprintf("Commit for %s: %s bills every hour of it, busy or not: %s a month, %s for the term", rec.PriceType.Term(), name(rec),
 			money.USD(rec.CostUSDPerMonth), money.USD(rec.CostUSDPerMonth.Mul(decimal.NewFromFloat(months))))
 	}
 	if hourly := p.cheapestBilled[payInstance]; hourly != nil {
