@@ -123,6 +123,7 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 	p.report(w, variants, &wp)
 	p.current(w, variants, &wp)
 	p.caveats(w, &wp)
+	p.ownership(w, &wp)
 	return wp
 }
 
