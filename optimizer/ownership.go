@@ -120,8 +120,10 @@ type OwnershipCase struct {
 	Utilization       float64 `json:"utilization"`
 	// Own is a month of owning the GPUs, by cost.
 	Own OwnedCosts `json:"own_usd_per_month"`
-	// RentUSDPerMonth is a month of the rental the purchase is weighed against.
+	// RentUSDPerMonth is a month of the rental the purchase is weighed against; RentBasis says
+	// what that rental is.
 	RentUSDPerMonth decimal.Decimal `json:"rent_usd_per_month"`
+	RentBasis       string          `json:"rent_basis"`
 	// OwnUSDPerGPUHour is what an hour of one GPU's work costs owned: a month of owning over
 	// its busy hours (the effective hourly cost). RentUSDPerGPUHour is the rental over the
 	// same hours.
@@ -161,8 +163,21 @@ type OwnershipQuery struct {
 	PurchaseUSDPerGPU *decimal.Decimal
 	// BusyHoursPerMonth is the hours a month each GPU works.
 	BusyHoursPerMonth float64
-	// RentUSDPerMonth is what renting the GPUs for that work costs a month, all of them.
+	// RentUSDPerMonth is what renting the GPUs for that work costs a month, all of them;
+	// RentBasis says what that rental is, in words.
 	RentUSDPerMonth decimal.Decimal
+	RentBasis       string
+}
+
+// RentedByTheHour is the question of GPUs busy utilization of hours a month and rented only
+// for those busy hours, at perGPUHour each (on demand, as the buying guides count: 25,000 ÷
+// 3.15 = 7,937 busy hours whatever the month), or bought: `gpucost tco`'s calculator. A nil
+// purchase takes the catalog's price.
+func RentedByTheHour(model string, count int, hours, utilization float64, perGPUHour decimal.Decimal, purchase *decimal.Decimal) OwnershipQuery {
+	busy := hours * utilization
+	return OwnershipQuery{GPUModel: model, GPUs: count, PurchaseUSDPerGPU: purchase, BusyHoursPerMonth: busy,
+		RentUSDPerMonth: perGPUHour.Mul(decimal.NewFromFloat(busy)).Mul(decimal.NewFromInt(int64(count))),
+		RentBasis:       fmt.Sprintf("%s an hour of each GPU, for its %s busy hours a month", money.Price(perGPUHour), trimFloat(busy))}
 }
 
 // Own weighs owning the GPUs of q against renting them, with the ownership options: the
@@ -191,7 +206,7 @@ func (o *Options) own(q OwnershipQuery) (*OwnershipCase, error) {
 		return nil, errors.New("ownership: the purchase price must be positive")
 	}
 	c := &OwnershipCase{GPUModel: model.Name, GPUCount: q.GPUs, DepreciationYears: o.Ownership.DepreciationYears,
-		RentUSDPerMonth: q.RentUSDPerMonth.Round(2)}
+		RentUSDPerMonth: q.RentUSDPerMonth.Round(2), RentBasis: q.RentBasis}
 	if err := o.Ownership.purchase(model, q.PurchaseUSDPerGPU, c); err != nil {
 		return nil, err
 	}
@@ -318,7 +333,8 @@ func (p *planner) ownership(w *Workload, wp *WorkloadPlan) {
 		return
 	}
 	c, err := p.opts.own(OwnershipQuery{GPUModel: rec.GPUModel, GPUs: rec.GPUCount,
-		BusyHoursPerMonth: p.top[0].eval.hoursWorked * w.busy(), RentUSDPerMonth: rec.CostUSDPerMonth})
+		BusyHoursPerMonth: p.top[0].eval.hoursWorked * w.busy(), RentUSDPerMonth: rec.CostUSDPerMonth,
+		RentBasis: fmt.Sprintf("the recommendation: %s %s ×%d %s, %s h a month", rec.Provider, rec.GPUModel, rec.GPUCount, rec.PriceType, rec.HoursPerMonth)})
 	if err != nil {
 		wp.Caveats = append(wp.Caveats, "owning the recommended GPUs not weighed: "+err.Error())
 		return

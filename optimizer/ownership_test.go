@@ -198,3 +198,36 @@ func deref(f *float64) string {
 	}
 	return fmt.Sprint(*f)
 }
+
+// TestTheGuidesCalculator: the guides' H100 as `gpucost tco --gpu` asks it, rented by the hour
+// for its busy hours at $3.15 or bought for the catalog's $25,000. At 60% of a month it breaks
+// even after 7,937 busy hours, 18.1 months; around the clock after 10.9 months. Written off
+// over three years with no residual, at the default running costs (700 W at $0.10/kWh, PUE
+// 1.3, $7.30 a month of maintenance), an hour of its work costs $1.05.
+func TestTheGuidesCalculator(t *testing.T) {
+	rent := decimal.RequireFromString("3.15")
+	c, err := guideOptions().Own(optimizer.RentedByTheHour("H100-SXM-80GB", 1, 730, 0.6, rent, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Round(*c.BreakEvenHours) != 7937 || *c.BreakEvenMonths != 18.1 || !c.RentUSDPerMonth.Equal(decimal.RequireFromString("1379.7")) {
+		t.Errorf("at 60%%: %v h, %v months, rent $%s a month; the guide says 7,937 h, 18.1 months, 438 h × $3.15", *c.BreakEvenHours, *c.BreakEvenMonths, c.RentUSDPerMonth)
+	}
+	if !strings.HasPrefix(c.RentBasis, "$3.15 an hour of each GPU, for its 438 busy hours a month") {
+		t.Errorf("rent basis %q", c.RentBasis)
+	}
+
+	opts := optimizer.DefaultOptions()
+	none := 0.0
+	opts.Ownership.Residual = &none
+	c, err = opts.Own(optimizer.RentedByTheHour("H100-SXM-80GB", 1, 730, 1, rent, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *c.BreakEvenMonths != math.Round(25000/(3.15*730-(0.7*730*0.10*1.3+7.30))*10)/10 {
+		t.Errorf("around the clock with running costs: %v months", *c.BreakEvenMonths)
+	}
+	if !c.OwnUSDPerGPUHour.Round(2).Equal(decimal.RequireFromString("1.05")) {
+		t.Errorf("an hour of work owned costs $%s, the guide says $1.05", c.OwnUSDPerGPUHour)
+	}
+}
