@@ -268,9 +268,9 @@ func (o *OwnershipOptions) purchase(model gpus.Model, given *decimal.Decimal, c 
 			return fmt.Errorf("ownership: %w", err)
 		}
 		c.PurchaseUSDPerGPU, c.Condition, c.PurchaseGrade = at, listed.Condition, listed.Grade
-		c.PurchaseBasis = fmt.Sprintf("catalog, %s, seen %s (%s)", priceRange(listed), listed.Seen, listed.Grade)
+		c.PurchaseBasis = fmt.Sprintf("catalog: %s, seen %s, %s", priceRange(listed), listed.Seen, listed.Grade)
 		if !listed.LowUSD.Equal(listed.HighUSD) {
-			c.PurchaseBasis = fmt.Sprintf("catalog, %s of %s, seen %s (%s)", o.PurchasePoint, priceRange(listed), listed.Seen, listed.Grade)
+			c.PurchaseBasis = fmt.Sprintf("catalog: %s of %s, seen %s, %s", o.PurchasePoint, priceRange(listed), listed.Seen, listed.Grade)
 		}
 	}
 	switch {
@@ -284,15 +284,12 @@ func (o *OwnershipOptions) purchase(model gpus.Model, given *decimal.Decimal, c 
 
 // priceRange writes a purchase range in whole dollars: "$45,000–50,000 new", "$25,000 new".
 func priceRange(p gpus.Purchase) string {
-	s := wholeUSD(p.LowUSD)
+	s := money.Whole(p.LowUSD)
 	if !p.HighUSD.Equal(p.LowUSD) {
 		s += "–" + money.Thousands(p.HighUSD.Round(0).String())
 	}
 	return s + " " + string(p.Condition)
 }
-
-// wholeUSD writes an amount in whole dollars with thousands separators: $200,000.
-func wholeUSD(d decimal.Decimal) string { return "$" + money.Thousands(d.Round(0).String()) }
 
 // card is the cost model of owning one GPU of model bought at price, with the options'
 // running costs and write-off. The options' dollar amounts become exact decimals here, the one
@@ -343,6 +340,6 @@ func (p *planner) ownership(w *Workload, wp *WorkloadPlan) {
 	if c.Pays {
 		wp.Advice = append(wp.Advice, Advice{Kind: AdviceOwnership, Text: fmt.Sprintf(
 			"Buying %d %s (about %s) pays for itself in %.0f months at %.0f%% busy: %s a month to own against %s to rent",
-			c.GPUCount, c.GPUModel, wholeUSD(c.PurchaseUSD), *c.BreakEvenMonths, c.Utilization*100, money.USD(c.Own.Total), money.USD(c.RentUSDPerMonth))})
+			c.GPUCount, c.GPUModel, money.Whole(c.PurchaseUSD), *c.BreakEvenMonths, c.Utilization*100, money.USD(c.Own.Total), money.USD(c.RentUSDPerMonth))})
 	}
 }
