@@ -223,11 +223,11 @@ func (o *Options) own(q OwnershipQuery) (*OwnershipCase, error) {
 		return nil, fmt.Errorf("ownership: %w", err)
 	}
 	c.Own = ownedCosts(month, count)
-	perGPUHour := decimal.NewFromFloat(busy).Mul(count)
-	c.RentUSDPerGPUHour = q.RentUSDPerMonth.Div(perGPUHour).Round(4)
+	gpuHours := decimal.NewFromFloat(busy).Mul(count) // the GPUs' busy hours a month
+	c.RentUSDPerGPUHour = q.RentUSDPerMonth.Div(gpuHours).Round(4)
 	c.OwnUSDPerGPUHour = month.Total().Div(decimal.NewFromFloat(busy)).Round(4)
 	// The rent each busy hour of one GPU saves: the rental over the GPUs' busy hours.
-	beHours, beMonths, paidInTime, err := card.BreakEven(q.RentUSDPerMonth.Div(perGPUHour), use)
+	beHours, beMonths, paidInTime, err := card.BreakEven(q.RentUSDPerMonth.Div(gpuHours), use)
 	if err != nil {
 		return nil, fmt.Errorf("ownership: %w", err)
 	}
@@ -240,7 +240,7 @@ func (o *Options) own(q OwnershipQuery) (*OwnershipCase, error) {
 		c.Reason = fmt.Sprintf("the rent it saves (%s a month) does not cover the running costs of owning (%s a month)",
 			money.USD(c.RentUSDPerMonth), money.USD(c.Own.Total.Sub(c.Own.Depreciation)))
 	case !paidInTime:
-		c.Reason = fmt.Sprintf("it pays for itself only after %.0f months, past its %s-year write-off", beMonths, trimFloat(c.DepreciationYears))
+		c.Reason = fmt.Sprintf("it pays for itself only after %.1f months, past its %s-year write-off", beMonths, trimFloat(c.DepreciationYears))
 	case !cheaper:
 		c.Reason = fmt.Sprintf("%s a month to own against %s to rent", money.USD(c.Own.Total), money.USD(c.RentUSDPerMonth))
 	}

@@ -122,7 +122,7 @@ func TestOwningDoesNotPayUnder100HoursAMonth(t *testing.T) {
 	if c.Pays || c.BreakEvenMonths == nil || math.Round(*c.BreakEvenMonths) != math.Round(25000/saved) {
 		t.Errorf("pays %v after %v months, want not (%.0f months)", c.Pays, deref(c.BreakEvenMonths), 25000/saved)
 	}
-	if c.Reason != "it pays for itself only after 105 months, past its 3-year write-off" || len(wp.Advice) != 0 {
+	if c.Reason != fmt.Sprintf("it pays for itself only after %.1f months, past its 3-year write-off", 25000/saved) || len(wp.Advice) != 0 {
 		t.Errorf("reason %q, advice %+v", c.Reason, wp.Advice)
 	}
 
