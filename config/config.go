@@ -378,6 +378,14 @@ func setFromString(v reflect.Value, raw string) error {
 	if v.Type() == reflect.TypeOf(Duration(0)) {
 		return v.Addr().Interface().(*Duration).UnmarshalText([]byte(raw))
 	}
+	if v.Kind() == reflect.Pointer { // an optional value: set, it points at what the text says
+		p := reflect.New(v.Type().Elem())
+		if err := setFromString(p.Elem(), raw); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	}
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString(raw)

@@ -136,6 +136,9 @@ type Ownership struct {
 	ColocationPerKWMonth decimal.Decimal
 	// OperationsPerMonth is maintenance and operations per GPU a month.
 	OperationsPerMonth decimal.Decimal
+	// InfrastructurePerMonth is the GPU's share of the network and storage around it a month
+	// (switches, uplinks, disks, backup).
+	InfrastructurePerMonth decimal.Decimal
 	// Years is the write-off period.
 	Years float64
 	// Residual is the share of Purchase the GPU resells for after Years (0–1).
@@ -154,7 +157,8 @@ func (o Ownership) validate() error {
 		return fmt.Errorf("ownership: %g years: want more than 0", o.Years)
 	case o.Residual < 0 || o.Residual >= 1:
 		return fmt.Errorf("ownership: residual %g: want 0 up to but not 1", o.Residual)
-	case o.ElectricityPerKWh.IsNegative() || o.ColocationPerKWMonth.IsNegative() || o.OperationsPerMonth.IsNegative():
+	case o.ElectricityPerKWh.IsNegative() || o.ColocationPerKWMonth.IsNegative() || o.OperationsPerMonth.IsNegative() ||
+		o.InfrastructurePerMonth.IsNegative():
 		return errors.New("ownership: running costs must not be negative")
 	}
 	return nil
@@ -167,19 +171,21 @@ type OwnedMonth struct {
 	Cooling      decimal.Decimal // the facility's energy beyond the card's (PUE − 1)
 	Colocation   decimal.Decimal // rack power rented by the kilowatt, busy or not
 	Operations   decimal.Decimal
+	// Infrastructure is the GPU's share of network and storage.
+	Infrastructure decimal.Decimal
 }
 
 // Running is the month's cost without depreciation: what owning costs once the card is paid.
 func (m OwnedMonth) Running() decimal.Decimal {
-	return m.Power.Add(m.Cooling).Add(m.Colocation).Add(m.Operations)
+	return m.Power.Add(m.Cooling).Add(m.Colocation).Add(m.Operations).Add(m.Infrastructure)
 }
 
 // Total is the month's cost of ownership.
 func (m OwnedMonth) Total() decimal.Decimal { return m.Depreciation.Add(m.Running()) }
 
 // Month is one month of owning the GPU at the usage: energy is drawn while it is busy (an idle
-// card's draw, a tenth or so of its TDP, is not counted); depreciation, colocation and
-// operations are paid whatever it does.
+// card's draw, a tenth or so of its TDP, is not counted); depreciation, colocation, operations
+// and infrastructure are paid whatever it does.
 func (o Ownership) Month(u Usage) (OwnedMonth, error) {
 	if err := o.validate(); err != nil {
 		return OwnedMonth{}, err
@@ -195,11 +201,12 @@ func (o Ownership) Month(u Usage) (OwnedMonth, error) {
 	}
 	power := busyKWh.Mul(o.ElectricityPerKWh)
 	return OwnedMonth{
-		Depreciation: o.Purchase.Mul(decimal.NewFromFloat(1 - o.Residual)).Div(decimal.NewFromFloat(o.Years * 12)),
-		Power:        power,
-		Cooling:      power.Mul(decimal.NewFromFloat(pue - 1)),
-		Colocation:   kw.Mul(o.ColocationPerKWMonth),
-		Operations:   o.OperationsPerMonth,
+		Depreciation:   o.Purchase.Mul(decimal.NewFromFloat(1 - o.Residual)).Div(decimal.NewFromFloat(o.Years * 12)),
+		Power:          power,
+		Cooling:        power.Mul(decimal.NewFromFloat(pue - 1)),
+		Colocation:     kw.Mul(o.ColocationPerKWMonth),
+		Operations:     o.OperationsPerMonth,
+		Infrastructure: o.InfrastructurePerMonth,
 	}, nil
 }
 

@@ -148,6 +148,23 @@ func TestRentOrBuyOfTheGuide(t *testing.T) {
 	}
 }
 
+// Network and storage are paid every month, busy or idle, like operations: around the clock
+// $36.50 a month is $0.05 of every hour the H100 saves renting at $3.15.
+func TestInfrastructureIsARunningCost(t *testing.T) {
+	h100 := costmodel.Ownership{Purchase: usd("25000"), Years: 3, InfrastructurePerMonth: usd("36.50")}
+	m, err := h100.Month(costmodel.Usage{Utilization: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Infrastructure.Equal(usd("36.50")) || !m.Running().Equal(usd("36.50")) || !m.Total().Equal(m.Depreciation.Add(usd("36.50"))) {
+		t.Errorf("infrastructure $%s, running $%s, total $%s: want $36.50 in both", m.Infrastructure, m.Running(), m.Total())
+	}
+	hours, _, ok, err := h100.BreakEven(usd("3.15"), costmodel.Usage{Utilization: 1})
+	if want := 25000 / (3.15 - 0.05); err != nil || !ok || math.Abs(hours-want) > 1 {
+		t.Errorf("break-even after %.0f h (ok %v, %v), want %.0f", hours, ok, err, want)
+	}
+}
+
 func TestOwningPaysBackOnlyWithinItsLife(t *testing.T) {
 	// The H100 at 20% utilization: 146 busy hours a month save $459.90 of rent, paid back after
 	// 54.4 months, longer than its 3-year life.
@@ -188,11 +205,12 @@ func TestOwningNeverPays(t *testing.T) {
 func TestBadInputIsRefused(t *testing.T) {
 	good := costmodel.Ownership{Purchase: usd("25000"), Years: 3}
 	for name, o := range map[string]costmodel.Ownership{
-		"no purchase":    {Years: 3},
-		"no years":       {Purchase: usd("25000")},
-		"PUE below 1":    {Purchase: usd("25000"), Years: 3, PUE: 0.9},
-		"residual whole": {Purchase: usd("25000"), Years: 3, Residual: 1},
-		"negative power": {Purchase: usd("25000"), Years: 3, ElectricityPerKWh: usd("-0.1")},
+		"no purchase":             {Years: 3},
+		"no years":                {Purchase: usd("25000")},
+		"PUE below 1":             {Purchase: usd("25000"), Years: 3, PUE: 0.9},
+		"residual whole":          {Purchase: usd("25000"), Years: 3, Residual: 1},
+		"negative power":          {Purchase: usd("25000"), Years: 3, ElectricityPerKWh: usd("-0.1")},
+		"negative infrastructure": {Purchase: usd("25000"), Years: 3, InfrastructurePerMonth: usd("-1")},
 	} {
 		if _, err := o.Month(costmodel.Usage{Utilization: 0.5}); err == nil {
 			t.Errorf("%s: accepted", name)

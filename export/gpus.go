@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpucost/gpucost/gpus"
+	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/textcell"
 )
 
@@ -18,10 +19,10 @@ import (
 // how a table is cut, a CSV cell escaped and a JSON document indented, for the catalog as for
 // prices. docs/gpus.md's catalog table is what GPUs writes as Markdown (gpus_test.go).
 
-// GPUs writes the catalog's models as a terminal table, JSON, CSV or Markdown (the table of
-// docs/gpus.md). JSON and CSV carry every field, the source included, and what the software
-// rules make of the model: the serving engines that run on it and whether FlashAttention-2
-// does.
+// GPUs writes the catalog's models as a terminal table, JSON, CSV or Markdown (the tables of
+// docs/gpus.md: the catalog, then the purchase prices). JSON and CSV carry every field, the
+// source included, what the software rules make of the model (the serving engines that run on
+// it and whether FlashAttention-2 does) and its purchase price where the catalog has one.
 func GPUs(w io.Writer, f Format, models []gpus.Model) error {
 	switch f {
 	case Table:
@@ -78,21 +79,27 @@ func gpuTable(w io.Writer, models []gpus.Model) error {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "\nCC: compute capability or AMD target. VRAM GB per GPU. Dense tensor TFLOPS (INT8: TOPS);\n"+
-		"-: no hardware path. FABRIC: GPU link × GPUs one domain joins. TDP in W. Sources: --output json.")
+		"-: no hardware path. FABRIC: GPU link × GPUs one domain joins. TDP in W. Sources: --output json.\n"+
+		"Purchase prices (USD per GPU, new or used, sourced and dated): --output json or csv.")
 	return err
 }
 
-// gpuListing is a catalog model with what the software rules make of it.
+// gpuListing is a catalog model with what the software rules make of it and its purchase
+// price (nil where the catalog has none).
 type gpuListing struct {
 	gpus.Model
-	Engines         []gpus.Engine `json:"engines"` // the serving engines that support the GPU
-	FlashAttention2 bool          `json:"flash_attention_2"`
+	Engines         []gpus.Engine  `json:"engines"` // the serving engines that support the GPU
+	FlashAttention2 bool           `json:"flash_attention_2"`
+	Purchase        *gpus.Purchase `json:"purchase"`
 }
 
 func listings(models []gpus.Model) []gpuListing {
 	out := make([]gpuListing, len(models))
 	for i, m := range models {
 		out[i] = gpuListing{Model: m, Engines: []gpus.Engine{}, FlashAttention2: m.FlashAttention2()}
+		if p, ok := gpus.PurchaseOf(m.Name); ok {
+			out[i].Purchase = &p
+		}
 		for _, e := range gpus.Engines {
 			if m.Runs(e) == nil {
 				out[i].Engines = append(out[i].Engines, e)
@@ -103,10 +110,14 @@ func listings(models []gpus.Model) []gpuListing {
 }
 
 // gpuColumns are the catalog's CSV columns: the JSON's fields flattened (dense_tflops.fp16 is
-// fp16_tflops; capability is the compute capability or the AMD gfx target).
+// fp16_tflops, purchase.low_usd purchase_low_usd; capability is the compute capability or the
+// AMD gfx target). The purchase columns are empty where the catalog has no price; grade and
+// source, last, are the catalog row's.
 var gpuColumns = []string{"name", "family", "vendor", "arch", "capability", "form_factor", "vram_gb", "mem_bandwidth_gbps",
 	"fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
-	"topology", "nvlink_domain", "board_fabric", "pcie_peer_to_peer", "host_cpu", "tdp_watts", "engines", "flash_attention_2", "grade", "source"}
+	"topology", "nvlink_domain", "board_fabric", "pcie_peer_to_peer", "host_cpu", "tdp_watts", "engines", "flash_attention_2",
+	"purchase_low_usd", "purchase_high_usd", "purchase_condition", "purchase_seen", "purchase_grade", "purchase_source",
+	"purchase_residual", "purchase_residual_grade", "grade", "source"}
 
 func gpuRow(l gpuListing) []string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -115,10 +126,16 @@ func gpuRow(l gpuListing) []string {
 	for i, e := range l.Engines {
 		engines[i] = string(e)
 	}
-	return []string{m.Name, m.Family, string(m.Vendor), m.Arch, m.CapabilityString(), string(m.FormFactor), f(m.VRAMGB), f(m.MemBandwidthGBps),
+	purchase := make([]string, 8)
+	if p := l.Purchase; p != nil {
+		purchase = []string{p.LowUSD.String(), p.HighUSD.String(), string(p.Condition), p.Seen, string(p.Grade), p.Source,
+			f(p.Residual), string(p.ResidualGrade)}
+	}
+	row := []string{m.Name, m.Family, string(m.Vendor), m.Arch, m.CapabilityString(), string(m.FormFactor), f(m.VRAMGB), f(m.MemBandwidthGBps),
 		f(t.FP32), f(t.TF32), f(t.FP16), f(t.BF16), f(t.FP8), f(t.INT8), f(t.FP4),
 		string(m.Topology), strconv.Itoa(m.NVLinkDomain), strconv.FormatBool(m.BoardFabric), strconv.FormatBool(m.PeerToPeer),
-		string(m.HostCPU), strconv.Itoa(m.TDPWatts), strings.Join(engines, ";"), strconv.FormatBool(l.FlashAttention2), string(m.Grade), m.Source}
+		string(m.HostCPU), strconv.Itoa(m.TDPWatts), strings.Join(engines, ";"), strconv.FormatBool(l.FlashAttention2)}
+	return append(append(row, purchase...), string(m.Grade), m.Source)
 }
 
 func gpuCSV(w io.Writer, models []gpus.Model) error {
@@ -134,15 +151,54 @@ func gpuCSV(w io.Writer, models []gpus.Model) error {
 	return cw.Flush()
 }
 
-// gpuMarkdown writes the catalog table of docs/gpus.md.
+// gpuMarkdown writes the catalog table of docs/gpus.md §3.2, then, after a blank line, the
+// purchase price table of §3.3.
 func gpuMarkdown(w io.Writer, models []gpus.Model) error {
-	head := []string{"model", "arch", "cc", "VRAM GB", "GB/s", "FP32", "TF32", "FP16", "BF16", "FP8", "INT8", "FP4", "fabric", "P2P", "host", "TDP W", "grade", "source"}
+	if err := catalogMarkdown(w, models); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return purchaseMarkdown(w, models)
+}
+
+// markdownTable writes a Markdown table of head and rows.
+func markdownTable(w io.Writer, head []string, rows [][]string) error {
 	var b strings.Builder
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
 	for range head {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
+	for _, cells := range rows {
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// purchaseMarkdown writes the purchase prices of the models the catalog has one for: the
+// range per GPU in dollars, new or used, when and where it was seen and how well it is
+// sourced, and the residual share assumed after the write-off.
+func purchaseMarkdown(w io.Writer, models []gpus.Model) error {
+	head := []string{"model", "condition", "low USD", "high USD", "seen", "grade", "residual", "residual grade", "source"}
+	var rows [][]string
+	for _, m := range models {
+		p, ok := gpus.PurchaseOf(m.Name)
+		if !ok {
+			continue
+		}
+		rows = append(rows, []string{m.Name, string(p.Condition), money.Thousands(p.LowUSD.String()), money.Thousands(p.HighUSD.String()),
+			p.Seen, string(p.Grade), strconv.FormatFloat(math.Round(p.Residual*100), 'f', -1, 64) + "%", string(p.ResidualGrade), p.Source})
+	}
+	return markdownTable(w, head, rows)
+}
+
+// catalogMarkdown writes the catalog table of docs/gpus.md §3.2.
+func catalogMarkdown(w io.Writer, models []gpus.Model) error {
+	head := []string{"model", "arch", "cc", "VRAM GB", "GB/s", "FP32", "TF32", "FP16", "BF16", "FP8", "INT8", "FP4", "fabric", "P2P", "host", "TDP W", "grade", "source"}
+	var rows [][]string
 	for _, m := range models {
 		t := m.TFLOPS
 		host := string(m.HostCPU)
@@ -156,8 +212,7 @@ func gpuMarkdown(w io.Writer, models []gpus.Model) error {
 		cells := []string{m.Name, m.Arch, m.CapabilityString(), strconv.FormatFloat(m.VRAMGB, 'f', -1, 64), strconv.FormatFloat(m.MemBandwidthGBps, 'f', -1, 64),
 			tflops(t.FP32), tflops(t.TF32), tflops(t.FP16), tflops(t.BF16), tflops(t.FP8), tflops(t.INT8), tflops(t.FP4),
 			fabric(m), p2p, host, strconv.Itoa(m.TDPWatts), string(m.Grade), m.Source}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		rows = append(rows, cells)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return markdownTable(w, head, rows)
 }

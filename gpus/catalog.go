@@ -2,8 +2,8 @@
 // work a GPU does (dense tensor throughput per precision, memory and bandwidth, compute
 // capability and software stack, the GPU-to-GPU fabric it supports, host CPU, power); the
 // software rules that say which precisions and serving engines run on it, with the reason when
-// one does not (software.go); and Resolve, which maps every provider spelling of a GPU to one
-// catalog model.
+// one does not (software.go); what buying one costs, sourced and dated (purchase.go); and
+// Resolve, which maps every provider spelling of a GPU to one catalog model.
 //
 // Canonical names are upper case, dash separated, and carry the form factor where the family
 // has more than one (H100-SXM-80GB, H100-PCIE-80GB, H100-NVL-94GB: different products with

@@ -20,6 +20,15 @@ func USD(d decimal.Decimal) string {
 	return sign + "$" + Thousands(d.StringFixed(2))
 }
 
+// Whole formats an amount in whole dollars, for a round figure such as a purchase: $200,000.
+func Whole(d decimal.Decimal) string {
+	sign := ""
+	if d.IsNegative() {
+		sign, d = "-", d.Neg()
+	}
+	return sign + "$" + Thousands(d.Round(0).String())
+}
+
 // Unit formats the price of a unit of work: in cents from a dollar up ($2.09), else to three
 // significant digits ($0.0652, $0.00022).
 func Unit(d decimal.Decimal) string {

@@ -17,6 +17,8 @@ func TestFormats(t *testing.T) {
 		{"millions", USD(d("879323.98")), "$879,323.98"},
 		{"negative", USD(d("-3.5")), "-$3.50"},
 		{"rounded", USD(d("0.005")), "$0.01"},
+		{"whole dollars", Whole(d("199999.6")), "$200,000"},
+		{"whole and small", Whole(d("800")), "$800"},
 		{"small price", Price(d("0.065")), "$0.065"},
 		{"price keeps two decimals", Price(d("0.2")), "$0.20"},
 		{"price to four", Price(d("1.23456")), "$1.2346"},

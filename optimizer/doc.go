@@ -90,6 +90,16 @@
 // placement unpriced with the reason. The difference is the saving, per workload, per team and
 // in total.
 //
+// 5. Own. When the catalog has a purchase price for the recommended GPU model
+// (gpus.PurchaseOf), the plan weighs buying the recommendation's GPUs against renting it
+// (WorkloadPlan.Ownership, Options.Own): the purchase at Options.Ownership.PurchasePoint, a
+// month of owning by cost (costmodel.Ownership: depreciation less the residual over the
+// write-off, energy and cooling while busy, colocation, operations, network and storage), the
+// recommendation's monthly cost, and the break-even in months and busy hours. The GPUs work
+// the recommendation's hours at the workload's busy share; a job works the hours of its runs.
+// Owning pays when the purchase is paid back within the write-off and a month costs less
+// owned than rented; then, and only then, an ownership advice says so (docs/economics.md §3).
+//
 // # Workloads file
 //
 // See deploy/workloads.sample.yaml. Keys:

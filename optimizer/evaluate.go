@@ -17,6 +17,9 @@ type eval struct {
 	hoursRun       float64 // wall-clock hours of one run, rounded to 0.01 (jobs); 0 otherwise
 	// hoursMonth is the hours billed per month per offer rented, rounded to 0.01.
 	hoursMonth float64
+	// hoursWorked is the hours a month the offer is up for the work (before billing rounds
+	// a commitment up to the month or a serverless price down to the busy hours).
+	hoursWorked float64
 	// offerHours multiplies the offer's hourly price into the monthly cost: offersRented ×
 	// hoursMonth.
 	offerHours  float64
@@ -68,6 +71,7 @@ func (p *planner) evalClass(w *Workload, variants []variant, variantIdx int, c *
 	if st != stageOK {
 		return ev, st
 	}
+	ev.hoursWorked = ev.hoursMonth
 	ev.hoursMonth = p.billed(w, c.priceType, ev.hoursMonth)
 	ev.offerHours = float64(ev.offersRented) * ev.hoursMonth
 	return ev, stageOK

@@ -124,6 +124,7 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 	p.current(w, variants, &wp)
 	p.caveats(w, &wp)
 	p.advise(w, variants, &wp)
+	p.ownership(w, &wp)
 	return wp
 }
 

@@ -131,6 +131,10 @@ type Options struct {
 	// count, price type, precision): a marketplace lists many near-identical hosts, and a reader
 	// wants to see other providers and GPUs. Default true.
 	DistinctAlternatives bool `json:"distinct_alternatives" yaml:"distinct_alternatives"`
+
+	// Ownership is what owning GPUs costs besides buying them, for the rent-or-buy case of
+	// every workload (docs/economics.md §2–§3).
+	Ownership OwnershipOptions `json:"ownership" yaml:"ownership"`
 }
 
 // PrecisionBytes is a number of bytes per parameter for each inference precision.
@@ -231,6 +235,8 @@ func DefaultOptions() Options {
 		ServerlessColdStartSeconds:     30,
 		ServerlessWakesPerDay:          24,
 		ServerlessMinimumBilledSeconds: 0,
+
+		Ownership: defaultOwnership(),
 	}
 }
 
@@ -294,5 +300,6 @@ func (o Options) Validate() error {
 	nonNeg("serverless_cold_start_seconds", o.ServerlessColdStartSeconds)
 	nonNeg("serverless_wakes_per_day", o.ServerlessWakesPerDay)
 	nonNeg("serverless_minimum_billed_seconds", o.ServerlessMinimumBilledSeconds)
+	errs = append(errs, o.Ownership.validate()...)
 	return errors.Join(errs...)
 }

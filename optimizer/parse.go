@@ -253,7 +253,7 @@ func (c *converter) workload(p string, r *rawWorkload) Workload {
 	c.fieldsApply(p, r, w.Kind)
 	w.Interruptible = r.Interruptible
 	if r.Utilization != nil {
-		u, err := parseUtilization(*r.Utilization)
+		u, err := ParseUtilization(*r.Utilization)
 		if err != nil {
 			c.errorf(p+".utilization", "%v", err)
 		}

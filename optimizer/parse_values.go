@@ -204,9 +204,9 @@ func parseHours(input string) (float64, error) {
 	return v * unit, nil
 }
 
-// parseUtilization parses a workload's utilization: a share (0.2) or a percentage ("20%"),
-// above 0 and at most 1.
-func parseUtilization(input string) (float64, error) {
+// ParseUtilization parses a utilization, the share of their hours GPUs are busy: a share (0.2)
+// or a percentage ("20%"), above 0 and at most 1. Workloads files and gpucost tco read it.
+func ParseUtilization(input string) (float64, error) {
 	s := strings.TrimSpace(input)
 	scale := 1.0
 	if strings.HasSuffix(s, "%") {

@@ -89,6 +89,9 @@ type WorkloadPlan struct {
 	// really are, which way of paying wins, whether owning them would pay. Only what applies
 	// to the workload is here; reports and the weekly email show it where there is some.
 	Advice []Advice `json:"advice"`
+	// Ownership weighs buying the recommended placement's GPUs against renting it; nil when
+	// nothing fits or the catalog has no purchase price for the GPU model.
+	Ownership *OwnershipCase `json:"ownership"`
 }
 
 // AdviceKind is what a piece of advice is about.

@@ -78,7 +78,8 @@ func TestConfigOptions(t *testing.T) {
 	if err := os.WriteFile(file, []byte("optimize:\n  options:\n    max_offer_age_hours: 72\n    scaling: {pcie: 0.5}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS": "true", "GPUCOST_OPTIMIZE_OPTIONS_MFU_SXM": "0.45"}
+	env := map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_ALLOW_COMMITMENTS": "true", "GPUCOST_OPTIMIZE_OPTIONS_MFU_SXM": "0.45",
+		"GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_ELECTRICITY_USD_PER_KWH": "0.25", "GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_RESIDUAL": "0.15"}
 	cfg, err = config.Load(file, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,10 @@ func TestConfigOptions(t *testing.T) {
 	o := cfg.Optimize.Options
 	if o.MaxOfferAgeHours != 72 || o.Scaling.PCIe != 0.5 || o.Scaling.NVSwitch != 0.9 || !o.AllowCommitments || o.MFU.SXM != 0.45 || o.GPUMemoryUtilization != 0.9 {
 		t.Errorf("options %+v: want max age 72, PCIe scaling 0.5 (NVSwitch kept 0.9), commitments, MFU 0.45 on SXM, the rest default", o)
+	}
+	// A dollar amount and an optional share from the environment.
+	if own := o.Ownership; own.ElectricityUSDPerKWh != 0.25 || own.Residual == nil || *own.Residual != 0.15 || own.PUE != 1.3 {
+		t.Errorf("ownership %+v: want electricity $0.25/kWh and residual 0.15 from the environment, PUE 1.3 kept", own)
 	}
 }
 
@@ -144,6 +149,10 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 		{name: "a shapes catalog on a provider without one", yaml: "providers:\n  lambda:\n    shapes_url: https://example.com/shapes.json\n", want: ":3: providers.lambda.shapes_url: only providers.oci joins a shapes catalog"},
 		{name: "an OCI shapes catalog not over http", yaml: "providers:\n  oci:\n    shapes_url: ftp://example.com/shapes.json\n", want: ":3: providers.oci.shapes_url: "},
 		{name: "an optimizer option", yaml: "optimize:\n  options:\n    mfu: {sxm: 2}\n", want: ":3: optimize.options.mfu.sxm: 2 not in (0, 1]"},
+		{name: "an ownership residual", yaml: "optimize:\n  options:\n    ownership:\n      residual: 1.5\n", want: ":4: optimize.options.ownership.residual: 1.5 not in [0, 1)"},
+		{name: "an ownership price point", yaml: "optimize:\n  options:\n    ownership: {purchase_point: median}\n", want: `:3: optimize.options.ownership.purchase_point: "median": want low, mid, high`},
+		{name: "an electricity price that is no number", yaml: "optimize:\n  options:\n    ownership:\n      electricity_usd_per_kwh: cheap\n", want: ":4:32: "},
+		{name: "a residual that is no number", yaml: "optimize:\n  options:\n    ownership:\n      residual: most\n", want: ":4:17: "},
 
 		{name: "a malformed DSN from the environment", env: map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://u:hunter2@127.0.0.1:19000/gpucost?dial_timeout=banana"},
 			want: `environment variable GPUCOST_CLICKHOUSE_DSN: clickhouse.dsn: clickhouse [dsn parse]: dial timeout`, not: "hunter2"},
@@ -157,6 +166,12 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 			want: `environment variable GPUCOST_SERVE_SCRAPE_SCHEDULE: serve.scrape_schedule: "every hour" is not a cron schedule`},
 		{name: "a number from the environment", env: map[string]string{"GPUCOST_SCRAPE_PARALLELISM": "four"},
 			want: `environment variable GPUCOST_SCRAPE_PARALLELISM: scrape.parallelism: invalid integer "four"`},
+		{name: "a dollar amount from the environment", env: map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_COLOCATION_USD_PER_KW_MONTH": "cheap"},
+			want: `environment variable GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_COLOCATION_USD_PER_KW_MONTH: optimize.options.ownership.colocation_usd_per_kw_month: invalid number "cheap"`},
+		{name: "a residual from the environment", env: map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_RESIDUAL": "half"},
+			want: `environment variable GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_RESIDUAL: optimize.options.ownership.residual: invalid number "half"`},
+		{name: "a negative dollar amount from the environment", env: map[string]string{"GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_OPERATIONS_USD_PER_GPU_MONTH": "-3"},
+			want: `environment variable GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_OPERATIONS_USD_PER_GPU_MONTH: optimize.options.ownership.operations_usd_per_gpu_month: -3 must not be negative`},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

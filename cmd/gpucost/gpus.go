@@ -19,9 +19,12 @@ it; GeForce FP16/BF16 with FP32 accumulate), the GPU-to-GPU fabric it supports a
 one such domain joins, PCIe peer-to-peer, host CPU, TDP, and how well the figures are sourced.
 docs/gpus.md explains the figures, their sources and the software rules built on them.
 
---output json and csv carry every field, the source included, and what the software rules
-make of it: the serving engines that run on the GPU and whether FlashAttention-2 does;
-markdown is the table of docs/gpus.md.
+--output json and csv carry every field, the source included, what the software rules make of
+it (the serving engines that run on the GPU and whether FlashAttention-2 does) and, where the
+catalog has one, its purchase price: a range in USD per GPU, new or used, when and where it was
+seen, how well it is sourced, and the residual share assumed after a write-off (gpucost tco
+weighs it against renting). markdown is the two tables of docs/gpus.md: the catalog and the
+purchase prices.
 
 --value reads the store instead, the latest offers as gpucost offers does (seen within
 --max-age, or imported with a valid_until still ahead), and ranks the catalog's GPU models by

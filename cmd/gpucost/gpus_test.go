@@ -45,8 +45,9 @@ func TestGPUsCommand(t *testing.T) {
 	js, _ := run("--output", "json")
 	var got []struct {
 		gpus.Model
-		Engines         []string `json:"engines"`
-		FlashAttention2 bool     `json:"flash_attention_2"`
+		Engines         []string       `json:"engines"`
+		FlashAttention2 bool           `json:"flash_attention_2"`
+		Purchase        *gpus.Purchase `json:"purchase"`
 	}
 	if err := json.Unmarshal([]byte(js), &got); err != nil || len(got) != len(models) || got[0].Name != models[0].Name || got[0].Source == "" {
 		t.Errorf("json: %d models (%v), want all %d with their sources", len(got), err, len(models))
@@ -59,6 +60,13 @@ func TestGPUsCommand(t *testing.T) {
 		if m.Name == "H100-SXM-80GB" && (len(m.Engines) != len(gpus.Engines) || !m.FlashAttention2) {
 			t.Errorf("json: H100 runs %v, FlashAttention-2 %v; want every engine and FlashAttention-2", m.Engines, m.FlashAttention2)
 		}
+		// The guides' H100 purchase price, and none for a card no source prices.
+		if p := m.Purchase; m.Name == "H100-SXM-80GB" && (p == nil || p.LowUSD.String() != "25000" || p.Condition != gpus.New || p.Source == "") {
+			t.Errorf("json: H100 purchase %+v, want $25,000 new with its source", p)
+		}
+		if m.Name == "A16-16GB" && m.Purchase != nil {
+			t.Errorf("json: the A16 has a purchase price %+v, which no source gives", m.Purchase)
+		}
 	}
 	c, _ := run("--output", "csv")
 	rows, err := csv.NewReader(strings.NewReader(c)).ReadAll()
@@ -67,6 +75,15 @@ func TestGPUsCommand(t *testing.T) {
 	}
 	if i := slices.Index(rows[0], "form_factor"); i < 0 || rows[1][i] == "" {
 		t.Errorf("csv: header %v, want a form_factor column filled in", rows[0])
+	}
+	low, seen := slices.Index(rows[0], "purchase_low_usd"), slices.Index(rows[0], "purchase_seen")
+	for _, r := range rows[1:] {
+		if low < 0 || seen < 0 || len(r) != len(rows[0]) {
+			t.Fatalf("csv: header %v, want purchase_low_usd and purchase_seen columns on every row", rows[0])
+		}
+		if r[0] == "B200-SXM-180GB" && (r[low] != "45000" || r[seen] != "2026") {
+			t.Errorf("csv: B200 bought from $%s, seen %q; want the guides' $45,000 of 2026", r[low], r[seen])
+		}
 	}
 	if out, code := run("--output", "yaml"); code != exitUsage || !strings.Contains(out, `--output "yaml"`) {
 		t.Errorf("a bad --output: exit %d, %q", code, out)

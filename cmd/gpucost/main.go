@@ -73,6 +73,7 @@ func commands() []command {
 		{"import", "load a published price table (CSV) as observations, checked line by line", runImport},
 		{"export", "write offers or history as CSV or Parquet for notebooks", runExport},
 		{"reparse", "re-derive stored runs' offers from their raw payloads with today's parsers", runReparse},
+		{"tco", "rent or buy: each workload's rental against owning its GPUs, or one GPU's break-even", runTCO},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
