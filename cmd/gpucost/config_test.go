@@ -143,6 +143,10 @@ func TestConfigValuesCheckedAtLoad(t *testing.T) {
 		{name: "a key for a source that reads none", yaml: "providers:\n  nebius:\n    api_key_env: NEBIUS_KEY\n", want: ":3: providers.nebius.api_key_env: nebius publishes its prices without a key"},
 		{name: "a shapes catalog on a provider without one", yaml: "providers:\n  lambda:\n    shapes_url: https://example.com/shapes.json\n", want: ":3: providers.lambda.shapes_url: only providers.oci joins a shapes catalog"},
 		{name: "an OCI shapes catalog not over http", yaml: "providers:\n  oci:\n    shapes_url: ftp://example.com/shapes.json\n", want: ":3: providers.oci.shapes_url: "},
+		{name: "a v2 catalog on a provider without one", yaml: "providers:\n  lambda:\n    catalog_url: https://example.com/v2/catalog/gpus\n", want: ":3: providers.lambda.catalog_url: only providers.runpod reads a v2 catalog"},
+		{name: "a RunPod catalog not over http", yaml: "providers:\n  runpod:\n    catalog_url: api.runpod.io/v2/catalog/gpus\n", want: `:3: providers.runpod.catalog_url: "api.runpod.io/v2/catalog/gpus" is not an http(s):// URL`},
+		{name: "a RunPod catalog from the environment", env: map[string]string{"GPUCOST_PROVIDERS_RUNPOD_CATALOG_URL": "ftp://api.runpod.io/v2/catalog/gpus"},
+			want: "environment variable GPUCOST_PROVIDERS_RUNPOD_CATALOG_URL: providers.runpod.catalog_url: "},
 		{name: "an optimizer option", yaml: "optimize:\n  options:\n    mfu: {sxm: 2}\n", want: ":3: optimize.options.mfu.sxm: 2 not in (0, 1]"},
 
 		{name: "a malformed DSN from the environment", env: map[string]string{"GPUCOST_CLICKHOUSE_DSN": "clickhouse://u:hunter2@127.0.0.1:19000/gpucost?dial_timeout=banana"},
