@@ -49,7 +49,7 @@ import (
 //   - runpod_gputypes_traps.json (§2.8): the verbatim sample rows (yrys and gpu-index shapes: no
 //     cloud flags, lowestPrice null-filled), plus rows without id and with a non-string id, and a
 //     GraphQL error next to the data.
-//   - runpod_catalog.json (§2.8): the REST v2 catalog's answer (GET /v2/catalog/gpus, no
+//   - runpod_catalog.json (§2.9): the REST v2 catalog's answer (GET /v2/catalog/gpus, no
 //     filters: {"gpus": [...]} of id, name, pool, manufacturer, memory, secure, community, price
 //     {secure, community, serverless}, maxCount) for the 33 types of runpod_gputypes.json, at
 //     its pod prices (0 where GraphQL has 0 or null), the GPU pools and serverless prices of 21
@@ -58,7 +58,7 @@ import (
 //     per-second flex rates of 2025 as an hour (H100 0.00116 $/s: 4.176), the RTX PRO 6000's
 //     and the pools' names as RunPod spells them are illustrative. The snapshot's runpod part
 //     holds it as the answer of a run with a key.
-//   - runpod_catalog_traps.json (§2.8): the documented example verbatim (with availability and
+//   - runpod_catalog_traps.json (§2.9): the documented example verbatim (with availability and
 //     dataCenters), a serverless price null, absent, 0, negative, a boolean, 1e400, 1500000 and
 //     a string, a MIG slice, an AMD type without and one with a serverless price (the MI350X's
 //     8.1 and pool are illustrative), the unknown row priced, a type without an id, a type listed

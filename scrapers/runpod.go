@@ -16,7 +16,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// RunPod defaults (docs/providers.md §2.1, §2.8).
+// RunPod defaults (docs/providers.md §2.1, §2.9).
 const (
 	// RunPodName is the provider name RunPod offers are recorded under.
 	RunPodName = "runpod"
@@ -445,7 +445,7 @@ func runPodStock(s *string) schema.Stock {
 
 // ParseRunPodCatalog parses an answer of RunPod's REST v2 catalog (GET /v2/catalog/gpus,
 // {"gpus": [...]}) into its serverless offers, sorted by GPU type id: one per GPU type whose
-// price.serverless is set (docs/providers.md §2.8).
+// price.serverless is set (docs/providers.md §2.9).
 //
 //   - price.serverless is the list price in USD per hour of one GPU of a serverless worker,
 //     billed while the worker runs; the offer is one GPU (GPU count 1) at that price, of price
