@@ -134,6 +134,9 @@ type ProviderConfig struct {
 	ShapesURL string `yaml:"shapes_url"`
 	// MetalURL is the bare-metal plan list (vultr only; url is its VM plan list).
 	MetalURL string `yaml:"metal_url"`
+	// CatalogURL is the REST v2 GPU catalog, read only with a key for the serverless prices
+	// (runpod only; url is its GraphQL endpoint).
+	CatalogURL string `yaml:"catalog_url"`
 }
 
 // ServeConfig configures `gpucost serve`.
@@ -594,12 +597,15 @@ var (
 )
 
 func (p ProviderConfig) check(key string) error {
-	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), checkURL(key+".shapes_url", p.ShapesURL), checkURL(key+".metal_url", p.MetalURL), notNegative(key+".delay", p.Delay)}
+	errs := []error{checkURL(key+".url", p.URL), checkURL(key+".page_url", p.PageURL), checkURL(key+".shapes_url", p.ShapesURL), checkURL(key+".metal_url", p.MetalURL), checkURL(key+".catalog_url", p.CatalogURL), notNegative(key+".delay", p.Delay)}
 	if p.ShapesURL != "" && key != "providers.oci" {
 		errs = append(errs, bad(key+".shapes_url", "only providers.oci joins a shapes catalog"))
 	}
 	if p.MetalURL != "" && key != "providers.vultr" {
 		errs = append(errs, bad(key+".metal_url", "only providers.vultr reads a bare-metal plan list"))
+	}
+	if p.CatalogURL != "" && key != "providers.runpod" {
+		errs = append(errs, bad(key+".catalog_url", "only providers.runpod reads a v2 catalog"))
 	}
 	name := strings.TrimPrefix(key, "providers.")
 	if p.PageURL != "" && !slices.Contains(pageAndAPI, name) {

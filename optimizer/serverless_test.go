@@ -3,14 +3,18 @@ package optimizer_test
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/costmodel"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/scrapers"
 )
 
 // TestServerlessSwitchesAtTheBreakEven: the guides' A100 at $1.39/h on demand against a
@@ -166,5 +170,67 @@ func TestTodayOnServerless(t *testing.T) {
 	}
 	if got := placementID(wp.Recommended); got != "s/a100-serverless ×1 serverless" || wp.Savings == nil || !wp.Savings.USDPerMonth.IsZero() {
 		t.Errorf("recommended %s, savings %+v", got, wp.Savings)
+	}
+}
+
+// TestRunPodServerlessAgainstItsPods plans on the offers the scrapers read from RunPod's recorded
+// answers: the gpuTypes answer's pods and the v2 catalog's serverless prices, as a run with a
+// key stores them. The H100 SXM costs 3.29 an hour on a secure pod (an always-on endpoint's
+// hosts) and 4.176 an hour serverless. With the default 24 wakes a day of 30 s, serverless is
+// cheaper below 3.29/4.176 − 6.08 h of cold starts/730 h = 78.8% − 0.8% = 78% utilization:
+//   - busy 20%: serverless bills 146 busy hours and 6.08 of cold starts, 152.08 × 4.176 =
+//     $635.09 a month, against 730 × 3.29 = $2,401.70 for the pod;
+//   - busy 90%: serverless would bill 657 + 6.08 = 663.08 h, $2,769.02, so the pod wins at
+//     $2,401.70.
+func TestRunPodServerlessAgainstItsPods(t *testing.T) {
+	run := schema.Run{ID: "run-test", ObservedAt: fixtureNow.Add(-time.Hour)}
+	var offs []schema.Offer
+	for _, a := range []struct {
+		file  string
+		parse func([]byte, schema.Run, string) ([]schema.Offer, []error, error)
+	}{
+		{"runpod_gputypes.json", scrapers.ParseRunPod},
+		{"runpod_catalog.json", scrapers.ParseRunPodCatalog},
+	} {
+		body, err := os.ReadFile(filepath.Join("..", "scrapers", "testdata", a.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := a.parse(body, run, "https://api.runpod.io/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs = append(offs, got...)
+	}
+	for _, tt := range []struct {
+		utilization string
+		want        string
+		perGPU      string
+		hours       string
+		cost        string
+	}{
+		{"20%", "runpod/NVIDIA H100 80GB HBM3:serverless ×1 serverless", "4.176", "152.08", "635.09"},
+		{"90%", "runpod/NVIDIA H100 80GB HBM3:secure ×1 on_demand", "3.29", "730", "2401.7"},
+	} {
+		t.Run(tt.utilization, func(t *testing.T) {
+			wp := planOne(t, `- name: chat
+  kind: inference
+  params_b: 8
+  precision: fp16
+  context_tokens: 8192
+  concurrency: 4
+  gpus_allowed: [H100-SXM-80GB]
+  utilization: `+tt.utilization+"\n", offs, optimizer.DefaultOptions())
+			r := wp.Recommended
+			if got := placementID(r); got != tt.want {
+				t.Fatalf("recommended %s, want %s", got, tt.want)
+			}
+			if r.PriceUSDPerGPUHour.String() != tt.perGPU || r.HoursPerMonth.String() != tt.hours || r.CostUSDPerMonth.String() != tt.cost {
+				t.Errorf("$%s/GPU-h × %s h = $%s a month, want $%s × %s h = $%s", r.PriceUSDPerGPUHour, r.HoursPerMonth, r.CostUSDPerMonth, tt.perGPU, tt.hours, tt.cost)
+			}
+			if notes := strings.Join(r.Notes, "; "); !strings.Contains(notes, "serverless is cheaper below 78% utilization") {
+				t.Errorf("no break-even in the notes %q", notes)
+			}
+		})
 	}
 }

@@ -91,8 +91,9 @@ func (s defective) Fetch(ctx context.Context, run schema.Run) (schema.Extract, e
 	return ex, err
 }
 
-// sources are the snapshot's sources, replayed, as the demo runs them; those of defects (by
-// provider) have their defect.
+// sources are the snapshot's sources, replayed, as the demo runs them but RunPod with a key, so
+// that its runs store the v2 catalog's answer (its serverless prices) beside GraphQL's; those of
+// defects (by provider) have their defect.
 func sources(t *testing.T, defects map[string]*defect) []pipeline.Source {
 	t.Helper()
 	c, err := scrapers.NewClient(scrapers.ClientConfig{ReplayDir: snapshotDir, MaxBodyBytes: 64 << 20, MaxSourceBytes: 256 << 20})
@@ -103,7 +104,7 @@ func sources(t *testing.T, defects map[string]*defect) []pipeline.Source {
 	for _, s := range []pipeline.Source{
 		scrapers.NewCoreWeave(c, scrapers.CoreWeaveConfig{Delay: -1}, nil),
 		scrapers.NewLambda(c, scrapers.LambdaConfig{Delay: -1}, nil),
-		scrapers.NewRunPod(c, scrapers.RunPodConfig{}, nil),
+		scrapers.NewRunPod(c, scrapers.RunPodConfig{APIKey: "snapshot-key"}, nil),
 		scrapers.NewVast(c, scrapers.VastConfig{RequestInterval: -1}, nil),
 	} {
 		if d := defects[s.Name()]; d != nil {

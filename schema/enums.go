@@ -12,9 +12,10 @@ type PriceType string
 
 // Price types. Reserved and term prices come from imports of published tables, from Lambda's
 // 1-Click Cluster rows and from RunPod's savings plans; serverless prices from Verda's
-// serverless containers; every other scraped price is on-demand or spot. A term price is paid
-// per hour for the whole term, busy or not; a serverless price only for the time the GPUs work
-// (and their start-ups), and not at all while scaled to zero.
+// serverless containers and RunPod's serverless workers; every other scraped price is
+// on-demand or spot. A term price is paid per hour for the whole term, busy or not; a
+// serverless price only for the time the GPUs work (and their start-ups), and not at all while
+// scaled to zero.
 const (
 	OnDemand   PriceType = "on_demand"  // pay per hour, no interruption
 	Spot       PriceType = "spot"       // interruptible / bid / community-spot capacity

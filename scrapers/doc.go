@@ -29,7 +29,7 @@
 //
 // A price is read as the decimal its text says, never through float64: JSON numbers through
 // exactNumber (Vast, RunPod, OCI, DigitalOcean's API), Lambda's cents through lambdaNumber, Verda's numbers and numeric
-// strings through jsonNumberOrString (exactDecimal), page cells through parseUSD; sums (Vast's
+// strings and RunPod's catalog's through jsonNumberOrString (exactDecimal), page cells through parseUSD; sums (Vast's
 // dph_base plus storage, min_bid plus storage) are exact. Each offer is then priced once from
 // that exact amount, by schema.Offer.SetPrice (through priced in normalize.go, or directly for
 // Lambda's API) or SetPricePerGPU (the sources that quote per GPU; pricedPerGPU): its

@@ -82,6 +82,19 @@ func faultSources(t *testing.T) []faultSource {
 			},
 		},
 		{
+			// Two requests a run with a key: the GraphQL answer, then the v2 catalog (the
+			// serverless prices). A changed or empty answer is GraphQL's, which the source reads
+			// first and whose failure fails the run; a catalog's is a problem of the run instead
+			// (TestRunPodCatalogFaults).
+			name: "runpod api", provider: scrapers.RunPodName, ctype: "application/json",
+			good:    runPodAnswer(readTestdata(t, "runpod_gputypes.json"), readTestdata(t, "runpod_catalog.json")),
+			changed: runPodAnswer([]byte(mustReplace(string(readTestdata(t, "runpod_gputypes.json")), `"gpuTypes"`, `"gpuTypeList"`)), []byte(mustReplace(string(readTestdata(t, "runpod_catalog.json")), `"price": {`, `"prices": {`))),
+			empty:   runPodAnswer([]byte(`{"data": {"gpuTypes": []}}`), []byte(`{"gpus": []}`)),
+			newSource: func(c *scrapers.Client, base string) pipeline.Source {
+				return newRunPodAPISource(c, base)
+			},
+		},
+		{
 			name: "lambda api", provider: scrapers.LambdaName, ctype: "application/json",
 			good:    fixture("lambda_instance_types.json"),
 			changed: always([]byte(mustReplace(string(readTestdata(t, "lambda_instance_types.json")), `"data"`, `"instance_types"`))),
@@ -212,6 +225,22 @@ func faultSources(t *testing.T) []faultSource {
 			},
 		},
 	}
+}
+
+// runPodAnswer answers RunPod's v2 catalog request with catalog and every other request (the
+// GraphQL query) with graphQL.
+func runPodAnswer(graphQL, catalog []byte) func(*http.Request) []byte {
+	return func(r *http.Request) []byte {
+		if strings.HasSuffix(r.URL.Path, "/v2/catalog/gpus") {
+			return catalog
+		}
+		return graphQL
+	}
+}
+
+// newRunPodAPISource is the RunPod source with a key, both its endpoints under base.
+func newRunPodAPISource(c *scrapers.Client, base string) *scrapers.RunPod {
+	return scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: base + "/graphql", CatalogURL: base + "/v2/catalog/gpus", APIKey: runPodTestKey}, nil)
 }
 
 // hyperstackAnswer answers Hyperstack's pricebook request as the API does and every other
@@ -359,7 +388,7 @@ func TestFaults(t *testing.T) {
 	foreignURL := "http://localhost:" + port // a different host from the sources' 127.0.0.1
 
 	client := func() *scrapers.Client {
-		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey, hyperstackTestKey)})
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(lambdaTestKey, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey, hyperstackTestKey, runPodTestKey)})
 	}
 	for _, s := range faultSources(t) {
 		t.Run(s.name, func(t *testing.T) {
@@ -410,7 +439,7 @@ func TestFaults(t *testing.T) {
 					if !errors.As(err, &se) || se.Source != s.provider || !strings.HasPrefix(err.Error(), s.provider+": ") {
 						t.Errorf("error %q does not name %s first", err, s.provider)
 					}
-					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey, hyperstackTestKey} {
+					for _, key := range []string{lambdaTestKey, verdaTestID, verdaTestSecret, vultrTestKey, tensorDockTestKey, digitaloceanTestKey, hyperstackTestKey, runPodTestKey} {
 						if strings.Contains(err.Error(), key) {
 							t.Errorf("a credential is in the error %q", err)
 						}
@@ -453,6 +482,78 @@ func TestVastFaultOnOneRequest(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("problems %v do not report %v", res.Problems, f.want(s))
+			}
+		})
+	}
+}
+
+// TestRunPodCatalogFaults: every fault on the v2 catalog request alone, the GraphQL answer good.
+// The run keeps the GraphQL offers whole and reports the missing serverless prices as a problem
+// wrapping the fault's condition, its key nowhere; never an error that would lose the pod
+// offers, never a silent run without serverless prices.
+func TestRunPodCatalogFaults(t *testing.T) {
+	var s faultSource
+	for _, fs := range faultSources(t) {
+		if fs.name == "runpod api" {
+			s = fs
+		}
+	}
+	client := func() *scrapers.Client {
+		return newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: faultBodyLimit, Redactor: redact.New(runPodTestKey)})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeBody(w, s.ctype, s.good(r)) }))
+	whole, err := s.newSource(client(), srv.URL).Fetch(context.Background(), runNov29)
+	if err != nil || len(whole.Problems) != 0 {
+		t.Fatalf("a good run: %v, problems %v", err, whole.Problems)
+	}
+	pods, err := scrapers.NewRunPod(client(), scrapers.RunPodConfig{URL: srv.URL + "/graphql"}, nil).Fetch(context.Background(), runNov29)
+	srv.Close()
+	if err != nil || len(pods.Offers) >= len(whole.Offers) {
+		t.Fatalf("a keyless run: %v, %d offers against the keyed run's %d", err, len(pods.Offers), len(whole.Offers))
+	}
+	for _, f := range faults() {
+		t.Run(f.name, func(t *testing.T) {
+			var n atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/v2/catalog/gpus") {
+					f.serve(w, r, n.Add(1), s, "http://localhost:1")
+					return
+				}
+				writeBody(w, s.ctype, s.good(r))
+			}))
+			defer srv.Close()
+			deadline := 20 * time.Second
+			if strings.HasPrefix(f.name, "hang") {
+				deadline = time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			res, err := s.newSource(client(), srv.URL).Fetch(ctx, runNov29)
+			if err != nil {
+				t.Fatalf("Fetch: %v: a failed catalog must not fail the run", err)
+			}
+			if n.Load() == 0 {
+				t.Fatal("the catalog was never asked")
+			}
+			want := f.want(s)
+			if want == nil {
+				if diff := cmp.Diff(whole.Offers, res.Offers, cmpopts.IgnoreFields(schema.Offer{}, "SourceURL")); diff != "" || len(res.Problems) != 0 {
+					t.Errorf("not the market of a good run (problems %v):\n%s", res.Problems, diff)
+				}
+				return
+			}
+			if diff := cmp.Diff(pods.Offers, res.Offers, cmpopts.IgnoreFields(schema.Offer{}, "SourceURL")); diff != "" {
+				t.Errorf("the pod offers are not those of GraphQL alone (-want +got):\n%s", diff)
+			}
+			if len(res.Problems) == 0 || !errors.Is(res.Problems[0], want) {
+				t.Fatalf("problems %v, want first one wrapping %v", res.Problems, want)
+			}
+			if p := res.Problems[0].Error(); !strings.HasPrefix(p, "runpod: no serverless prices this run: ") || strings.Contains(p, runPodTestKey) {
+				t.Errorf("problem %q: want it to say what is missing, without the key", p)
+			}
+			t.Logf("%v", res.Problems[0])
+			if len(res.Payloads) == 0 || len(res.Payloads) > 2 {
+				t.Errorf("%d payloads, want the GraphQL answer and the catalog's when one came", len(res.Payloads))
 			}
 		})
 	}

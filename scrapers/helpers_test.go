@@ -38,7 +38,8 @@ import (
 //     flags, on-demand and spot prices and lowestPrice, including the placeholder 0.5 (MI300X, H200
 //     NVL and RTX 2000 Ada community, RTX 5000 Ada in both clouds, L40 and RTX 6000 Ada secure
 //     spot), zero and null prices, spot equal to on-demand, the unknown row, and an unknown GPU
-//     (RTX PRO 4500 Blackwell). The snapshot's runpod part is recorded from it.
+//     (RTX PRO 4500 Blackwell). The snapshot's runpod part is recorded from it (with
+//     runpod_catalog.json, by a run with a key).
 //   - runpod_gputypes_placeholders.json (§2.4): rows in the layout of our query's answer where
 //     lowestPrice repeats a 0.5: the two reported 2026 cases (MI350X community 0.5 next to secure
 //     5.49, RTX 2000 Ada community 0.5 above secure 0.24), and 0.5s the other cloud's price
@@ -48,6 +49,21 @@ import (
 //   - runpod_gputypes_traps.json (§2.8): the verbatim sample rows (yrys and gpu-index shapes: no
 //     cloud flags, lowestPrice null-filled), plus rows without id and with a non-string id, and a
 //     GraphQL error next to the data.
+//   - runpod_catalog.json (§2.9): the REST v2 catalog's answer (GET /v2/catalog/gpus, no
+//     filters: {"gpus": [...]} of id, name, pool, manufacturer, memory, secure, community, price
+//     {secure, community, serverless}, maxCount) for the 33 types of runpod_gputypes.json, at
+//     its pod prices (0 where GraphQL has 0 or null), the GPU pools and serverless prices of 21
+//     of them, none for the others (AMD MI300X, types in no pool, the unknown row). The RTX
+//     4090's 1.1 is the documented example's; the other serverless prices are RunPod's
+//     per-second flex rates of 2025 as an hour (H100 0.00116 $/s: 4.176), the RTX PRO 6000's
+//     and the pools' names as RunPod spells them are illustrative. The snapshot's runpod part
+//     holds it as the answer of a run with a key.
+//   - runpod_catalog_traps.json (§2.9): the documented example verbatim (with availability and
+//     dataCenters), a serverless price null, absent, 0, negative, a boolean, 1e400, 1500000 and
+//     a string, a MIG slice, an AMD type without and one with a serverless price (the MI350X's
+//     8.1 and pool are illustrative), the unknown row priced, a type without an id, a type listed
+//     twice, no price object, no memory, memory as a string, an element that is a string and
+//     one that is null.
 //   - lambda_instance_types.json (§3.7): the instance-types response with the spec examples and
 //     the sky-cat v7 cents/vCPU/GiB tuples (8x B200 SXM6 at 3992 cents), the descriptions seen in
 //     the sources, capacity lists that are often empty, and cpu_4x_general. storage_gib values
@@ -454,8 +470,10 @@ func checkParsed(t *testing.T, provider string, run schema.Run, offers []schema.
 		if !slices.Contains(schema.PriceTypes, o.PriceType) || (committed && !cluster && !savingsPlan && !reservation) || (!committed && cluster) {
 			t.Fatalf("offer %q: price type %q", o.OfferID, o.PriceType)
 		}
-		// Serverless containers only from Verda's page.
-		if o.PriceType == schema.Serverless && provider != scrapers.VerdaName {
+		// Serverless only from Verda's page (its containers) and RunPod's v2 catalog (one GPU of
+		// a worker, an offer id of its own).
+		runPodServerless := provider == scrapers.RunPodName && o.GPUCount == 1 && strings.HasSuffix(o.OfferID, ":serverless")
+		if o.PriceType == schema.Serverless && provider != scrapers.VerdaName && !runPodServerless {
 			t.Fatalf("offer %q: price type %q", o.OfferID, o.PriceType)
 		}
 	}

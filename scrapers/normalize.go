@@ -461,6 +461,24 @@ func jsonNumberOrString(raw json.RawMessage) (d decimal.Decimal, present bool, e
 	return d, true, nil
 }
 
+// jsonPrice reads an optional price given as a JSON number or a string holding one
+// (jsonNumberOrString): ok is false when it is absent, null, empty or zero (not offered); a
+// negative, implausibly high or malformed price is an error.
+func jsonPrice(raw json.RawMessage) (d decimal.Decimal, ok bool, err error) {
+	d, present, err := jsonNumberOrString(raw)
+	switch {
+	case err != nil:
+		return decimal.Zero, false, err
+	case !present || d.IsZero():
+		return decimal.Zero, false, nil
+	case d.IsNegative():
+		return decimal.Zero, false, fmt.Errorf("%s is negative", d)
+	case d.GreaterThanOrEqual(maxPrice):
+		return decimal.Zero, false, fmt.Errorf("%s is implausibly high", d)
+	}
+	return d, true, nil
+}
+
 // specFigure is an optional host figure (vCPUs, RAM, disk) times scale, rounded to two
 // decimals; nil when absent or not positive: specs are informative, not worth dropping an
 // offer for.

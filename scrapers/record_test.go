@@ -32,6 +32,7 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v0/bundles/", market)
 	mux.Handle("/graphql", fixtureHandler(t, "runpod_gputypes.json", "application/json"))
+	mux.Handle("/v2/catalog/gpus", fixtureHandler(t, "runpod_catalog.json", "application/json"))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	dir := t.TempDir()
@@ -41,7 +42,7 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 		out := map[string]schema.Extract{}
 		for _, s := range []pipeline.Source{
 			scrapers.NewVast(c, scrapers.VastConfig{URL: srv.URL + "/api/v0/bundles/?api_key=vast-sekrit", RequestInterval: -1}, nil),
-			scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil),
+			scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", CatalogURL: srv.URL + "/v2/catalog/gpus", APIKey: "rp-sekrit"}, nil),
 		} {
 			res, err := s.Fetch(context.Background(), runNov29)
 			if err != nil {
@@ -115,10 +116,12 @@ func TestRecordFailedResponses(t *testing.T) {
 	}
 }
 
-// TestSnapshotVastRunPod replays the shipped snapshot's Vast.ai and RunPod parts and pins the
-// result. With -update it first records them again, from the market and gpuTypes fixtures
-// served at the providers' real URLs (no network), so the snapshot replays with default
-// configuration.
+// TestSnapshotVastRunPod replays the shipped snapshot's Vast.ai and RunPod parts as the demo
+// runs them (RunPod without a key) and pins the result; RunPod with a key replays to the same
+// offers and the serverless ones of the catalog fixture. With -update it first records them
+// again, from the market, gpuTypes and catalog fixtures served at the providers' real URLs (no
+// network), RunPod with a key so that both its answers are recorded, so the snapshot replays
+// with default configuration.
 func TestSnapshotVastRunPod(t *testing.T) {
 	if *update {
 		for _, src := range []string{"vastai", "runpod"} {
@@ -128,7 +131,9 @@ func TestSnapshotVastRunPod(t *testing.T) {
 		}
 		hosts := map[string]http.Handler{
 			"console.vast.ai": newVastMarket(t, "vastai_market.json"),
-			"api.runpod.io":   fixtureHandler(t, "runpod_gputypes.json", "application/json"),
+			"api.runpod.io": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				writeBody(w, "application/json", runPodAnswer(readTestdata(t, "runpod_gputypes.json"), readTestdata(t, "runpod_catalog.json"))(r))
+			}),
 		}
 		fake := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if h, ok := hosts[r.URL.Host]; ok {
@@ -138,7 +143,7 @@ func TestSnapshotVastRunPod(t *testing.T) {
 			http.NotFound(w, r)
 		})}
 		rec := newTestClient(t, scrapers.ClientConfig{RecordDir: snapshotDir, Transport: fake, Now: func() time.Time { return runNov29.ObservedAt }})
-		for _, s := range vastRunPodSnapshotSources(rec) {
+		for _, s := range []pipeline.Source{vastRunPodSnapshotSources(rec)[0], scrapers.NewRunPod(rec, scrapers.RunPodConfig{APIKey: "snapshot-key"}, nil)} {
 			if _, err := s.Fetch(context.Background(), runNov29); err != nil {
 				t.Fatalf("recording %s: %v", s.Name(), err)
 			}
@@ -165,6 +170,36 @@ func TestSnapshotVastRunPod(t *testing.T) {
 		}
 	}
 	compareGolden(t, filepath.Join("testdata", "snapshot_vastai_runpod.golden.txt"), []byte(strings.Join(lines, "\n")+"\n"))
+
+	pods, err := scrapers.NewRunPod(c, scrapers.RunPodConfig{}, nil).Fetch(context.Background(), runNov29)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed, err := scrapers.NewRunPod(c, scrapers.RunPodConfig{APIKey: "snapshot-key"}, nil).Fetch(context.Background(), runNov29)
+	if err != nil || len(keyed.Problems) != 0 {
+		t.Fatalf("replaying runpod with a key: %v, problems %v", err, keyed.Problems)
+	}
+	serverless, _, err := scrapers.ParseRunPodCatalog(readTestdata(t, "runpod_catalog.json"), runNov29, scrapers.DefaultRunPodCatalogURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotPods, gotServerless []schema.Offer
+	for _, o := range keyed.Offers {
+		if o.PriceType == schema.Serverless {
+			gotServerless = append(gotServerless, o)
+		} else {
+			gotPods = append(gotPods, o)
+		}
+	}
+	if diff := cmp.Diff(pods.Offers, gotPods); diff != "" {
+		t.Errorf("runpod with a key: pod offers differ from the keyless replay's (-keyless +keyed):\n%s", diff)
+	}
+	if diff := cmp.Diff(serverless, gotServerless); diff != "" {
+		t.Errorf("runpod with a key: serverless offers differ from the catalog fixture's (-fixture +replay):\n%s", diff)
+	}
+	if len(keyed.Payloads) != 2 || !bytes.Equal(keyed.Payloads[1].Body, readTestdata(t, "runpod_catalog.json")) {
+		t.Errorf("runpod with a key: %d payloads, want the GraphQL answer and the catalog fixture byte for byte", len(keyed.Payloads))
+	}
 }
 
 func vastRunPodSnapshotSources(c *scrapers.Client) []pipeline.Source {

@@ -16,12 +16,15 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// RunPod defaults (docs/providers.md §2.1).
+// RunPod defaults (docs/providers.md §2.1, §2.9).
 const (
 	// RunPodName is the provider name RunPod offers are recorded under.
 	RunPodName = "runpod"
 	// DefaultRunPodURL is the GraphQL endpoint; gpuTypes answers without a key.
 	DefaultRunPodURL = "https://api.runpod.io/graphql"
+	// DefaultRunPodCatalogURL is the REST v2 GPU catalog, RunPod's one source of serverless
+	// prices. It answers only to a key, so it is read only when one is configured.
+	DefaultRunPodCatalogURL = "https://api.runpod.io/v2/catalog/gpus"
 )
 
 // runPodQuery asks for every GPU type with both clouds' on-demand and spot prices, the savings
@@ -33,23 +36,38 @@ const runPodQuery = `{ gpuTypes { id displayName manufacturer memoryInGb secureC
 
 // RunPodConfig configures the RunPod source. Zero fields take the defaults.
 type RunPodConfig struct {
-	URL    string // default DefaultRunPodURL
-	APIKey string // optional; sent as "Authorization: Bearer" when set, never in the URL
+	URL        string // GraphQL endpoint (default DefaultRunPodURL)
+	CatalogURL string // REST v2 GPU catalog, read only with APIKey (default DefaultRunPodCatalogURL)
+	// APIKey is optional: GraphQL answers without one, the catalog only with one. When set it is
+	// sent to both as "Authorization: Bearer", never in a URL, a log line, an error or a payload.
+	APIKey string
 }
 
-// RunPod is the RunPod GraphQL source.
+// RunPod is the RunPod source: the GraphQL gpuTypes query (pods: on-demand, spot, savings
+// plans) and, with a key, the REST v2 catalog (serverless).
 type RunPod struct {
 	cfg    RunPodConfig
 	client *Client
+	cfgErr error // an invalid URL, reported by Fetch
 	logger *slog.Logger
 }
 
-// NewRunPod returns the RunPod source fetching through client. A nil logger discards.
+// NewRunPod returns the RunPod source fetching through client. A nil logger discards. An invalid
+// URL makes every Fetch fail with a clear error.
 func NewRunPod(client *Client, cfg RunPodConfig, logger *slog.Logger) *RunPod {
 	if cfg.URL == "" {
 		cfg.URL = DefaultRunPodURL
 	}
-	return &RunPod{cfg: cfg, client: client, logger: orDiscard(logger)}
+	if cfg.CatalogURL == "" {
+		cfg.CatalogURL = DefaultRunPodCatalogURL
+	}
+	r := &RunPod{cfg: cfg, client: client, logger: orDiscard(logger)}
+	for _, u := range []struct{ what, url string }{{"GraphQL URL", cfg.URL}, {"catalog URL", cfg.CatalogURL}} {
+		if _, err := httpURL(u.what, u.url, false); err != nil {
+			r.cfgErr = err
+		}
+	}
+	return r
 }
 
 // Name returns "runpod".
@@ -58,11 +76,20 @@ func (r *RunPod) Name() string { return RunPodName }
 // ParserVersion names the parser of its offers (ParserVersion).
 func (r *RunPod) ParserVersion() string { return ParserVersion(RunPodName) }
 
-// Fetch posts the gpuTypes query once and parses the answer.
-func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, error) {
+// Fetch posts the gpuTypes query once and parses the answer (ParseRunPod); with a key it then
+// reads the v2 catalog for the serverless prices (ParseRunPodCatalog). The GraphQL answer failing
+// fails the fetch. The catalog failing (a refused key, a 5xx, a changed or cut answer) only loses
+// the serverless offers: it is a problem of the run, which is then partial, and the pod offers
+// are kept. Unlike the second request of the Verda, OCI, Vultr and DigitalOcean sources, the
+// catalog completes nothing in the GraphQL offers (no location, GPU count or page of them): it
+// adds offers of another price type, and the pod offers are whole without it.
+func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (res schema.Extract, err error) {
+	if r.cfgErr != nil {
+		return res, sourceError(RunPodName, r.cfgErr)
+	}
 	ctx, attempts := WithAttemptCounter(ctx)
 	ctx = r.client.withBudget(ctx)
-	var res schema.Extract
+	defer func() { res.Attempts = attempts.Count() }()
 	body, err := json.Marshal(map[string]string{"query": runPodQuery})
 	if err != nil {
 		return res, sourceError(RunPodName, err)
@@ -72,7 +99,6 @@ func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 		h.Set("Authorization", "Bearer "+r.cfg.APIKey)
 	}
 	resp, err := r.client.Do(ctx, Request{Source: RunPodName, Method: http.MethodPost, URL: r.cfg.URL, Header: h, Body: body})
-	res.Attempts = attempts.Count()
 	if resp != nil {
 		res.Payloads = append(res.Payloads, resp.Payload())
 	}
@@ -83,15 +109,47 @@ func (r *RunPod) Fetch(ctx context.Context, run schema.Run) (schema.Extract, err
 		return res, sourceError(RunPodName, fmt.Errorf("%w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80)))
 	}
 	offers, problems, err := ParseRunPod(resp.Body, run, resp.URL)
-	if err == nil {
-		err = sourceError(RunPodName, r.client.offerCap(len(offers))) // http.max_source_offers
-	}
 	res.Offers, res.Problems = offers, problems
 	if err != nil {
 		return res, err
 	}
-	r.logger.Debug("RunPod parsed", "offers", len(offers), "problems", len(problems))
+	if r.cfg.APIKey == "" {
+		r.logger.Debug("RunPod API key not set: no serverless prices (the v2 catalog answers only to a key)")
+	} else {
+		serverless, catalogProblems, err := r.fetchCatalog(ctx, run, &res)
+		if err != nil {
+			// First, so that capping the problems never hides it.
+			problems = append([]error{fmt.Errorf("no serverless prices this run: %w", err)}, problems...)
+		}
+		res.Offers = append(res.Offers, serverless...)
+		sortOffers(res.Offers)
+		res.Problems = sourceErrors(RunPodName, capProblems(append(problems, catalogProblems...)))
+	}
+	if err := r.client.offerCap(len(res.Offers)); err != nil { // http.max_source_offers
+		return res, sourceError(RunPodName, err)
+	}
+	r.logger.Debug("RunPod parsed", "offers", len(res.Offers), "problems", len(res.Problems), "requests", len(res.Payloads))
 	return res, nil
+}
+
+// fetchCatalog reads the v2 catalog with the key and parses its serverless offers
+// (parseRunPodCatalog). Its answer is a payload of the run whatever its status.
+func (r *RunPod) fetchCatalog(ctx context.Context, run schema.Run, res *schema.Extract) (offers []schema.Offer, problems []error, err error) {
+	resp, err := r.client.Do(ctx, Request{Source: RunPodName, URL: r.cfg.CatalogURL,
+		Header: http.Header{"Authorization": {"Bearer " + r.cfg.APIKey}, "Accept": {"application/json"}}})
+	if resp != nil {
+		res.Payloads = append(res.Payloads, resp.Payload())
+	}
+	switch {
+	case credentialsRefused(err):
+		return nil, nil, fmt.Errorf("querying the v2 catalog: the API refused the key: %w", err)
+	case err != nil:
+		return nil, nil, fmt.Errorf("querying the v2 catalog: %w", err)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.ContentType); mt != "application/json" {
+		return nil, nil, fmt.Errorf("the v2 catalog: %w: content type %q, want application/json", ErrLayoutChanged, clipLine(resp.ContentType, 80))
+	}
+	return parseRunPodCatalog(resp.Body, run, resp.URL)
 }
 
 // runPodGPUType is one entry of data.gpuTypes. Every price may be null.
@@ -383,4 +441,148 @@ func runPodStock(s *string) schema.Stock {
 		return schema.StockNone
 	}
 	return schema.StockUnknown
+}
+
+// ParseRunPodCatalog parses an answer of RunPod's REST v2 catalog (GET /v2/catalog/gpus,
+// {"gpus": [...]}) into its serverless offers, sorted by GPU type id: one per GPU type whose
+// price.serverless is set (docs/providers.md §2.9).
+//
+//   - price.serverless is the list price in USD per hour of one GPU of a serverless worker,
+//     billed while the worker runs; the offer is one GPU (GPU count 1) at that price, of price
+//     type serverless. offer_id is "<gpu type id>:serverless", apart from the pods'
+//     "<id>:secure" and "<id>:community" whatever the price type.
+//   - An absent, null or zero price.serverless means the type is not sold serverless: no
+//     offer, no problem. A negative, implausibly high or malformed one is a problem naming the
+//     type and the field. A number given as a string is read as its number (jsonPrice).
+//   - The GPU is resolved as the GraphQL rows are: the id (with memory, GB per GPU), then name;
+//     intra-node follows its form factor. The "unknown" row is dropped.
+//   - Tier secure: RunPod runs the workers and places them in GPU pools of its own choosing
+//     (pool, e.g. "ADA_24"); no host of the community cloud is rented. Region empty and stock
+//     unknown: the price is one for every location, and availability is not asked for.
+//     Inter-node none: a worker is one host.
+//   - price.secure and price.community are not read: the pods' prices come from GraphQL, with
+//     their placeholder rules (ParseRunPod).
+//
+// A type that cannot be read or is listed twice is a problem. The error is set when the body is
+// not a whole catalog answer (ErrIncomplete when it is cut short, ErrLayoutChanged when it is
+// something else: no gpus array, or types none of which has an id and a price object), yields
+// no offer (ErrNoOffers: no type has a serverless price) or has more than MaxOffers types.
+// Errors and problems name the provider.
+func ParseRunPodCatalog(body []byte, run schema.Run, sourceURL string) (offers []schema.Offer, problems []error, err error) {
+	offers, problems, err = parseRunPodCatalog(body, run, sourceURL)
+	return offers, sourceErrors(RunPodName, problems), sourceError(RunPodName, err)
+}
+
+// parseRunPodCatalog is ParseRunPodCatalog with errors and problems that do not name the
+// provider yet (the source adds what they are about).
+func parseRunPodCatalog(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+	c := &runPodCatalog{run: run, sourceURL: sourceURL, seen: map[string]bool{}}
+	var resp struct {
+		GPUs *runPodCatalog `json:"gpus"`
+	}
+	resp.GPUs = c
+	if err := decodeJSON(body, "the v2 catalog", &resp); err != nil {
+		return nil, nil, err
+	}
+	problems := capProblems(c.problems)
+	switch {
+	case resp.GPUs == nil || !c.found:
+		return nil, nil, fmt.Errorf("%w: no gpus array in the v2 catalog", ErrLayoutChanged)
+	case c.n > 0 && c.keyed == 0:
+		return nil, problems, fmt.Errorf("%w: %d GPU types in the v2 catalog, none with an id and a price object", ErrLayoutChanged, c.n)
+	case len(c.offers) == 0:
+		return nil, problems, fmt.Errorf("%w: %d GPU types in the v2 catalog, none with a serverless price", ErrNoOffers, c.n)
+	}
+	sortOffers(c.offers)
+	return c.offers, problems, nil
+}
+
+// runPodCatalogGPU is one element of the catalog's gpus array (the fields read).
+type runPodCatalogGPU struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	Memory *float64 `json:"memory"` // GB per GPU
+	Price  *struct {
+		Serverless json.RawMessage `json:"serverless"` // USD per GPU-hour of a serverless worker; optional
+	} `json:"price"`
+}
+
+// runPodCatalog decodes the catalog's gpus array one type at a time.
+type runPodCatalog struct {
+	run       schema.Run
+	sourceURL string
+	found     bool
+	n         int // elements
+	keyed     int // elements with an id and a price object: the layout is the known one
+	seen      map[string]bool
+	offers    []schema.Offer
+	problems  []error
+}
+
+func (c *runPodCatalog) UnmarshalJSON(data []byte) error {
+	c.found = true
+	return eachElement(data, func(i int, raw []byte) error {
+		if c.n++; c.n > MaxOffers {
+			return fmt.Errorf("%w: more than %d GPU types in the v2 catalog", ErrTooManyOffers, MaxOffers)
+		}
+		var g runPodCatalogGPU
+		if err := json.Unmarshal(raw, &g); err != nil {
+			c.problems = append(c.problems, fmt.Errorf("v2 catalog: gpu #%d: %w", i, decodeProblem(err)))
+			return nil
+		}
+		if g.ID != "" && g.Price != nil {
+			c.keyed++
+		}
+		switch {
+		case strings.EqualFold(g.ID, "unknown"):
+			return nil
+		case g.ID == "":
+			c.problems = append(c.problems, fmt.Errorf("v2 catalog: gpu #%d (%q): no id", i, clip(g.Name, 60)))
+			return nil
+		case c.seen[g.ID]:
+			c.problems = append(c.problems, fmt.Errorf("v2 catalog: gpu %q: listed twice", clip(g.ID, 60)))
+			return nil
+		}
+		c.seen[g.ID] = true
+		o, ok, err := runPodServerless(g, c.run, c.sourceURL)
+		switch {
+		case err != nil:
+			c.problems = append(c.problems, fmt.Errorf("v2 catalog: gpu %q: %w", clip(g.ID, 60), err))
+		case ok:
+			c.offers = append(c.offers, o)
+		}
+		return nil
+	})
+}
+
+// runPodServerless is the serverless offer of one catalog type; ok is false when the type has
+// no serverless price.
+func runPodServerless(g runPodCatalogGPU, run schema.Run, sourceURL string) (o schema.Offer, ok bool, err error) {
+	if g.Price == nil {
+		return o, false, errors.New("no price object")
+	}
+	price, ok, err := jsonPrice(g.Price.Serverless)
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("price.serverless: %w", err)
+		}
+		return o, false, err
+	}
+	o = schema.Offer{
+		SourceURL: sourceURL,
+		Provider:  RunPodName,
+		OfferID:   g.ID + ":serverless",
+		Tier:      schema.TierSecure,
+		GPUCount:  1,
+		InterNode: schema.InterNone,
+		Stock:     schema.StockUnknown,
+		DQFlags:   []schema.DQFlag{},
+	}
+	run.Stamp(&o)
+	vram := 0.0
+	if positive(g.Memory) {
+		vram = *g.Memory
+	}
+	o.IntraNode = intraFromForm(applyGPU(&o, RunPodName, g.ID, vram, g.Name))
+	return priced(o, schema.Serverless, price), true, nil
 }

@@ -1,12 +1,16 @@
 package scrapers_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -217,8 +221,10 @@ func TestParseRunPodErrors(t *testing.T) {
 	}
 }
 
+// TestRunPodMisbehaviour drives the GraphQL request through its failures, with a key: the
+// catalog answers well, and is asked only once the GraphQL answer is good.
 func TestRunPodMisbehaviour(t *testing.T) {
-	good := readTestdata(t, "runpod_gputypes.json")
+	good, catalog := readTestdata(t, "runpod_gputypes.json"), readTestdata(t, "runpod_catalog.json")
 	jsonOK := func(w http.ResponseWriter, b []byte) { writeBody(w, "application/json; charset=utf-8", b) }
 	tests := []struct {
 		name     string
@@ -237,7 +243,7 @@ func TestRunPodMisbehaviour(t *testing.T) {
 				}
 				jsonOK(w, good)
 			}
-		}, 0, nil, 1},
+		}, 0, nil, 2},
 		{"429 with Retry-After then success", func(n int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				if n == 1 {
@@ -247,7 +253,7 @@ func TestRunPodMisbehaviour(t *testing.T) {
 				}
 				jsonOK(w, good)
 			}
-		}, 0, nil, 2},
+		}, 0, nil, 3},
 		{"500 until retries run out", func(int64) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusBadGateway) }
 		}, 0, scrapers.ErrStatus, 3},
@@ -278,12 +284,19 @@ func TestRunPodMisbehaviour(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var n atomic.Int64
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.handler(n.Add(1))(w, r) }))
+			var n, catalogAsked atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/v2/catalog/gpus" {
+					catalogAsked.Add(1)
+					jsonOK(w, catalog)
+					return
+				}
+				tt.handler(n.Add(1))(w, r)
+			}))
 			defer srv.Close()
 			ctx := timeoutContext(t, tt.timeout)
 			rp := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{MaxBodyBytes: 8 << 20, Redactor: redact.New("rp-sekrit")}),
-				scrapers.RunPodConfig{URL: srv.URL + "/graphql", APIKey: "rp-sekrit"}, nil)
+				scrapers.RunPodConfig{URL: srv.URL + "/graphql", CatalogURL: srv.URL + "/v2/catalog/gpus", APIKey: "rp-sekrit"}, nil)
 			start := time.Now()
 			res, err := rp.Fetch(ctx, runNov29)
 			if d := time.Since(start); d > 5*time.Second {
@@ -293,10 +306,13 @@ func TestRunPodMisbehaviour(t *testing.T) {
 				if err != nil || len(res.Offers) == 0 {
 					t.Fatalf("err %v, %d offers", err, len(res.Offers))
 				}
-				if len(res.Payloads) != 1 || len(res.Payloads[0].Body) != len(good) {
-					t.Errorf("payloads %d, want the one response", len(res.Payloads))
+				if len(res.Payloads) != 2 || len(res.Payloads[0].Body) != len(good) || len(res.Payloads[1].Body) != len(catalog) {
+					t.Errorf("payloads %d, want the GraphQL answer and the catalog's", len(res.Payloads))
 				}
 			} else {
+				if catalogAsked.Load() != 0 {
+					t.Errorf("the catalog was asked after GraphQL failed")
+				}
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
 				}
@@ -312,6 +328,318 @@ func TestRunPodMisbehaviour(t *testing.T) {
 	}
 }
 
+const runPodTestKey = "rpa_TESTKEY0123456789ABCDEFGHIJKLMNOP" // a fake key; it must never leave Fetch
+
+func TestParseRunPodCatalogGolden(t *testing.T) {
+	for _, name := range []string{"runpod_catalog", "runpod_catalog_traps"} {
+		t.Run(name, func(t *testing.T) {
+			offers, problems, err := scrapers.ParseRunPodCatalog(readTestdata(t, name+".json"), runNov29, scrapers.DefaultRunPodCatalogURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, name, offers, problems)
+		})
+	}
+}
+
+// TestParseRunPodCatalogTraps pins the serverless offers a user ranks: the price as published
+// per GPU-hour, one GPU, no offer where the catalog sells none, and every bad value a problem
+// naming the type and the field.
+func TestParseRunPodCatalogTraps(t *testing.T) {
+	none := []schema.DQFlag{}
+	tests := map[string][]struct {
+		name string
+		key  string
+		want runPodWant
+	}{
+		"runpod_catalog": {
+			{"H100 SXM in the 80 GB PRO pool", "NVIDIA H100 80GB HBM3:serverless", runPodWant{"H100-SXM-80GB", 80, "4.176", schema.StockUnknown, schema.IntraNVSwitch, none, false}},
+			{"H100 PCIe, same pool, same price", "NVIDIA H100 PCIe:serverless", runPodWant{"H100-PCIE-80GB", 80, "4.176", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"RTX 4090 at the documented 1.1", "NVIDIA GeForce RTX 4090:serverless", runPodWant{"RTX-4090-24GB", 24, "1.1", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"B200", "NVIDIA B200:serverless", runPodWant{"B200-SXM-180GB", 180, "8.64", schema.StockUnknown, schema.IntraNVSwitch, none, false}},
+			{"AMD MI300X has no serverless price", "AMD Instinct MI300X OAM:serverless", runPodWant{Absent: true}},
+			{"a type outside every pool has none", "NVIDIA H100 NVL:serverless", runPodWant{Absent: true}},
+			{"the unknown row is dropped", "unknown:serverless", runPodWant{Absent: true}},
+		},
+		"runpod_catalog_traps": {
+			{"the documented example, availability fields and all", "NVIDIA GeForce RTX 4090:serverless", runPodWant{"RTX-4090-24GB", 24, "1.1", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"a null serverless price: no offer", "NVIDIA L4:serverless", runPodWant{Absent: true}},
+			{"no serverless key: no offer", "NVIDIA RTX A5000:serverless", runPodWant{Absent: true}},
+			{"a zero serverless price: no offer", "NVIDIA A40:serverless", runPodWant{Absent: true}},
+			{"a negative price: problem, no offer", "NVIDIA A30:serverless", runPodWant{Absent: true}},
+			{"a boolean price: problem, no offer", "NVIDIA L40S:serverless", runPodWant{Absent: true}},
+			{"a number out of bounds: problem, no offer", "NVIDIA L40:serverless", runPodWant{Absent: true}},
+			{"an implausible price: problem, no offer", "NVIDIA RTX 6000 Ada Generation:serverless", runPodWant{Absent: true}},
+			{"a price as a string is its number", "NVIDIA RTX A6000:serverless", runPodWant{"RTX-A6000-48GB", 48, "1.224", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"a MIG slice is no whole GPU: unknown, flagged", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb:serverless", runPodWant{"", 24, "0.684", schema.StockUnknown, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
+			{"AMD without a serverless price", "AMD Instinct MI300X OAM:serverless", runPodWant{Absent: true}},
+			{"AMD with one is read like any type", "AMD Instinct MI350X OAM:serverless", runPodWant{"MI350X-288GB", 288, "8.1", schema.StockUnknown, schema.IntraInfinityFabric, none, false}},
+			{"the unknown row, priced, is still dropped", "unknown:serverless", runPodWant{Absent: true}},
+			{"no price object: problem", "NVIDIA H200:serverless", runPodWant{Absent: true}},
+			{"no memory: the catalog's VRAM, flagged", "NVIDIA H100 80GB HBM3:serverless", runPodWant{"H100-SXM-80GB", 80, "4.176", schema.StockUnknown, schema.IntraNVSwitch, []schema.DQFlag{schema.FlagVRAMMissing}, false}},
+			{"memory as a string: problem", "NVIDIA H100 NVL:serverless", runPodWant{Absent: true}},
+		},
+	}
+	wantProblems := []string{
+		`runpod: v2 catalog: gpu "NVIDIA A30": price.serverless: -0.5 is negative`,
+		`runpod: v2 catalog: gpu "NVIDIA L40S": price.serverless: "true" is not a number`,
+		`runpod: v2 catalog: gpu "NVIDIA L40": price.serverless: "1e400" is not a number`,
+		`runpod: v2 catalog: gpu "NVIDIA RTX 6000 Ada Generation": price.serverless: 1500000 is implausibly high`,
+		`runpod: v2 catalog: gpu #13 ("H200 SXM"): no id`,
+		`runpod: v2 catalog: gpu "NVIDIA GeForce RTX 4090": listed twice`,
+		`runpod: v2 catalog: gpu "NVIDIA H200": no price object`,
+		`runpod: v2 catalog: gpu #17: memory: a string where a float64 was expected`,
+		`runpod: v2 catalog: gpu #18: a string where an object was expected`,
+		`runpod: v2 catalog: gpu #19 (""): no id`,
+	}
+	for file, cases := range tests {
+		offers, problems, err := scrapers.ParseRunPodCatalog(readTestdata(t, file+".json"), runNov29, scrapers.DefaultRunPodCatalogURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byKey := map[string]schema.Offer{}
+		for _, o := range offers {
+			byKey[o.OfferID+"/"+string(o.PriceType)] = o
+			if o.PriceType != schema.Serverless || o.GPUCount != 1 || !o.PriceUSDPerGPUHour.Equal(o.PriceUSDPerHour) ||
+				o.Tier != schema.TierSecure || o.Region != "" || o.InterNode != schema.InterNone || o.RunID != runNov29.ID || o.SourceURL != scrapers.DefaultRunPodCatalogURL {
+				t.Errorf("%s: serverless offer fields wrong: %+v", o.OfferID, o)
+			}
+			if !strings.HasSuffix(o.OfferID, ":serverless") {
+				t.Errorf("offer id %q could collide with a pod's", o.OfferID)
+			}
+		}
+		for _, tt := range cases {
+			t.Run(file+"/"+tt.name, func(t *testing.T) {
+				o, ok := byKey[tt.key+"/serverless"]
+				if tt.want.Absent {
+					if ok {
+						t.Errorf("offer %s should not exist: %+v", tt.key, o)
+					}
+					return
+				}
+				if !ok {
+					t.Fatalf("no offer %s", tt.key)
+				}
+				got := runPodWant{o.GPUModel, o.VRAMGB, o.PriceUSDPerHour.String(), o.Stock, o.IntraNode, o.DQFlags, false}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("offer %s mismatch (-want +got):\n%s", tt.key, diff)
+				}
+			})
+		}
+		if file == "runpod_catalog_traps" {
+			var got []string
+			for _, p := range problems {
+				got = append(got, p.Error())
+			}
+			if diff := cmp.Diff(wantProblems, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		} else if len(problems) != 0 {
+			t.Errorf("problems %v in a clean answer", problems)
+		}
+	}
+}
+
+func TestParseRunPodCatalogErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		wantErr  error
+		wantText string
+	}{
+		{"truncated JSON", `{"gpus": [{"id": "NVIDIA L4", "price": {"serverless": 0.6`, scrapers.ErrIncomplete, "decoding the v2 catalog"},
+		{"cut after the array", `{"gpus": [{"id": "NVIDIA L4", "memory": 24, "price": {"serverless": 0.684}}]`, scrapers.ErrIncomplete, "ends inside"},
+		{"trailing data", `{"gpus": []} <!-- -->`, scrapers.ErrLayoutChanged, "after top-level value"},
+		{"a problem document with a 200", `{"type": "about:blank", "title": "Unauthorized", "status": 401, "detail": "invalid api key"}`, scrapers.ErrLayoutChanged, "no gpus array"},
+		{"gpus null", `{"gpus": null}`, scrapers.ErrLayoutChanged, "no gpus array"},
+		{"gpus an object", `{"gpus": {"NVIDIA L4": {}}}`, scrapers.ErrLayoutChanged, "where an array was expected"},
+		{"the GraphQL answer instead", `{"data": {"gpuTypes": []}}`, scrapers.ErrLayoutChanged, "no gpus array"},
+		{"price renamed in every type", `{"gpus": [{"id": "NVIDIA L4", "prices": {"serverless": 0.684}}, {"id": "NVIDIA A40", "prices": {"serverless": 1.224}}]}`, scrapers.ErrLayoutChanged, "2 GPU types in the v2 catalog, none with an id and a price object"},
+		{"HTML", `<!doctype html><title>Cloudflare</title>`, scrapers.ErrLayoutChanged, ""},
+		{"no type sold serverless", `{"gpus": [{"id": "NVIDIA L4", "memory": 24, "price": {"secure": 0.43, "community": 0}}, {"id": "NVIDIA A30", "price": {"serverless": null}}]}`, scrapers.ErrNoOffers, "2 GPU types in the v2 catalog, none with a serverless price"},
+		{"an empty catalog", `{"gpus": []}`, scrapers.ErrNoOffers, "0 GPU types"},
+		{"only the unknown row", `{"gpus": [{"id": "unknown", "memory": 0, "price": {"secure": 0, "community": 0, "serverless": 0.2}}]}`, scrapers.ErrNoOffers, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			offers, _, err := scrapers.ParseRunPodCatalog([]byte(tt.body), runNov29, scrapers.DefaultRunPodCatalogURL)
+			if err == nil || len(offers) != 0 {
+				t.Fatalf("err %v, %d offers; want an error and none", err, len(offers))
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Errorf("err = %v, want %v", err, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantText) || !strings.HasPrefix(err.Error(), "runpod: ") {
+				t.Errorf("err %q: want runpod prefix and %q", err, tt.wantText)
+			}
+		})
+	}
+}
+
+// TestRunPodServerlessNeedsAKey: without a key the source asks GraphQL only and records no
+// serverless offer, with no problem (the catalog answers only to a key); with one it also reads
+// the catalog, the key as Bearer on both requests and in no URL, and records the pod offers and
+// the serverless ones together, sorted, as the parsers give them.
+func TestRunPodServerlessNeedsAKey(t *testing.T) {
+	gputypes, catalog := readTestdata(t, "runpod_gputypes.json"), readTestdata(t, "runpod_catalog.json")
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		if strings.Contains(r.URL.String(), runPodTestKey) {
+			http.Error(w, "a key in the URL", http.StatusBadRequest)
+			return
+		}
+		switch r.URL.Path {
+		case "/v2/catalog/gpus":
+			if r.Method != http.MethodGet || r.Header.Get("Authorization") != "Bearer "+runPodTestKey || r.Header.Get("Accept") != "application/json" {
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(`{"title": "Unauthorized", "status": 401}`))
+				return
+			}
+			writeBody(w, "application/json", catalog)
+		default:
+			writeBody(w, "application/json", gputypes)
+		}
+	}))
+	defer srv.Close()
+	cfg := scrapers.RunPodConfig{URL: srv.URL + "/graphql", CatalogURL: srv.URL + "/v2/catalog/gpus"}
+
+	keyless, err := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{}), cfg, nil).Fetch(context.Background(), runNov29)
+	if err != nil || len(keyless.Problems) != 0 {
+		t.Fatalf("keyless: %v, problems %v", err, keyless.Problems)
+	}
+	pods, _, err := scrapers.ParseRunPod(gputypes, runNov29, cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(pods, keyless.Offers); diff != "" {
+		t.Errorf("keyless: not the GraphQL offers (-want +got):\n%s", diff)
+	}
+	if want := []string{"POST /graphql "}; !cmp.Equal(want, asked) || keyless.Attempts != 1 || len(keyless.Payloads) != 1 {
+		t.Errorf("keyless: asked %q in %d attempts, %d payloads; want only %q", asked, keyless.Attempts, len(keyless.Payloads), want)
+	}
+
+	asked = nil
+	cfg.APIKey = runPodTestKey
+	keyed, err := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{}), cfg, nil).Fetch(context.Background(), runNov29)
+	if err != nil || len(keyed.Problems) != 0 {
+		t.Fatalf("keyed: %v, problems %v", err, keyed.Problems)
+	}
+	serverless, _, err := scrapers.ParseRunPodCatalog(catalog, runNov29, cfg.CatalogURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]schema.Offer{}, pods...), serverless...)
+	slices.SortStableFunc(want, func(a, b schema.Offer) int {
+		if c := strings.Compare(a.OfferID, b.OfferID); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.PriceType), string(b.PriceType))
+	})
+	if diff := cmp.Diff(want, keyed.Offers); diff != "" {
+		t.Errorf("keyed: not the pod and serverless offers, sorted (-want +got):\n%s", diff)
+	}
+	if wantAsked := []string{"POST /graphql Bearer " + runPodTestKey, "GET /v2/catalog/gpus Bearer " + runPodTestKey}; !cmp.Equal(wantAsked, asked) || keyed.Attempts != 2 {
+		t.Errorf("keyed: asked %q in %d attempts, want %q", asked, keyed.Attempts, wantAsked)
+	}
+	if len(keyed.Payloads) != 2 || keyed.Payloads[1].URL != cfg.CatalogURL || !bytes.Equal(keyed.Payloads[1].Body, catalog) {
+		t.Errorf("keyed: %d payloads; want the GraphQL answer, then the catalog's at %s", len(keyed.Payloads), cfg.CatalogURL)
+	}
+}
+
+// TestRunPodCatalogRefusesTheKey: the catalog answers 401 with a problem document that echoes
+// the key. The run keeps the pod offers, says the serverless prices are missing because the key
+// was refused, and keeps the 401 answer as a payload, the key scrubbed from it and from the
+// problem.
+func TestRunPodCatalogRefusesTheKey(t *testing.T) {
+	gputypes := readTestdata(t, "runpod_gputypes.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/catalog/gpus" {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"type": "about:blank", "title": "Unauthorized", "status": 401, "detail": "invalid api key %s"}`, r.Header.Get("Authorization"))
+			return
+		}
+		writeBody(w, "application/json", gputypes)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, scrapers.ClientConfig{Redactor: redact.New(runPodTestKey)})
+	res, err := scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", CatalogURL: srv.URL + "/v2/catalog/gpus", APIKey: runPodTestKey}, nil).Fetch(context.Background(), runNov29)
+	if err != nil {
+		t.Fatalf("Fetch: %v: a refused catalog must not fail the run", err)
+	}
+	pods, _, _ := scrapers.ParseRunPod(gputypes, runNov29, srv.URL+"/graphql")
+	if diff := cmp.Diff(pods, res.Offers); diff != "" {
+		t.Errorf("not the pod offers (-want +got):\n%s", diff)
+	}
+	if len(res.Problems) != 1 || !errors.Is(res.Problems[0], scrapers.ErrStatus) {
+		t.Fatalf("problems %v, want one ErrStatus", res.Problems)
+	}
+	p := res.Problems[0].Error()
+	if !strings.HasPrefix(p, "runpod: no serverless prices this run: querying the v2 catalog: the API refused the key: ") || !strings.Contains(p, "HTTP 401") || strings.Contains(p, runPodTestKey) {
+		t.Errorf("problem %q", p)
+	}
+	if len(res.Payloads) != 2 || res.Payloads[1].Status != http.StatusUnauthorized || bytes.Contains(res.Payloads[1].Body, []byte(runPodTestKey)) ||
+		!bytes.Contains(res.Payloads[1].Body, []byte("invalid api key Bearer "+redact.Mark)) {
+		t.Errorf("payloads %d; the 401 answer %q should be kept, the key scrubbed", len(res.Payloads), res.Payloads[len(res.Payloads)-1].Body)
+	}
+}
+
+// TestRunPodInvalidConfig: a URL that is not one fails every fetch with an error naming the
+// source and the setting, before any request.
+func TestRunPodInvalidConfig(t *testing.T) {
+	for _, cfg := range []scrapers.RunPodConfig{
+		{URL: "api.runpod.io/graphql"},
+		{CatalogURL: "ftp://api.runpod.io/v2/catalog/gpus", APIKey: runPodTestKey},
+	} {
+		_, err := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{}), cfg, nil).Fetch(context.Background(), runNov29)
+		if err == nil || !strings.HasPrefix(err.Error(), "runpod: ") || !strings.Contains(err.Error(), "URL") || strings.Contains(err.Error(), runPodTestKey) {
+			t.Errorf("%+v: error %v", cfg, err)
+		}
+	}
+}
+
+// TestRunPodStored: a keyed run's stored answers, in either order and with a failed one among
+// them, re-derive to the offers the run had; a keyless run's to its pod offers. A stored catalog
+// answer that no longer parses fails the re-derivation (the run keeps what it stored), rather
+// than dropping its serverless offers.
+func TestRunPodStored(t *testing.T) {
+	gputypes, catalog := readTestdata(t, "runpod_gputypes.json"), readTestdata(t, "runpod_catalog.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeBody(w, "application/json", runPodAnswer(gputypes, catalog)(r))
+	}))
+	defer srv.Close()
+	for _, key := range []string{runPodTestKey, ""} {
+		live, err := scrapers.NewRunPod(newTestClient(t, scrapers.ClientConfig{}),
+			scrapers.RunPodConfig{URL: srv.URL + "/graphql", CatalogURL: srv.URL + "/v2/catalog/gpus", APIKey: key}, nil).Fetch(context.Background(), runNov29)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads := append([]schema.RawPayload{{URL: srv.URL + "/v2/catalog/gpus", Status: 503, Body: []byte("busy")}}, live.Payloads...)
+		slices.Reverse(payloads)
+		s, err := scrapers.NewStored(scrapers.RunPodName, payloads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Fetch(context.Background(), runNov29)
+		if err != nil || len(got.Problems) != 0 {
+			t.Fatalf("key %t: %v, problems %v", key != "", err, got.Problems)
+		}
+		if diff := cmp.Diff(live.Offers, got.Offers); diff != "" {
+			t.Errorf("key %t: re-derived offers differ (-live +stored):\n%s", key != "", diff)
+		}
+	}
+	cut := []schema.RawPayload{{URL: srv.URL + "/graphql", Status: 200, Body: gputypes}, {URL: srv.URL + "/v2/catalog/gpus", Status: 200, Body: catalog[:len(catalog)/2]}}
+	s, _ := scrapers.NewStored(scrapers.RunPodName, cut)
+	if _, err := s.Fetch(context.Background(), runNov29); !errors.Is(err, scrapers.ErrIncomplete) || !strings.Contains(err.Error(), "runpod: response body incomplete: decoding the v2 catalog") {
+		t.Errorf("a stored catalog cut short: %v, want a runpod ErrIncomplete", err)
+	}
+}
+
 func FuzzParseRunPod(f *testing.F) {
 	f.Add(readTestdata(f, "runpod_gputypes.json"))
 	f.Add(readTestdata(f, "runpod_gputypes_traps.json"))
@@ -324,6 +652,27 @@ func FuzzParseRunPod(f *testing.F) {
 		checkParsed(t, scrapers.RunPodName, runNov29, offers, problems, err)
 		checkPerGPU(t, offers)
 	})
+}
+
+func FuzzParseRunPodCatalog(f *testing.F) {
+	f.Add(readTestdata(f, "runpod_catalog.json"))
+	f.Add(readTestdata(f, "runpod_catalog_traps.json"))
+	f.Add([]byte(`{"gpus": [{"id": "x", "price": {"serverless": 1e400}}, {"id": "NVIDIA L4", "memory": 1e308, "price": {"serverless": "0.684"}}]}`))
+	f.Add([]byte(`{"gpus": [null, {"id": "unknown", "price": {}}, {"id": "NVIDIA L4", "price": {"serverless": 5e-1}}, {"id": "NVIDIA L4", "price": null}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		offers, problems, err := scrapers.ParseRunPodCatalog(body, runNov29, scrapers.DefaultRunPodCatalogURL)
+		checkParsed(t, scrapers.RunPodName, runNov29, offers, problems, err)
+		checkPerGPU(t, offers)
+		for _, o := range offers {
+			if o.PriceType != schema.Serverless || o.GPUCount != 1 || !strings.HasSuffix(o.OfferID, ":serverless") {
+				t.Fatalf("offer %q: %s of %d GPUs", o.OfferID, o.PriceType, o.GPUCount)
+			}
+		}
+	})
+}
+
+func BenchmarkParseRunPodCatalog(b *testing.B) {
+	benchmarkParse(b, scrapers.ParseRunPodCatalog, "runpod_catalog.json", runNov29, scrapers.DefaultRunPodCatalogURL)
 }
 
 func BenchmarkParseRunPod(b *testing.B) {

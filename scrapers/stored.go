@@ -37,7 +37,7 @@ func NewStored(provider string, payloads []schema.RawPayload) (*Stored, error) {
 	case VastName:
 		s.parse = eachAnswer(ParseVast)
 	case RunPodName:
-		s.parse = eachAnswer(ParseRunPod)
+		s.parse = parseRunPodStored // the GraphQL answer, and the v2 catalog's of a run with a key
 	case LambdaName:
 		s.parse = eachAnswer(parseLambdaStored)
 	case CoreWeaveName:
@@ -86,6 +86,23 @@ func parseLambdaStored(body []byte, run schema.Run, sourceURL string) ([]schema.
 		return ParseLambda(body, run, sourceURL)
 	}
 	return ParseLambdaPage(body, run, sourceURL)
+}
+
+// parseRunPodStored parses a stored RunPod run: its GraphQL answer and, when the run had a
+// key, its v2 catalog answer, told apart by content (only GraphQL's names gpuTypes, only the
+// catalog's has gpus), merged and sorted as the source does. A catalog answer that does not
+// parse fails the re-derivation as a GraphQL one does, though the scrape took its failure for a
+// problem: the run may have stored serverless offers from it, and a re-derivation must not lose
+// them.
+func parseRunPodStored(payloads []schema.RawPayload, run schema.Run) ([]schema.Offer, []error, error) {
+	offers, problems, err := eachAnswer(func(body []byte, run schema.Run, sourceURL string) ([]schema.Offer, []error, error) {
+		if bytes.Contains(body, []byte(`"gpus"`)) && !bytes.Contains(body, []byte(`"gpuTypes"`)) {
+			return ParseRunPodCatalog(body, run, sourceURL)
+		}
+		return ParseRunPod(body, run, sourceURL)
+	})(payloads, run)
+	sortOffers(offers)
+	return offers, problems, err
 }
 
 // parseVerdaStored parses a stored Verda run: the API's instance types placed by its two

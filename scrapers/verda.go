@@ -204,7 +204,7 @@ func verdaTypeOffers(it verdaInstanceType, run schema.Run, sourceURL string) ([]
 	if it.Currency != nil && !strings.EqualFold(strings.TrimSpace(*it.Currency), "usd") {
 		return nil, fmt.Errorf("%s: currency %q, want usd", where, clip(*it.Currency, 20))
 	}
-	onDemand, hasOnDemand, err := verdaPrice(it.PricePerHour)
+	onDemand, hasOnDemand, err := jsonPrice(it.PricePerHour)
 	if err != nil {
 		return nil, fmt.Errorf("%s: price_per_hour: %w", where, err)
 	}
@@ -212,7 +212,7 @@ func verdaTypeOffers(it verdaInstanceType, run schema.Run, sourceURL string) ([]
 	if spotRaw == nil {
 		spotField, spotRaw = "spot_price_per_hour", it.SpotPricePerHour
 	}
-	spot, hasSpot, err := verdaPrice(spotRaw)
+	spot, hasSpot, err := jsonPrice(spotRaw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", where, spotField, err)
 	}
@@ -304,23 +304,6 @@ func verdaIntraNode(m gpus.Match, count int) schema.IntraNode {
 		return schema.IntraPCIe
 	}
 	return schema.IntraUnknown
-}
-
-// verdaPrice reads an optional price: ok is false when it is absent, null, empty or zero (not
-// offered); a negative, implausibly high or malformed price is an error.
-func verdaPrice(raw json.RawMessage) (d decimal.Decimal, ok bool, err error) {
-	d, present, err := jsonNumberOrString(raw)
-	switch {
-	case err != nil:
-		return decimal.Zero, false, err
-	case !present || d.IsZero():
-		return decimal.Zero, false, nil
-	case d.IsNegative():
-		return decimal.Zero, false, fmt.Errorf("%s is negative", d)
-	case d.GreaterThanOrEqual(maxPrice):
-		return decimal.Zero, false, fmt.Errorf("%s is implausibly high", d)
-	}
-	return d, true, nil
 }
 
 // verdaCount reads an optional whole count of at most 2^15.
@@ -692,7 +675,7 @@ func verdaPageOffer(n verdaLDOffer, run schema.Run, sourceURL string) (o schema.
 		return o, "", fmt.Errorf("%s: no GPU after the count", where)
 	}
 
-	price, ok, err := verdaPrice(n.Price)
+	price, ok, err := jsonPrice(n.Price)
 	switch {
 	case err != nil:
 		return o, "", fmt.Errorf("%s: price: %w", where, err)

@@ -9,7 +9,7 @@ var parserDates = map[string]string{
 	CoreWeaveName:    "2026-12-01",
 	LambdaName:       "2026-12-01",
 	OCIName:          "2026-12-01",
-	RunPodName:       "2026-12-02",
+	RunPodName:       "2026-12-04",
 	TensorDockName:   "2026-12-02",
 	VastName:         "2026-12-01",
 	VerdaName:        "2026-12-02",

@@ -83,7 +83,7 @@ func fakeProviders(servers map[string]*httptest.Server, keys map[string]string) 
 	u := func(p, path string) string { return servers[p].URL + path }
 	return fmt.Sprintf(`providers:
   vastai: {url: %q, delay: 1ms, api_key_env: %s}
-  runpod: {url: %q, api_key_env: %s}
+  runpod: {url: %q, catalog_url: %q, api_key_env: %s}
   lambda: {url: %q, page_url: %q, api_key_env: %s, delay: 1ms}
   coreweave: {url: %q, delay: 1ms}
   verda: {url: %q, page_url: %q, api_key_env: %s, client_id_env: GPUCOST_TEST_NO_SUCH_ID, delay: 1ms}
@@ -93,7 +93,7 @@ func fakeProviders(servers map[string]*httptest.Server, keys map[string]string) 
   digitalocean: {url: %q, page_url: %q, api_key_env: %s, delay: 1ms}
   hyperstack: {url: %q, page_url: %q, api_key_env: %s, delay: 1ms}
   tensordock: {url: %q, api_key_env: %s}
-`, u("vastai", "/api/v0/bundles/"), key("vastai"), u("runpod", "/graphql"), key("runpod"),
+`, u("vastai", "/api/v0/bundles/"), key("vastai"), u("runpod", "/graphql"), u("runpod", "/v2/catalog/gpus"), key("runpod"),
 		u("lambda", "/api/v1/instance-types"), u("lambda", "/pricing"), key("lambda"), u("coreweave", "/pricing"),
 		u("verda", "/v1"), u("verda", "/pricing"), key("verda"),
 		u("oci", "/pls/apex/cetools/api/v1/products/?currencyCode=USD"), u("oci", "/a/ocom/docs/cloudestimator2/data/shapes.json"),

@@ -82,7 +82,7 @@ func buildSources(cfg config.Config, e env, logger *slog.Logger, names []string,
 			out = append(out, scrapers.NewVast(client, scrapers.VastConfig{URL: p.URL, APIKey: keys[name], PageLimit: p.PageLimit, RequestInterval: delay(p.Delay).Std()}, logger))
 		case scrapers.RunPodName:
 			p := cfg.Providers.RunPod
-			out = append(out, scrapers.NewRunPod(client, scrapers.RunPodConfig{URL: p.URL, APIKey: keys[name]}, logger))
+			out = append(out, scrapers.NewRunPod(client, scrapers.RunPodConfig{URL: p.URL, CatalogURL: p.CatalogURL, APIKey: keys[name]}, logger))
 		case scrapers.LambdaName:
 			p := cfg.Providers.Lambda
 			out = append(out, scrapers.NewLambda(client, scrapers.LambdaConfig{APIURL: p.URL, PageURL: p.PageURL, APIKey: keys[name],

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,35 @@ func TestTensorDockNeedsAKey(t *testing.T) {
 	vars["GPUCOST_TENSORDOCK_API_KEY"] = "td-test-token"
 	if code, out := runCLIEnv(vars, "scrape", "--dry-run", "--providers", "tensordock"); code != exitOK || !strings.Contains(out, "tensordock  ok") || strings.Contains(out, "td-test-token") {
 		t.Fatalf("with a key: exit %d, want %d and tensordock ok, the key nowhere:\n%s", code, exitOK, out)
+	}
+}
+
+// TestRunPodServerlessNeedsAKey: RunPod's snapshot part served at providers.runpod.url and
+// catalog_url. Without a key the scrape reads GraphQL alone: 112 pod offers, no serverless one,
+// ok. With a key it reads the catalog too: 21 serverless offers more, ok, the key nowhere. A
+// catalog refusing the key leaves the run partial with the pod offers, saying why.
+func TestRunPodServerlessNeedsAKey(t *testing.T) {
+	refuse := false
+	rp := providerServer(t, "runpod", func(w http.ResponseWriter, r *http.Request) bool {
+		if refuse && r.URL.Path == "/v2/catalog/gpus" {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"title": "Unauthorized", "status": 401}`))
+			return true
+		}
+		return false
+	})
+	vars := map[string]string{"GPUCOST_PROVIDERS_RUNPOD_URL": rp.URL + "/graphql", "GPUCOST_PROVIDERS_RUNPOD_CATALOG_URL": rp.URL + "/v2/catalog/gpus"}
+	scrape := func() (int, string) { return runCLIEnv(vars, "scrape", "--dry-run", "--providers", "runpod") }
+	if code, out := scrape(); code != exitOK || !strings.Contains(out, "112 offers would be loaded") || strings.Contains(out, "serverless") {
+		t.Fatalf("without a key: exit %d, want %d with the 112 pod offers and no serverless one:\n%s", code, exitOK, out)
+	}
+	vars["GPUCOST_RUNPOD_API_KEY"] = "rp-test-key"
+	if code, out := scrape(); code != exitOK || !strings.Contains(out, "133 offers would be loaded") || !strings.Contains(out, "serverless") || strings.Contains(out, "rp-test-key") {
+		t.Fatalf("with a key: exit %d, want %d with 133 offers, serverless among them, the key nowhere:\n%s", code, exitOK, out)
+	}
+	refuse = true
+	if code, out := scrape(); code != exitPartial || !strings.Contains(out, "112 offers would be loaded") || !strings.Contains(out, "no serverless prices this run: querying the v2 catalog: the API refused the key") {
+		t.Fatalf("a refused key: exit %d, want %d with the pod offers and the reason:\n%s", code, exitPartial, out)
 	}
 }
