@@ -80,9 +80,13 @@ func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas i
 		perHour := speed * float64(w.Concurrency) * float64(replicas) * 3600
 		usd := pl.PriceUSDPerHour.Mul(decimal.NewFromInt(1_000_000)).Div(decimal.NewFromFloat(perHour))
 		if w.service() {
-			// Billed hours per busy hour: 1 for an instance busy whenever it is up.
+			// Billed hours per busy hour: 1 for an instance busy whenever it is up. A service
+			// measured idle makes no tokens to price.
 			busy := decimal.NewFromFloat(w.busy() * p.hoursPerMonth(w))
-			if billed := pl.HoursPerMonth; !billed.Equal(busy) && busy.IsPositive() {
+			if !busy.IsPositive() {
+				return nil
+			}
+			if billed := pl.HoursPerMonth; !billed.Equal(busy) {
 				usd = usd.Mul(billed).Div(busy)
 			}
 		}
@@ -122,25 +126,19 @@ func billedBy(pt schema.PriceType) int {
 // found a feasible placement of one kind only (the other is dearer than every one kept, or
 // not on the market).
 func (p *planner) billingNote(w *Workload) string {
-	inst, srv := p.cheapestBilled[0], p.cheapestBilled[1]
-	if !w.service() || inst == nil || srv == nil {
+	at, srv, inst, ok := p.serverlessBreakEven(w)
+	if !ok {
 		return ""
-	}
-	rate := func(c *candidate) decimal.Decimal {
-		return c.ref.offer.PriceUSDPerHour.Mul(decimal.NewFromInt(int64(c.eval.offersRented)))
-	}
-	at, err := p.serverless(rate(srv)).BreakEven(rate(inst), p.usage(w))
-	if err != nil {
-		return ""
-	}
-	name := func(c *candidate) string {
-		return fmt.Sprintf("%s %s ×%d at %s/h", c.ref.offer.Provider, c.class.model.Name, c.class.gpusPerOffer*c.eval.offersRented, money.Price(rate(c)))
 	}
 	workload := fmt.Sprintf("this workload: %.0f%% busy", w.busy()*100)
-	if w.Utilization == 0 {
+	switch {
+	case w.Utilization > 0:
+	case w.Measured != nil:
+		workload += " (measured)"
+	default:
 		workload = "this workload: busy whenever it is up (set utilization if it is not)"
 	}
-	head := fmt.Sprintf("serverless (%s, busy hours and cold starts) against an instance (%s, every hour): ", name(srv), name(inst))
+	head := fmt.Sprintf("serverless (%s, busy hours and cold starts) against an instance (%s, every hour): ", srv, inst)
 	switch {
 	case at <= 0:
 		return head + "serverless costs more at any utilization (its minimum billing); " + workload
@@ -148,6 +146,28 @@ func (p *planner) billingNote(w *Workload) string {
 		return head + "serverless costs less at any utilization; " + workload
 	}
 	return head + fmt.Sprintf("serverless is cheaper below %.0f%% utilization; %s", at*100, workload)
+}
+
+// serverlessBreakEven is the utilization below which the cheapest feasible serverless
+// placement the search costed for a service costs less than the cheapest feasible instance (0:
+// at none, 1: at any), with each placement described ("verda H100-SXM-80GB ×1 at $3.58/h").
+// ok is false for a job, or when the search found a feasible placement of one kind only.
+func (p *planner) serverlessBreakEven(w *Workload) (at float64, srv, inst string, ok bool) {
+	instC, srvC := p.cheapestBilled[0], p.cheapestBilled[1]
+	if !w.service() || instC == nil || srvC == nil {
+		return 0, "", "", false
+	}
+	rate := func(c *candidate) decimal.Decimal {
+		return c.ref.offer.PriceUSDPerHour.Mul(decimal.NewFromInt(int64(c.eval.offersRented)))
+	}
+	at, err := p.serverless(rate(srvC)).BreakEven(rate(instC), p.usage(w))
+	if err != nil {
+		return 0, "", "", false
+	}
+	name := func(c *candidate) string {
+		return fmt.Sprintf("%s %s ×%d at %s/h", c.ref.offer.Provider, c.class.model.Name, c.class.gpusPerOffer*c.eval.offersRented, money.Price(rate(c)))
+	}
+	return at, name(srvC), name(instC), true
 }
 
 // notes say what a placement's numbers assume, so a reader can check them by hand.
