@@ -37,8 +37,8 @@ type Measurer interface {
 	Measure(ctx context.Context, selector string, end time.Time) (schema.GPUUsage, error)
 }
 
-// Usage is how a plan measures its workloads' GPU utilization.
-type Usage struct {
+// Measuring is how a plan measures its workloads' GPU utilization.
+type Measuring struct {
 	// Measurer reads it for every workload whose current placement has a metrics_selector;
 	// nil measures nothing.
 	Measurer Measurer
@@ -46,8 +46,8 @@ type Usage struct {
 	Logger *slog.Logger
 }
 
-// measuring is how many workloads are measured at once.
-const measuring = 4
+// measuredAtOnce is how many workloads are measured at once.
+const measuredAtOnce = 4
 
 // Sink stores plans.
 type Sink interface {
@@ -81,10 +81,10 @@ type Today struct {
 }
 
 // Make plans wl on the latest offers of s whose prices still hold at now, with opts, each
-// workload with a metrics_selector measured first over the window before now (u). A failed
+// workload with a metrics_selector measured first over the window before now (m). A failed
 // measurement does not fail the plan: the workload is planned without it, its plan says why,
 // and the failure is logged. file names the workloads in errors. wl is not changed.
-func Make(ctx context.Context, s Offers, u Usage, file string, wl *optimizer.File, opts optimizer.Options, now time.Time) (Today, error) {
+func Make(ctx context.Context, s Offers, m Measuring, file string, wl *optimizer.File, opts optimizer.Options, now time.Time) (Today, error) {
 	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + lately
 	offers, err := s.LatestOffersToPlan(ctx, schema.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
 	if err != nil {
@@ -94,7 +94,7 @@ func Make(ctx context.Context, s Offers, u Usage, file string, wl *optimizer.Fil
 	if err != nil {
 		return Today{}, err
 	}
-	wl = u.measure(ctx, wl, now)
+	wl = m.measure(ctx, wl, now)
 	plan, err := optimizer.Optimize(optimizer.Input{Now: now, Workloads: wl, Offers: offers}, opts)
 	if err != nil {
 		return Today{}, fmt.Errorf("planning %s: %w", file, err)
@@ -105,18 +105,18 @@ func Make(ctx context.Context, s Offers, u Usage, file string, wl *optimizer.Fil
 // measure returns a copy of wl in which every workload whose current placement has a
 // metrics_selector carries its measurement up to now (Workload.Measured), or why it has none
 // (Workload.Unmeasured); wl itself when there is no measurer.
-func (u Usage) measure(ctx context.Context, wl *optimizer.File, now time.Time) *optimizer.File {
-	if u.Measurer == nil {
+func (m Measuring) measure(ctx context.Context, wl *optimizer.File, now time.Time) *optimizer.File {
+	if m.Measurer == nil {
 		return wl
 	}
-	logger := u.Logger
+	logger := m.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	out := *wl
 	out.Teams = slices.Clone(wl.Teams)
 	var g errgroup.Group
-	g.SetLimit(measuring)
+	g.SetLimit(measuredAtOnce)
 	for i := range out.Teams {
 		t := &out.Teams[i]
 		t.Workloads = slices.Clone(t.Workloads)
@@ -126,13 +126,13 @@ func (u Usage) measure(ctx context.Context, wl *optimizer.File, now time.Time) *
 				continue
 			}
 			g.Go(func() error {
-				m, err := u.Measurer.Measure(ctx, w.Current.MetricsSelector, now)
+				usage, err := m.Measurer.Measure(ctx, w.Current.MetricsSelector, now)
 				if err != nil {
 					logger.Warn("GPU utilization not measured", "team", t.Name, "workload", w.Name, "err", err)
 					w.Unmeasured = err.Error()
 					return nil
 				}
-				w.Measured = &m
+				w.Measured = &usage
 				return nil
 			})
 		}

@@ -78,7 +78,7 @@ func TestMakeMeasuresTheWorkloadsWithASelector(t *testing.T) {
 		return schema.GPUUsage{Share: 0.5, GPUs: 1, From: end.Add(-time.Hour), To: end}, nil
 	}}
 	var logs bytes.Buffer
-	today, err := plans.Make(context.Background(), noOffers{}, plans.Usage{Measurer: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
+	today, err := plans.Make(context.Background(), noOffers{}, plans.Measuring{Measurer: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
 		"teams.yaml", wl, optimizer.DefaultOptions(), now)
 	if err != nil {
 		t.Fatalf("a failed measurement failed the plan: %v", err)
@@ -113,7 +113,7 @@ func TestMakeMeasuresTheWorkloadsWithASelector(t *testing.T) {
 	}
 
 	// No measurer: nothing is measured, nothing is said.
-	today, err = plans.Make(context.Background(), noOffers{}, plans.Usage{}, "teams.yaml", wl, optimizer.DefaultOptions(), now)
+	today, err = plans.Make(context.Background(), noOffers{}, plans.Measuring{}, "teams.yaml", wl, optimizer.DefaultOptions(), now)
 	if err != nil {
 		t.Fatal(err)
 	}
