@@ -19,15 +19,15 @@ export GPUCOST_TEST_CLICKHOUSE_DSN := clickhouse://default@127.0.0.1:$(CH_PORT)/
 test_server = GPUCOST_CH_ENGINE=$(patsubst auto,current,$(TEST_ENGINE)) deploy/clickhouse/local.sh $(1)
 endif
 # The tests' Prometheus (measured GPU utilization): the local one of deploy/prometheus/local.sh,
-# unless GPUCOST_TEST_PROMETHEUS_URL names another (GPUCOST_TEST_PROMETHEUS_TARGETS then names the
-# folder of file_sd targets it reads, when the tests cannot ask it).
+# unless GPUCOST_TEST_PROMETHEUS_URL names another. The tests register their exporters in the
+# folder of file_sd targets the server's configuration names (so a server another work tree
+# started serves them too), or in GPUCOST_TEST_PROMETHEUS_TARGETS when set.
 PROM_PORT := $(or $(GPUCOST_PROM_PORT),19090)
 ifneq ($(filter environment command line,$(origin GPUCOST_TEST_PROMETHEUS_URL)),)
-export GPUCOST_TEST_PROMETHEUS_URL GPUCOST_TEST_PROMETHEUS_TARGETS
+export GPUCOST_TEST_PROMETHEUS_URL
 test_prometheus = echo "make: the tests use the Prometheus of GPUCOST_TEST_PROMETHEUS_URL"
 else
 export GPUCOST_TEST_PROMETHEUS_URL := http://127.0.0.1:$(PROM_PORT)
-export GPUCOST_TEST_PROMETHEUS_TARGETS := $(or $(GPUCOST_PROM_DIR),$(CURDIR)/.data/prometheus)/targets
 test_prometheus = deploy/prometheus/local.sh start
 endif
 # The legacy leg's server: Debian's ClickHouse 18.16, beside the current one on its own ports and

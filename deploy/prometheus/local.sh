@@ -16,8 +16,8 @@
 # (default .data/prometheus in the work tree, git-ignored). Starting it again while it answers
 # does nothing.
 # Environment: GPUCOST_PROM_PORT (default 19090), GPUCOST_PROM_DIR.
-# `make test` starts it and hands the tests GPUCOST_TEST_PROMETHEUS_URL and
-# GPUCOST_TEST_PROMETHEUS_TARGETS (the targets folder).
+# `make test` starts it and hands the tests its URL (GPUCOST_TEST_PROMETHEUS_URL); they find
+# the targets folder in its configuration.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
