@@ -18,6 +18,18 @@ else
 export GPUCOST_TEST_CLICKHOUSE_DSN := clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost?dial_timeout=5s
 test_server = GPUCOST_CH_ENGINE=$(patsubst auto,current,$(TEST_ENGINE)) deploy/clickhouse/local.sh $(1)
 endif
+# The tests' Prometheus (measured GPU utilization): the local one of deploy/prometheus/local.sh,
+# unless GPUCOST_TEST_PROMETHEUS_URL names another. The tests register their exporters in the
+# folder of file_sd targets the server's configuration names (so a server another work tree
+# started serves them too), or in GPUCOST_TEST_PROMETHEUS_TARGETS when set.
+PROM_PORT := $(or $(GPUCOST_PROM_PORT),19090)
+ifneq ($(filter environment command line,$(origin GPUCOST_TEST_PROMETHEUS_URL)),)
+export GPUCOST_TEST_PROMETHEUS_URL
+test_prometheus = echo "make: the tests use the Prometheus of GPUCOST_TEST_PROMETHEUS_URL"
+else
+export GPUCOST_TEST_PROMETHEUS_URL := http://127.0.0.1:$(PROM_PORT)
+test_prometheus = deploy/prometheus/local.sh start
+endif
 # The legacy leg's server: Debian's ClickHouse 18.16, beside the current one on its own ports and
 # data folder.
 LEGACY_SERVER := GPUCOST_CH_ENGINE=debian GPUCOST_CH_TCP_PORT=19001 GPUCOST_CH_HTTP_PORT=18124 GPUCOST_LOCAL_DIR=$(CURDIR)/.data/clickhouse-legacy
@@ -33,7 +45,7 @@ MODULES := . deploy
 # (into the build cache) and prints its path, and it runs in either module.
 GOTESTSUM = "$$($(GO) -C $(CURDIR)/deploy tool -n gotestsum)"
 
-.PHONY: bench-ratios bench-memory measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop migrate vet clean
+.PHONY: bench-ratios bench-memory measure-growth cluster cluster-stop test-cluster test-legacy test-tools demo all build test bench fuzz clickhouse clickhouse-stop prometheus prometheus-stop migrate vet clean
 
 all: build
 
@@ -73,6 +85,16 @@ clickhouse-stop:
 	@deploy/clickhouse/local.sh stop
 	@if $(LEGACY_SERVER) deploy/clickhouse/local.sh status 2>/dev/null; then $(LEGACY_SERVER) deploy/clickhouse/local.sh stop; fi
 
+## prometheus: start the local Prometheus of the measured-utilization tests on
+## 127.0.0.1:$(PROM_PORT) (Debian's prometheus; a 1 s scrape of the targets the tests register in
+## its targets folder; see deploy/prometheus/local.sh)
+prometheus:
+	@deploy/prometheus/local.sh start
+
+## prometheus-stop: stop it
+prometheus-stop:
+	@deploy/prometheus/local.sh stop
+
 ## migrate: create or upgrade the schema on $GPUCOST_CLICKHOUSE_DSN (default the local server)
 migrate: clickhouse build
 	bin/gpucost migrate --dsn "$${GPUCOST_CLICKHOUSE_DSN:-clickhouse://default@127.0.0.1:$(CH_PORT)/gpucost}"
@@ -84,14 +106,16 @@ vet:
 ## test-tools: what the tests need besides Go and ClickHouse, installed when missing (apt-get, as
 ## root on Debian; otherwise the command to run is printed)
 test-tools:
-	@deploy/need.sh "make test" promtool=prometheus chromium=chromium systemd-analyze=systemd \
+	@deploy/need.sh "make test" promtool=prometheus prometheus=prometheus chromium=chromium systemd-analyze=systemd \
 	  /usr/share/fonts/truetype/liberation=fonts-liberation gcc=gcc g++=g++ curl=curl
 
 ## test: vet, then every test of both modules with the race detector, ClickHouse integration
-## tests included, on a current ClickHouse (the local one of make clickhouse, never 18.16); says
-## which server it used
+## tests included, on a current ClickHouse (the local one of make clickhouse, never 18.16), and
+## the measured-utilization tests on the local Prometheus (make prometheus); says which server it
+## used
 test: test-tools vet
 	@$(call test_server,start)
+	@$(test_prometheus)
 	GPUCOST_INTEGRATION=1 $(GOTESTSUM) --format pkgname --format-hide-empty-pkg -- -race -count=1 ./...
 	cd deploy && GPUCOST_INTEGRATION=1 $(GOTESTSUM) --format pkgname --format-hide-empty-pkg -- -race -count=1 ./...
 	@$(call test_server,status)
@@ -102,6 +126,7 @@ test: test-tools vet
 ## never meet 18.16
 test-legacy: test-tools
 	@$(LEGACY_SERVER) deploy/clickhouse/local.sh start
+	@$(test_prometheus)
 	@set -o pipefail; for m in $(MODULES); do \
 	  pkgs=$$($(GO) -C $$m list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
 	     awk '/ github.com\/gpucost\/gpucost\/store\/storetest( |$$)/ && $$1 !~ /deploy\/clickhouse$$/ {print $$1}') || exit 1; \

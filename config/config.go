@@ -3,7 +3,7 @@
 // strictly and checks every value as the commands will use it (a DSN the driver parses, cron
 // schedules, addresses, URLs, SMTP settings); each error names where the bad value came from:
 // the file and line, or the variable, and the key. Secrets (the ClickHouse and SMTP passwords,
-// the providers' API keys) never sit in the file: they are read from the variables or files the
+// the providers' API keys, the Prometheus bearer token) never sit in the file: they are read from the variables or files the
 // configuration names (Verda's OAuth2 client id too), and Secrets lists them so that everything
 // gpucost writes is scrubbed.
 package config
@@ -31,6 +31,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/gpuusage"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/redact"
@@ -56,6 +57,20 @@ type Config struct {
 	Serve      ServeConfig      `yaml:"serve"`
 	Optimize   OptimizeConfig   `yaml:"optimize"`
 	Report     ReportConfig     `yaml:"report"`
+	Prometheus PrometheusConfig `yaml:"prometheus"`
+}
+
+// PrometheusConfig says where the plan reads how busy each workload's GPUs were (the DCGM
+// exporter's metrics, through the Prometheus HTTP API; package gpuusage). An empty URL
+// measures nothing. The bearer token never sits in the file: it is read from the environment
+// variable BearerTokenEnv or the file BearerTokenFile.
+type PrometheusConfig struct {
+	URL             string   `yaml:"url"`
+	Query           string   `yaml:"query"`
+	Window          Duration `yaml:"window"`
+	Timeout         Duration `yaml:"timeout"`
+	BearerTokenEnv  string   `yaml:"bearer_token_env"`
+	BearerTokenFile string   `yaml:"bearer_token_file"`
 }
 
 // OptimizeConfig configures `gpucost optimize` and its nightly run in serve.
@@ -450,7 +465,34 @@ func (c Config) validate() error {
 	add(checkSchedule("optimize.schedule", c.Optimize.Schedule))
 	add(optionErrors(c.Optimize.Options.Validate()))
 	add(c.Report.check())
+	add(c.Prometheus.check())
 	return errors.Join(errs...)
+}
+
+// check validates the prometheus section: a URL without credentials (or none), a query
+// template gpuusage takes, a positive window of whole milliseconds (PromQL's resolution) and
+// timeout, a variable name for the token.
+func (p PrometheusConfig) check() error {
+	errs := []error{checkURL("prometheus.url", p.URL), positive("prometheus.window", p.Window), positive("prometheus.timeout", p.Timeout)}
+	if u, err := url.Parse(p.URL); err == nil && u.User != nil {
+		errs = append(errs, bad("prometheus.url", "holds a user or password: give a bearer token (prometheus.bearer_token_env or bearer_token_file) instead"))
+	}
+	if err := gpuusage.CheckQuery(p.Query); err != nil {
+		errs = append(errs, bad("prometheus.query", "%v", err))
+	}
+	if p.Window.Std()%time.Millisecond != 0 {
+		errs = append(errs, bad("prometheus.window", "%s is finer than PromQL's milliseconds", p.Window.Std()))
+	}
+	if p.BearerTokenEnv != "" && !envName.MatchString(p.BearerTokenEnv) {
+		errs = append(errs, bad("prometheus.bearer_token_env", "%s is not an environment variable name", selection.Quote(p.BearerTokenEnv)))
+	}
+	return errors.Join(errs...)
+}
+
+// BearerToken reads the token sent to Prometheus from BearerTokenFile or the BearerTokenEnv
+// variable; "" when neither is set. The value is never logged or put in an error.
+func (p PrometheusConfig) BearerToken(getenv func(string) string) (string, error) {
+	return readSecret("the prometheus.bearer_token", p.BearerTokenFile, p.BearerTokenEnv, getenv)
 }
 
 // optionErrors turns the optimizer's errors ("option NAME: ...") into fieldErrors of
@@ -688,7 +730,8 @@ func notNegative(key string, d Duration) error {
 
 // secrets are the configuration's secrets, as far as they can be read: the ClickHouse password
 // (of the DSN's user, or its password parameter) and the SMTP password, which gpucost keeps to
-// itself, and every provider's API key, which it sends (redact.Redactor.AddSent). Each
+// itself, and every provider's API key and the Prometheus bearer token, which it sends
+// (redact.Redactor.AddSent). Each
 // command's output and everything it stores is scrubbed of them.
 //
 // A DSN password that is the DSN's own user, database or host name (docker-compose's default
@@ -727,6 +770,9 @@ func (c Config) Secrets(getenv func(string) string) (passwords, apiKeys []string
 				apiKeys = append(apiKeys, id) // sent with the secret: scrubbed like it
 			}
 		}
+	}
+	if token, err := c.Prometheus.BearerToken(getenv); err == nil && token != "" {
+		apiKeys = append(apiKeys, token) // sent to Prometheus, as a key to a provider
 	}
 	return passwords, apiKeys
 }
@@ -827,7 +873,8 @@ func Provider(cfg Config, name string) (ProviderConfig, bool) {
 }
 
 // WriteEffective writes the configuration as YAML with the DSN's password masked, then for each
-// provider whether an API key was found (never the key). scrub masks what else looks like a
+// provider whether an API key was found, and whether a Prometheus bearer token was (never the
+// key or the token). scrub masks what else looks like a
 // credential (a URL's password, ?api_key=) in the YAML: the text is printed as a message.
 func WriteEffective(w io.Writer, c Config, getenv func(string) string, scrub func(string) string) error {
 	c.ClickHouse.DSN = MaskDSN(c.ClickHouse.DSN)
@@ -858,7 +905,14 @@ func WriteEffective(w io.Writer, c Config, getenv func(string) string, scrub fun
 			return err
 		}
 	}
-	return nil
+	state := "not set"
+	if token, err := c.Prometheus.BearerToken(getenv); err != nil {
+		state = "error: " + err.Error()
+	} else if token != "" {
+		state = "set (masked)"
+	}
+	_, err = fmt.Fprintf(w, "# Prometheus bearer token: %s\n", state)
+	return err
 }
 
 // MaskDSN replaces the DSN's password, given as the user's or as a parameter, with REDACTED.

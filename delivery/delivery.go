@@ -7,7 +7,8 @@
 // the weekly job of `gpucost serve` reports as its status.
 //
 // It reads nothing of its own: the store comes in as Store and SendLog, the mail transport as
-// Sender (package smtpmail is the SMTP one), the settings as Options. Options is a struct of
+// Sender (package smtpmail is the SMTP one), the reader of GPU utilization as Options.Measurer
+// (package gpuusage is the Prometheus one), the settings as Options. Options is a struct of
 // this package, not package config's Config: delivery needs five settings (the workloads file,
 // the planning options, the chart span, the sender address, the redactor) out of a
 // configuration that also holds the scrapers, the server and the SMTP credentials, and taking
@@ -44,6 +45,8 @@ type Options struct {
 	Workloads string
 	// Planning are the optimizer's options (optimize.options).
 	Planning optimizer.Options
+	// Measurer reads how busy each workload's GPUs were (prometheus.url); nil measures nothing.
+	Measurer plans.Measurer
 	// HistoryWeeks is how many weeks the charts span (report.history_weeks).
 	HistoryWeeks int
 	// From is the sender of the emails, an RFC 5322 address (report.smtp.from).
@@ -84,7 +87,7 @@ func Build(ctx context.Context, s Store, week report.Week, o Options) (*report.R
 		return nil, err
 	}
 	now := o.now().UTC().Truncate(time.Second)
-	today, err := plans.Make(ctx, s, o.Workloads, wl, o.Planning, now)
+	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: o.Measurer, Logger: o.logger()}, o.Workloads, wl, o.Planning, now)
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,10 @@ func (p *planner) pricingAdvice(w *Workload, variants []variant, wp *WorkloadPla
 	if way == payServerless {
 		text := fmt.Sprintf("Pay for busy time only: serverless (%s) bills %s h a month, the busy hours and cold starts: %s",
 			name(rec), rec.HoursPerMonth, money.USD(rec.CostUSDPerMonth))
-		if inst, _, verdict, ok := p.breakEven(w); ok {
+		if at, _, inst, ok := p.serverlessBreakEven(w); ok {
 			other := p.placement(w, variants, inst)
 			text += fmt.Sprintf(", against %s for the cheapest instance, billed all %s h it is up (%s); %s",
-				money.USD(other.CostUSDPerMonth), other.HoursPerMonth, name(&other), verdict)
+				money.USD(other.CostUSDPerMonth), other.HoursPerMonth, name(&other), breakEvenVerdict(w, at))
 		}
 		return Advice{Kind: AdvicePricing, Text: text + "."}, true
 	}

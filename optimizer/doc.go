@@ -71,7 +71,8 @@
 // take Options.SpotRestartOverhead (10%) longer. A reserved or term price bills every hour of
 // the month (Options.HoursPerMonth) for each offer rented, busy or not, so it wins only for
 // work that keeps its GPUs most of the month; a serverless price bills a service's busy hours
-// (its utilization) and cold starts (costmodel.Serverless), and the recommendation's note
+// (its utilization: the file's, else the share measured on today's GPUs, else all of them) and
+// cold starts (costmodel.Serverless), and the recommendation's note
 // gives the break-even utilization between the cheapest instance and serverless placement
 // (docs/economics.md). Today's placement is billed by the same rules. A training run longer than its deadline (or
 // Options.MaxJobHours) rents more nodes, when the offer has RDMA, until it fits: the cheapest
@@ -122,7 +123,20 @@
 //	          gpus_excluded, min_compute_capability, host_tiers, min_reliability, providers,
 //	          exclude_providers, regions,
 //	          exclude_regions, countries, exclude_countries, current: {provider, region,
-//	          gpu_model, gpu_count, price_type, paid_usd_per_gpu_hour | paid_usd_per_hour}
+//	          gpu_model, gpu_count, price_type, paid_usd_per_gpu_hour | paid_usd_per_hour,
+//	          metrics_selector}
+//
+// metrics_selector is Prometheus label matchers without braces (namespace="search",
+// pod=~"chat-7b-.*") that pick today's GPUs out of the DCGM exporter's series. The file does
+// not measure anything: the caller measures (package plans, from Prometheus) and sets
+// Workload.Measured, or Workload.Unmeasured with the reason. A measured workload's plan carries
+// the measurement (MeasuredUtilization) and one AdviceUtilization advice: what was measured ("Your
+// 8 H100-SXM-80GB averaged 12% busy over the week to 2026-12-04 (8 GPUs measured).") and what
+// the buying guides advise at that level (below 30%: pay for busy time only; 30–60%: committed
+// capacity for the steady base, spot for the rest; above 60%: committed capacity or owning), with
+// the plan's break-even or commitment where it has one. Caveats say when the measurement failed,
+// when it is more than 20 points from the file's utilization (which wins), and when it counted
+// other GPUs than today's. A job is not re-costed by it: a job is busy all the hours it runs.
 //
 // The file is parsed with github.com/goccy/go-yaml: it reports line and column for unknown
 // keys, wrong types and duplicate keys out of the box, its DisallowUnknownField applies through

@@ -98,10 +98,14 @@ func (w *Workload) service() bool {
 	return (w.Kind == Inference || w.Kind == Custom) && w.ReferenceGPU == ""
 }
 
-// busy is the share of its hours a service's GPUs work: its utilization, else all of them.
+// busy is the share of its hours a service's GPUs work: its utilization, else the share
+// measured (0 for GPUs that did nothing), else all of them.
 func (w *Workload) busy() float64 {
-	if w.Utilization > 0 {
+	switch {
+	case w.Utilization > 0:
 		return w.Utilization
+	case w.Measured != nil:
+		return w.Measured.Share
 	}
 	return 1
 }

@@ -114,8 +114,8 @@ type planner struct {
 }
 
 // plan makes the plan of one workload: its sizing, the cheapest feasible placements on the
-// market, why each GPU model without one is rejected, and its current placement, savings
-// and caveats.
+// market, why each GPU model without one is rejected, its current placement, savings and
+// caveats, and what the measured utilization of today's GPUs says.
 func (p *planner) plan(w *Workload) WorkloadPlan {
 	variants := p.opts.size(w)
 	wp := WorkloadPlan{Name: w.Name, Kind: w.Kind, Sizing: p.sizings(w, variants), Alternatives: []Placement{}, Rejected: []Rejection{}, Caveats: []string{}, Advice: []Advice{}}
@@ -123,6 +123,7 @@ func (p *planner) plan(w *Workload) WorkloadPlan {
 	p.report(w, variants, &wp)
 	p.current(w, variants, &wp)
 	p.caveats(w, &wp)
+	p.measured(w, &wp)
 	p.advise(w, variants, &wp)
 	p.ownership(w, &wp)
 	return wp

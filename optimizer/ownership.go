@@ -340,11 +340,12 @@ func (p *planner) ownership(w *Workload, wp *WorkloadPlan) {
 	if rec == nil || len(p.top) == 0 {
 		return
 	}
-	if _, ok := gpus.PurchaseOf(rec.GPUModel); !ok {
-		return
+	busy := p.top[0].eval.hoursWorked * w.busy()
+	if _, ok := gpus.PurchaseOf(rec.GPUModel); !ok || busy == 0 {
+		return // no price to weigh, or GPUs measured idle: nothing to own them for
 	}
 	c, err := p.opts.own(OwnershipQuery{GPUModel: rec.GPUModel, GPUs: rec.GPUCount,
-		BusyHoursPerMonth: p.top[0].eval.hoursWorked * w.busy(), RentUSDPerMonth: rec.CostUSDPerMonth,
+		BusyHoursPerMonth: busy, RentUSDPerMonth: rec.CostUSDPerMonth,
 		RentBasis: fmt.Sprintf("the recommendation: %s %s ×%d %s, %s h a month", rec.Provider, rec.GPUModel, rec.GPUCount, rec.PriceType, rec.HoursPerMonth)})
 	if err != nil {
 		wp.Caveats = append(wp.Caveats, "owning the recommended GPUs not weighed: "+err.Error())

@@ -120,6 +120,7 @@ type rawCurrent struct {
 	PriceType         string   `yaml:"price_type"`
 	PaidUSDPerGPUHour *string  `yaml:"paid_usd_per_gpu_hour"`
 	PaidUSDPerHour    *string  `yaml:"paid_usd_per_hour"`
+	MetricsSelector   *string  `yaml:"metrics_selector"`
 }
 
 // stringOrList decodes "fp16" and [fp16, fp8] alike.
@@ -484,6 +485,9 @@ func (c *converter) current(p string, r *rawCurrent) *Current {
 	cur.PaidUSDPerHour = c.money(p+".paid_usd_per_hour", r.PaidUSDPerHour)
 	if cur.PaidUSDPerGPUHour != nil && cur.PaidUSDPerHour != nil {
 		c.errorf(p+".paid_usd_per_hour", "give either paid_usd_per_gpu_hour or paid_usd_per_hour, not both")
+	}
+	if r.MetricsSelector != nil {
+		cur.MetricsSelector = c.metricsSelector(p+".metrics_selector", *r.MetricsSelector)
 	}
 	return cur
 }

@@ -3,6 +3,7 @@ package optimizer
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -218,6 +219,30 @@ func ParseUtilization(input string) (float64, error) {
 		return 0, fmt.Errorf("utilization %q: want a share of the hours the GPUs are busy, above 0 and at most 1 (0.2 or 20%%)", input)
 	}
 	return v, nil
+}
+
+// labelMatcher is one Prometheus label matcher: a label name, an operator (=, !=, =~, !~) and a
+// quoted value ("…", '…' or `…`); labelMatchers is a comma-separated list of them, without the
+// braces of a series selector.
+var (
+	labelMatcher  = `[A-Za-z_][A-Za-z0-9_]*\s*(=~|!~|!=|=)\s*("(\\.|[^"\\\n])*"|'(\\.|[^'\\\n])*'|` + "`[^`]*`" + `)`
+	labelMatchers = regexp.MustCompile(`^\s*` + labelMatcher + `(\s*,\s*` + labelMatcher + `)*\s*,?\s*$`)
+)
+
+// metricsSelector reads a current placement's metrics_selector: the Prometheus label matchers,
+// without braces, that pick today's GPUs out of the DCGM exporter's series. Checking them here
+// names the line of a typo, and keeps anything but matchers out of the query they go into.
+func (c *converter) metricsSelector(p, raw string) string {
+	s := strings.TrimSpace(raw)
+	switch {
+	case s == "":
+		c.errorf(p, `empty: want Prometheus label matchers such as namespace="search",pod=~"chat-7b-.*"`)
+	case strings.HasPrefix(s, "{"):
+		c.errorf(p, "%q: write the label matchers without the braces", raw)
+	case !labelMatchers.MatchString(s):
+		c.errorf(p, `%q is not Prometheus label matchers: want name="value", name!="value", name=~"regex" or name!~"regex", comma-separated`, raw)
+	}
+	return s
 }
 
 // parseCommitment parses commit_up_to, the longest commitment a workload may take, into months:

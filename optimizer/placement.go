@@ -80,9 +80,13 @@ func (p *planner) unitCost(w *Workload, pl *Placement, speed float64, replicas i
 		perHour := speed * float64(w.Concurrency) * float64(replicas) * 3600
 		usd := pl.PriceUSDPerHour.Mul(decimal.NewFromInt(1_000_000)).Div(decimal.NewFromFloat(perHour))
 		if w.service() {
-			// Billed hours per busy hour: 1 for an instance busy whenever it is up.
+			// Billed hours per busy hour: 1 for an instance busy whenever it is up. A service
+			// measured idle makes no tokens to price.
 			busy := decimal.NewFromFloat(w.busy() * p.hoursPerMonth(w))
-			if billed := pl.HoursPerMonth; !billed.Equal(busy) && busy.IsPositive() {
+			if !busy.IsPositive() {
+				return nil
+			}
+			if billed := pl.HoursPerMonth; !billed.Equal(busy) {
 				usd = usd.Mul(billed).Div(busy)
 			}
 		}
@@ -146,48 +150,59 @@ func (p *planner) cheapestPersistent() *candidate {
 // found a feasible placement of one kind only (the other is dearer than every one kept, or
 // not on the market).
 func (p *planner) billingNote(w *Workload) string {
-	inst, srv, verdict, ok := p.breakEven(w)
+	at, srv, inst, ok := p.serverlessBreakEven(w)
 	if !ok {
 		return ""
 	}
-	name := func(c *candidate) string {
-		return fmt.Sprintf("%s %s ×%d at %s/h", c.ref.offer.Provider, c.class.model.Name, c.class.gpusPerOffer*c.eval.offersRented, money.Price(candidateRate(c)))
-	}
-	return fmt.Sprintf("serverless (%s, busy hours and cold starts) against an instance (%s, every hour): %s", name(srv), name(inst), verdict)
+	return fmt.Sprintf("serverless (%s, busy hours and cold starts) against an instance (%s, every hour): %s", describe(srv), describe(inst), breakEvenVerdict(w, at))
 }
 
-// breakEven weighs the cheapest placement billed every hour it is up (inst) against the
-// cheapest serverless one (srv) for service w, and says in words where the break-even
-// utilization lies and where the workload is. ok is false for a job, or when the search found
-// a feasible placement of one kind only (the other is dearer than every one kept, or not on
-// the market).
-func (p *planner) breakEven(w *Workload) (inst, srv *candidate, verdict string, ok bool) {
-	inst, srv = p.cheapestPersistent(), p.cheapestBilled[payServerless]
-	if !w.service() || inst == nil || srv == nil {
-		return nil, nil, "", false
-	}
-	at, err := p.serverless(candidateRate(srv)).BreakEven(candidateRate(inst), p.usage(w))
-	if err != nil {
-		return nil, nil, "", false
-	}
+// breakEvenVerdict says in words where the break-even utilization at lies and where service w
+// is: "serverless is cheaper below 68% utilization; this workload: 20% busy".
+func breakEvenVerdict(w *Workload, at float64) string {
 	workload := fmt.Sprintf("this workload: %.0f%% busy", w.busy()*100)
-	if w.Utilization == 0 {
+	switch {
+	case w.Utilization > 0:
+	case w.Measured != nil:
+		workload += " (measured)"
+	default:
 		workload = "this workload: busy whenever it is up (set utilization if it is not)"
 	}
 	switch {
 	case at <= 0:
-		verdict = "serverless costs more at any utilization (its minimum billing); " + workload
+		return "serverless costs more at any utilization (its minimum billing); " + workload
 	case at >= 1:
-		verdict = "serverless costs less at any utilization; " + workload
-	default:
-		verdict = fmt.Sprintf("serverless is cheaper below %.0f%% utilization; %s", at*100, workload)
+		return "serverless costs less at any utilization; " + workload
 	}
-	return inst, srv, verdict, true
+	return fmt.Sprintf("serverless is cheaper below %.0f%% utilization; %s", at*100, workload)
+}
+
+// serverlessBreakEven is the utilization below which the cheapest feasible serverless
+// placement the search costed for a service (srv) costs less than the cheapest feasible one
+// billed every hour it is up (inst: an instance or a commitment), 0 at none and 1 at any. ok is
+// false for a job, or when the search found a feasible placement of one kind only (the other
+// is dearer than every one kept, or not on the market).
+func (p *planner) serverlessBreakEven(w *Workload) (at float64, srv, inst *candidate, ok bool) {
+	inst, srv = p.cheapestPersistent(), p.cheapestBilled[payServerless]
+	if !w.service() || inst == nil || srv == nil {
+		return 0, nil, nil, false
+	}
+	at, err := p.serverless(candidateRate(srv)).BreakEven(candidateRate(inst), p.usage(w))
+	if err != nil {
+		return 0, nil, nil, false
+	}
+	return at, srv, inst, true
 }
 
 // candidateRate is the hourly price of a candidate: its offer's, times the offers rented.
 func candidateRate(c *candidate) decimal.Decimal {
 	return c.ref.offer.PriceUSDPerHour.Mul(decimal.NewFromInt(int64(c.eval.offersRented)))
+}
+
+// describe names a candidate as the notes and the advice do: "verda H100-SXM-80GB ×1 at
+// $3.58/h".
+func describe(c *candidate) string {
+	return fmt.Sprintf("%s %s ×%d at %s/h", c.ref.offer.Provider, c.class.model.Name, c.class.gpusPerOffer*c.eval.offersRented, money.Price(candidateRate(c)))
 }
 
 // notes say what a placement's numbers assume, so a reader can check them by hand.

@@ -85,6 +85,9 @@ type WorkloadPlan struct {
 	Savings *Savings `json:"savings"`
 	// Caveats are things a reader should know before acting on the plan.
 	Caveats []string `json:"caveats"`
+	// MeasuredUtilization is how busy today's GPUs were measured to be (Workload.Measured);
+	// absent when they were not measured.
+	MeasuredUtilization *schema.GPUUsage `json:"measured_utilization,omitempty"`
 	// Advice is how the workload could pay less beyond where it runs: how busy its GPUs
 	// really are, which way of paying wins, whether owning them would pay. Only what applies
 	// to the workload is here; reports and the weekly email show it where there is some.
@@ -203,7 +206,8 @@ type Placement struct {
 	// CostUSDPerMonth = PriceUSDPerHour × HoursPerMonth, rounded to cents.
 	CostUSDPerMonth decimal.Decimal `json:"cost_usd_per_month"`
 	// UnitCost is the price of one unit of the finished work: a million output tokens, a
-	// training run, a unit of custom work; nil when the workload does not say enough.
+	// training run, a unit of custom work; nil when the workload does not say enough, or a
+	// service was measured idle (no tokens to price).
 	UnitCost *UnitCost `json:"unit_cost,omitempty"`
 	// DecodeTokensPerSecond is the bandwidth bound on per-sequence decode speed at full
 	// concurrency (inference).

@@ -162,7 +162,8 @@ type Workload struct {
 	// without a reference GPU), 0–1; 0 means busy all of them. An instance is billed for every
 	// hour it is up; a serverless deployment only for the busy ones and its cold starts, so
 	// this decides between the two (docs/economics.md §1). It also prices a unit of work:
-	// idle hours are paid for by the work done in the busy ones.
+	// idle hours are paid for by the work done in the busy ones. Unset, a measured share
+	// (Measured) stands in for it.
 	Utilization float64 `json:"utilization,omitempty"`
 
 	// Jobs.
@@ -241,6 +242,14 @@ type Workload struct {
 	ExcludeCountries []string `json:"exclude_countries,omitempty"`
 	// Current is where the workload runs today, if anywhere.
 	Current *Current `json:"current,omitempty"`
+
+	// Measured is how busy today's GPUs were, measured (package plans reads it from Prometheus
+	// with the current placement's MetricsSelector); nil when not measured. A service with no
+	// Utilization of its own is planned at the measured share. Not read from the file.
+	Measured *schema.GPUUsage `json:"measured,omitempty"`
+	// Unmeasured says why measuring today's GPUs failed; "" when it did not fail or was not
+	// tried. Not read from the file.
+	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Current is a workload's placement today.
@@ -256,6 +265,9 @@ type Current struct {
 	// both are nil the placement is priced at today's market.
 	PaidUSDPerGPUHour *decimal.Decimal `json:"paid_usd_per_gpu_hour,omitempty"`
 	PaidUSDPerHour    *decimal.Decimal `json:"paid_usd_per_hour,omitempty"`
+	// MetricsSelector picks today's GPUs out of the DCGM exporter's series in Prometheus: label
+	// matchers without braces (namespace="search",pod=~"chat-7b-.*"); "" when not measured.
+	MetricsSelector string `json:"metrics_selector,omitempty"`
 }
 
 // validate checks a File built in code (not parsed) for the values Optimize cannot work with.
@@ -320,6 +332,9 @@ func (w *Workload) check() error {
 		if !slices.Contains(Precisions, p) {
 			return fmt.Errorf("unknown precision %q", p)
 		}
+	}
+	if m := w.Measured; m != nil && (!(m.Share >= 0 && m.Share <= 1) || m.GPUs < 0) {
+		return fmt.Errorf("measured utilization %g of %d GPUs: want a share between 0 and 1", m.Share, m.GPUs)
 	}
 	return nil
 }

@@ -1,8 +1,9 @@
-// Package plans makes the plan of the day: it reads the teams' workloads file, plans the
-// workloads on the store's latest offers whose prices still hold (package optimizer does the
-// planning, without I/O), and stores the plan, one row per workload per run, so savings can be
-// followed over time. `gpucost optimize`, the nightly job of `gpucost serve` and the weekly
-// report all plan through here.
+// Package plans makes the plan of the day: it reads the teams' workloads file, measures how
+// busy each workload's GPUs were when a measurer is given (package gpuusage reads Prometheus),
+// plans the workloads on the store's latest offers whose prices still hold (package optimizer
+// does the planning, without I/O), and stores the plan, one row per workload per run, so
+// savings can be followed over time. `gpucost optimize`, the nightly job of `gpucost serve` and
+// the weekly report all plan through here.
 package plans
 
 import (
@@ -10,8 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
+	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
@@ -23,6 +28,26 @@ type Offers interface {
 	LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error)
 	LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error)
 }
+
+// Measurer reads how busy a placement's GPUs were. Measure returns the average utilization of
+// the GPUs selector picks out (Prometheus label matchers without braces) over the measurer's
+// window ending at end, or an error that says what failed, names the selector and holds no
+// secret. It is called from several goroutines at once. *gpuusage.Reader is one.
+type Measurer interface {
+	Measure(ctx context.Context, selector string, end time.Time) (schema.GPUUsage, error)
+}
+
+// Measuring is how a plan measures its workloads' GPU utilization.
+type Measuring struct {
+	// Measurer reads it for every workload whose current placement has a metrics_selector;
+	// nil measures nothing.
+	Measurer Measurer
+	// Logger is told of each measurement that failed; nil discards.
+	Logger *slog.Logger
+}
+
+// measuredAtOnce is how many workloads are measured at once.
+const measuredAtOnce = 4
 
 // Sink stores plans.
 type Sink interface {
@@ -55,9 +80,11 @@ type Today struct {
 	GoodRuns []schema.ScrapeRun // the newest good run of each provider
 }
 
-// Make plans wl on the latest offers of s whose prices still hold at now, with opts. file names
-// the workloads in errors.
-func Make(ctx context.Context, s Offers, file string, wl *optimizer.File, opts optimizer.Options, now time.Time) (Today, error) {
+// Make plans wl on the latest offers of s whose prices still hold at now, with opts, each
+// workload with a metrics_selector measured first over the window before now (m). A failed
+// measurement does not fail the plan: the workload is planned without it, its plan says why,
+// and the failure is logged. file names the workloads in errors. wl is not changed.
+func Make(ctx context.Context, s Offers, m Measuring, file string, wl *optimizer.File, opts optimizer.Options, now time.Time) (Today, error) {
 	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + lately
 	offers, err := s.LatestOffersToPlan(ctx, schema.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
 	if err != nil {
@@ -67,11 +94,51 @@ func Make(ctx context.Context, s Offers, file string, wl *optimizer.File, opts o
 	if err != nil {
 		return Today{}, err
 	}
+	wl = m.measure(ctx, wl, now)
 	plan, err := optimizer.Optimize(optimizer.Input{Now: now, Workloads: wl, Offers: offers}, opts)
 	if err != nil {
 		return Today{}, fmt.Errorf("planning %s: %w", file, err)
 	}
 	return Today{Plan: plan, Offers: offers, GoodRuns: good}, nil
+}
+
+// measure returns a copy of wl in which every workload whose current placement has a
+// metrics_selector carries its measurement up to now (Workload.Measured), or why it has none
+// (Workload.Unmeasured); wl itself when there is no measurer.
+func (m Measuring) measure(ctx context.Context, wl *optimizer.File, now time.Time) *optimizer.File {
+	if m.Measurer == nil {
+		return wl
+	}
+	logger := m.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	out := *wl
+	out.Teams = slices.Clone(wl.Teams)
+	var g errgroup.Group
+	g.SetLimit(measuredAtOnce)
+	for i := range out.Teams {
+		t := &out.Teams[i]
+		t.Workloads = slices.Clone(t.Workloads)
+		for j := range t.Workloads {
+			w := &t.Workloads[j]
+			if w.Current == nil || w.Current.MetricsSelector == "" {
+				continue
+			}
+			g.Go(func() error {
+				usage, err := m.Measurer.Measure(ctx, w.Current.MetricsSelector, now)
+				if err != nil {
+					logger.Warn("GPU utilization not measured", "team", t.Name, "workload", w.Name, "err", err)
+					w.Unmeasured = err.Error()
+					return nil
+				}
+				w.Measured = &usage
+				return nil
+			})
+		}
+	}
+	g.Wait() // every measurement returns nil: a failure is the workload's, not the plan's
+	return &out
 }
 
 // Save stores the plan under the run id plan-TIME.

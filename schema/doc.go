@@ -2,8 +2,8 @@
 // stores: the price observation (Offer), price types, interconnect classes, stock levels,
 // data-quality flags, the scrape-run record, what a source is handed and gives back for one run
 // (Run, Extract), the kinds of a failed load (ErrUnavailable, ErrRejected), so that the
-// scrapers, the pipeline and the store share them without knowing each other, and the state of
-// a scheduled job. It also embeds the
+// scrapers, the pipeline and the store share them without knowing each other, the state of a
+// scheduled job, and how busy a placement's GPUs were measured to be (GPUUsage). It also embeds the
 // ClickHouse migrations (migrations/*.sql) that create the tables these types are stored in.
 //
 // Units are normalized once, at the edge (in the scrapers): prices in USD per hour as decimals,

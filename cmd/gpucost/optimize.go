@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/gpuusage"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/plans"
 	"github.com/gpucost/gpucost/report"
@@ -23,6 +24,13 @@ valid_until (an imported table may give one), else for optimize.options.max_offe
 holds is reported as excluded, and when age is why nothing fits the reason says so. Every
 assumption of the plan is an option in optimize.options (gpucost config print shows them). A
 workload nothing fits is reported with the reason, not an error.
+
+With prometheus.url set, each workload whose current placement has a metrics_selector is
+measured first: the average busy share of its GPUs over prometheus.window (a week) before now,
+from the DCGM exporter's DCGM_FI_DEV_GPU_UTIL (prometheus.query). The plan carries it
+(measured_utilization) with advice on how to pay at that level, and a service that states no
+utilization is planned at the measured share. Prometheus down, or a selector that matches
+nothing, leaves that workload unmeasured with a caveat saying why; the plan is made anyway.
 
 The plan is written as the weekly report writes it: --output table a line per workload and the
 organisation's totals, markdown the report's organisation and workloads tables, csv the
@@ -48,17 +56,21 @@ func runOptimize(ctx context.Context, e env, args []string) error {
 	if *workloads != "" {
 		cfg.Optimize.Workloads = *workloads
 	}
-	plan, err := optimizeOnce(ctx, cfg, newLogger(e), !*noStore)
+	plan, err := optimizeOnce(ctx, cfg, e, newLogger(e), !*noStore)
 	if err != nil {
 		return err
 	}
 	return report.WritePlan(e.stdout, plan, format)
 }
 
-// optimizeOnce reads the workloads and today's offers, plans, and stores the plan when storePlan
-// is set.
-func optimizeOnce(ctx context.Context, cfg config.Config, logger *slog.Logger, storePlan bool) (*optimizer.Plan, error) {
+// optimizeOnce reads the workloads and today's offers, measures the workloads' GPUs when
+// Prometheus is configured, plans, and stores the plan when storePlan is set.
+func optimizeOnce(ctx context.Context, cfg config.Config, e env, logger *slog.Logger, storePlan bool) (*optimizer.Plan, error) {
 	wl, err := plans.ReadWorkloads(cfg.Optimize.Workloads)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMeasurer(cfg.Prometheus, e.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +80,7 @@ func optimizeOnce(ctx context.Context, cfg config.Config, logger *slog.Logger, s
 	}
 	defer s.Close()
 	now := time.Now().UTC().Truncate(time.Second)
-	today, err := plans.Make(ctx, s, cfg.Optimize.Workloads, wl, cfg.Optimize.Options, now)
+	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: m, Logger: logger}, cfg.Optimize.Workloads, wl, cfg.Optimize.Options, now)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +90,23 @@ func optimizeOnce(ctx context.Context, cfg config.Config, logger *slog.Logger, s
 		}
 	}
 	return today.Plan, nil
+}
+
+// newMeasurer is the reader of GPU utilization of the prometheus section, its token read from
+// the variable or the file the section names; nil when no URL is set.
+func newMeasurer(c config.PrometheusConfig, getenv func(string) string) (plans.Measurer, error) {
+	if c.URL == "" {
+		return nil, nil
+	}
+	token, err := c.BearerToken(getenv)
+	if err != nil {
+		return nil, err
+	}
+	r, err := gpuusage.New(gpuusage.Config{URL: c.URL, Query: c.Query, Window: c.Window.Std(), Timeout: c.Timeout.Std(), BearerToken: token})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // planFormats maps --output to the report's plan formats.

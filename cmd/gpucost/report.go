@@ -93,17 +93,25 @@ func runReport(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
+	opts, err := deliveryOptions(cfg, e, logger)
+	if err != nil {
+		return err
+	}
 	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	return delivery.Run(ctx, s, s, sender, e.stdout, job, deliveryOptions(cfg, e, logger))
+	return delivery.Run(ctx, s, s, sender, e.stdout, job, opts)
 }
 
 // sendWeekly is the weekly job of `gpucost serve` (delivery.Weekly) on the store and the SMTP
 // server of cfg.
 func sendWeekly(ctx context.Context, cfg config.Config, e env, logger *slog.Logger) (delivery.Outcome, error) {
+	opts, err := deliveryOptions(cfg, e, logger)
+	if err != nil {
+		return delivery.Failed, err
+	}
 	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
 	if err != nil {
 		return delivery.Failed, err
@@ -113,13 +121,18 @@ func sendWeekly(ctx context.Context, cfg config.Config, e env, logger *slog.Logg
 	if err != nil {
 		return delivery.Failed, err
 	}
-	return delivery.Weekly(ctx, s, s, sender, deliveryOptions(cfg, e, logger))
+	return delivery.Weekly(ctx, s, s, sender, opts)
 }
 
-// deliveryOptions are the report settings of cfg.
-func deliveryOptions(cfg config.Config, e env, logger *slog.Logger) delivery.Options {
-	return delivery.Options{Workloads: cfg.Optimize.Workloads, Planning: cfg.Optimize.Options, HistoryWeeks: cfg.Report.HistoryWeeks,
-		From: cfg.Report.SMTP.From, Secrets: e.secrets, Logger: logger}
+// deliveryOptions are the report settings of cfg, with the reader of GPU utilization of its
+// prometheus section.
+func deliveryOptions(cfg config.Config, e env, logger *slog.Logger) (delivery.Options, error) {
+	m, err := newMeasurer(cfg.Prometheus, e.getenv)
+	if err != nil {
+		return delivery.Options{}, err
+	}
+	return delivery.Options{Workloads: cfg.Optimize.Workloads, Planning: cfg.Optimize.Options, Measurer: m, HistoryWeeks: cfg.Report.HistoryWeeks,
+		From: cfg.Report.SMTP.From, Secrets: e.secrets, Logger: logger}, nil
 }
 
 // smtpSender is the SMTP client of report.smtp, its password read from the environment

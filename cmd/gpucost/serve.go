@@ -72,7 +72,7 @@ func newService(cfg config.Config, e env, logger *slog.Logger) (*service.Service
 		Scrape: service.Scrape{Config: cfg.Scrape.Pipeline(), Sources: sources, Sink: st, History: st,
 			Options: pipeline.Options{Logger: logger, Redactor: e.secrets}},
 		Optimize: func(ctx context.Context) (string, error) {
-			plan, err := optimizeOnce(ctx, cfg, logger, true)
+			plan, err := optimizeOnce(ctx, cfg, e, logger, true)
 			if err != nil {
 				return "failed", err
 			}

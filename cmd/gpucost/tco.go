@@ -89,7 +89,7 @@ func runTCO(ctx context.Context, e env, args []string) error {
 		if *workloads != "" {
 			cfg.Optimize.Workloads = *workloads
 		}
-		plan, err := optimizeOnce(ctx, cfg, newLogger(e), false)
+		plan, err := optimizeOnce(ctx, cfg, e, newLogger(e), false)
 		if err != nil {
 			return err
 		}
