@@ -89,11 +89,12 @@ func (p *planner) utilizationAdvice(w *Workload, wp *WorkloadPlan) string {
 	return b.String()
 }
 
-// serverlessFigure is the plan's break-even between serverless and an instance for a service
-// ("" when it has none), and whether it recommends serverless.
+// serverlessFigure is the plan's break-even between serverless and an instance for a service:
+// "" when it has none, or when it recommends serverless (the pricing advice then says why, with
+// the same figures).
 func (p *planner) serverlessFigure(w *Workload, wp *WorkloadPlan) string {
 	at, srvC, instC, ok := p.serverlessBreakEven(w)
-	if !ok {
+	if r := wp.Recommended; !ok || (r != nil && r.PriceType == schema.Serverless) {
 		return ""
 	}
 	srv, inst := describe(srvC), describe(instC)
@@ -106,16 +107,17 @@ func (p *planner) serverlessFigure(w *Workload, wp *WorkloadPlan) string {
 	default:
 		s = fmt.Sprintf(" Here serverless (%s) is cheaper than an instance (%s) below %s busy.", srv, inst, percentText(at))
 	}
-	if r := wp.Recommended; r != nil && r.PriceType == schema.Serverless {
-		s += fmt.Sprintf(" The plan recommends it: %s a month.", money.USD(r.CostUSDPerMonth))
-	}
 	return s
 }
 
-// commitmentFigure is the cheapest reserved or term placement the plan kept, or, when the
-// workload may take none, the setting that lets the plan weigh them.
+// commitmentFigure is the cheapest reserved or term placement the plan kept as an alternative,
+// or, when the workload may take none, the setting that lets the plan weigh them; "" when the
+// plan recommends a commitment (the pricing advice then says which and why).
 func (p *planner) commitmentFigure(w *Workload, wp *WorkloadPlan) string {
-	for _, pl := range append([]*Placement{wp.Recommended}, placementRefs(wp.Alternatives)...) {
+	if r := wp.Recommended; r != nil && r.PriceType.Committed() {
+		return ""
+	}
+	for _, pl := range placementRefs(wp.Alternatives) {
 		if pl != nil && pl.PriceType.Committed() {
 			return fmt.Sprintf(" The plan's cheapest commitment: %s %s ×%d %s at %s a month.", pl.Provider, pl.GPUModel, pl.GPUCount, pl.PriceType, money.USD(pl.CostUSDPerMonth))
 		}

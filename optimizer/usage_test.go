@@ -72,43 +72,55 @@ func TestMeasuredUtilizationAdvice(t *testing.T) {
 		workload string
 		share    float64
 		want     string
+		// pricing is the pricing advice that follows when the plan recommends paying
+		// another way (serverless, a term): the figures the utilization advice leaves to it.
+		pricing string
 	}{
 		{"12%: pay for busy time only", chatOn8, 0.12,
 			// Serverless bills 0.12 × 730 = 87.6 busy hours and 730 wakes of 30 s (6.08 h):
 			// 93.68 h × $3.58 = $335.37. The break-even is 3.25 / 3.58 − 6.08 / 730 = 89.9%.
 			"Your 8 H100-SXM-80GB averaged 12% busy over the week to 2026-12-04 (8 GPUs measured). " +
-				"Below 30% busy, pay for busy time only: serverless, or instances stopped when idle (one idle at 0% for over 15 minutes should be shut down). " +
-				"Here serverless (s H100-SXM-80GB ×1 at $3.58/h) is cheaper than an instance (p H100-SXM-80GB ×1 at $3.25/h) below 90% busy. " +
-				"The plan recommends it: $335.37 a month."},
+				"Below 30% busy, pay for busy time only: serverless, or instances stopped when idle (one idle at 0% for over 15 minutes should be shut down).",
+			// Serverless bills 0.12 × 730 = 87.6 busy hours and 730 wakes of 30 s (6.08 h):
+			// 93.68 h × $3.58 = $335.37. The break-even is 3.25 / 3.58 − 6.08 / 730 = 89.9%.
+			"Pay for busy time only: serverless (s H100-SXM-80GB ×1 at $3.58/h) bills 93.68 h a month, the busy hours and cold starts: $335.37, " +
+				"against $2,372.50 for the cheapest instance, billed all 730 h it is up (p H100-SXM-80GB ×1 at $3.25/h); serverless is cheaper below 90% utilization; this workload: 12% busy (measured)."},
 		{"idle: shut it down", chatOn8, 0, "Your 8 H100-SXM-80GB averaged 0% busy over the week to 2026-12-04 (8 GPUs measured). " +
-			"They did no work: shut them down, as any instance idle (0%) for over 15 minutes should be; if the service must answer now and then, pay for its busy time only (serverless). " +
-			"Here serverless (s H100-SXM-80GB ×1 at $3.58/h) is cheaper than an instance (p H100-SXM-80GB ×1 at $3.25/h) below 90% busy. " +
+			"They did no work: shut them down, as any instance idle (0%) for over 15 minutes should be; if the service must answer now and then, pay for its busy time only (serverless).",
 			// 730 wakes of 30 s: 6.08 h × $3.58 = $21.77.
-			"The plan recommends it: $21.77 a month."},
+			"Pay for busy time only: serverless (s H100-SXM-80GB ×1 at $3.58/h) bills 6.08 h a month, the busy hours and cold starts: $21.77, " +
+				"against $2,372.50 for the cheapest instance, billed all 730 h it is up (p H100-SXM-80GB ×1 at $3.25/h); serverless is cheaper below 90% utilization; this workload: 0% busy (measured)."},
 		{"45% with no commitment allowed", chatOn8, 0.45, "Your 8 H100-SXM-80GB averaged 45% busy over the week to 2026-12-04 (8 GPUs measured). " +
 			"Between 30% and 60% busy, mix: reserved or term capacity for the steady base, spot or on-demand for the rest. " +
-			"Set commit_up_to (1m, 3m, 1y …) to have the plan weigh term prices."},
+			"Set commit_up_to (1m, 3m, 1y …) to have the plan weigh term prices.",
+			// 0.45 × 730 + 6.08 = 334.58 h × $3.58 = $1,197.80.
+			"Pay for busy time only: serverless (s H100-SXM-80GB ×1 at $3.58/h) bills 334.58 h a month, the busy hours and cold starts: $1,197.80, " +
+				"against $2,372.50 for the cheapest instance, billed all 730 h it is up (p H100-SXM-80GB ×1 at $3.25/h); serverless is cheaper below 90% utilization; this workload: 45% busy (measured)."},
 		{"45% with a three-month term allowed", chatOn8 + "  commit_up_to: 3m\n", 0.45, "Your 8 H100-SXM-80GB averaged 45% busy over the week to 2026-12-04 (8 GPUs measured). " +
 			"Between 30% and 60% busy, mix: reserved or term capacity for the steady base, spot or on-demand for the rest. " +
 			// $2.50 × 730 h.
-			"The plan's cheapest commitment: r H100-SXM-80GB ×1 term_3m at $1,825.00 a month."},
+			"The plan's cheapest commitment: r H100-SXM-80GB ×1 term_3m at $1,825.00 a month.",
+			// Serverless still wins at 45%: against the term the break-even is 2.50 / 3.58 −
+			// 6.08 / 730 = 69%.
+			"Pay for busy time only: serverless (s H100-SXM-80GB ×1 at $3.58/h) bills 334.58 h a month, the busy hours and cold starts: $1,197.80, " +
+				"against $1,825.00 for the cheapest instance, billed all 730 h it is up (r H100-SXM-80GB ×1 at $2.50/h); serverless is cheaper below 69% utilization; this workload: 45% busy (measured)."},
 		{"75%", chatOn8 + "  commit_up_to: 3m\n", 0.75, "Your 8 H100-SXM-80GB averaged 75% busy over the week to 2026-12-04 (8 GPUs measured). " +
-			"Above 60% busy, reserved capacity pays, or owning the GPUs. " +
-			"The plan's cheapest commitment: r H100-SXM-80GB ×1 term_3m at $1,825.00 a month."},
+			"Above 60% busy, reserved capacity pays, or owning the GPUs.",
+			"Commit for 3 months: r H100-SXM-80GB ×1 at $2.50/h bills every hour of it, busy or not: $1,825.00 a month, $5,475.00 for the term, against $2,372.50 at the cheapest hourly price (p H100-SXM-80GB ×1 at $3.25/h, on_demand)."},
 		{"a job at 10%", `- name: tune
   kind: lora
   params_b: 8
   train_tokens: 1e8
   current: {provider: p, gpu_model: H100-SXM-80GB, metrics_selector: 'job="tune"'}
 `, 0.1, "Your H100-SXM-80GB averaged 10% busy over the week to 2026-12-04 (1 GPU measured). " +
-			"Below 30% busy, pay for busy time only: stop the instances between runs (one idle at 0% for over 15 minutes should be shut down)."},
+			"Below 30% busy, pay for busy time only: stop the instances between runs (one idle at 0% for over 15 minutes should be shut down).", ""},
 		{"an idle job", `- name: tune
   kind: lora
   params_b: 8
   train_tokens: 1e8
   current: {provider: p, gpu_model: H100-SXM-80GB, metrics_selector: 'job="tune"'}
 `, 0.004, "Your H100-SXM-80GB averaged 0% busy over the week to 2026-12-04 (1 GPU measured). " +
-			"It did no work: shut it down between runs, as any instance idle (0%) for over 15 minutes should be."},
+			"It did no work: shut it down between runs, as any instance idle (0%) for over 15 minutes should be.", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := 8
@@ -118,6 +130,15 @@ func TestMeasuredUtilizationAdvice(t *testing.T) {
 			wp := planMeasured(t, tt.workload, week(tt.share, n), "")
 			if got := utilizationAdvice(t, wp); got != tt.want {
 				t.Errorf("advice\n got %s\nwant %s", got, tt.want)
+			}
+			var pricing string
+			for _, a := range wp.Advice {
+				if a.Kind == optimizer.AdvicePricing {
+					pricing = a.Text
+				}
+			}
+			if pricing != tt.pricing {
+				t.Errorf("pricing advice\n got %s\nwant %s", pricing, tt.pricing)
 			}
 			if wp.MeasuredUtilization == nil || wp.MeasuredUtilization.Share != tt.share || wp.MeasuredUtilization.GPUs != n {
 				t.Errorf("measured_utilization %+v", wp.MeasuredUtilization)
