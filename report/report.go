@@ -184,6 +184,10 @@ type Workload struct {
 	Advice []Advice `json:"advice"`
 }
 
+// adviceWidth bounds an advice's text: a few sentences with their figures, longer than a
+// reason.
+const adviceWidth = 4 * textcell.TextWidth
+
 // Advice is one piece of the plan's advice on a workload, its text cleaned for display.
 type Advice = optimizer.Advice
 
@@ -418,7 +422,7 @@ func workload(w *optimizer.WorkloadPlan) Workload {
 		Advice:      make([]Advice, len(w.Advice)),
 	}
 	for i, a := range w.Advice {
-		out.Advice[i] = Advice{Kind: a.Kind, Text: textcell.Clean(a.Text, textcell.TextWidth)}
+		out.Advice[i] = Advice{Kind: a.Kind, Text: textcell.Clean(a.Text, adviceWidth)}
 	}
 	if s := w.Savings; s != nil {
 		savings := *s
