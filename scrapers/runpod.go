@@ -314,8 +314,10 @@ func (e *runPodErrors) UnmarshalJSON(data []byte) error {
 	})
 }
 
-func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Offer {
-	base := schema.Offer{
+// runPodOffer is the offer of one GPU of RunPod's type id (named name, with memory GB of VRAM
+// when given) that the pod and serverless offers of the type start from, stamped by run.
+func runPodOffer(run schema.Run, sourceURL, id, name string, memory *float64) schema.Offer {
+	o := schema.Offer{
 		SourceURL: sourceURL,
 		Provider:  RunPodName,
 		GPUCount:  1,
@@ -323,13 +325,17 @@ func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Of
 		Stock:     schema.StockUnknown,
 		DQFlags:   []schema.DQFlag{},
 	}
-	run.Stamp(&base)
+	run.Stamp(&o)
 	vram := 0.0
-	if positive(g.MemoryInGb) {
-		vram = *g.MemoryInGb
+	if positive(memory) {
+		vram = *memory
 	}
-	m := applyGPU(&base, RunPodName, g.ID, vram, g.DisplayName)
-	base.IntraNode = intraFromForm(m)
+	o.IntraNode = intraFromForm(applyGPU(&o, RunPodName, id, vram, name))
+	return o
+}
+
+func runPodOffers(g runPodGPUType, run schema.Run, sourceURL string) []schema.Offer {
+	base := runPodOffer(run, sourceURL, g.ID, g.DisplayName, g.MemoryInGb)
 	if lp := g.LowestPrice; lp != nil {
 		base.Stock = runPodStock(lp.StockStatus)
 		if positive(lp.MinVcpu) {
@@ -568,21 +574,7 @@ func runPodServerless(g runPodCatalogGPU, run schema.Run, sourceURL string) (o s
 		}
 		return o, false, err
 	}
-	o = schema.Offer{
-		SourceURL: sourceURL,
-		Provider:  RunPodName,
-		OfferID:   g.ID + ":serverless",
-		Tier:      schema.TierSecure,
-		GPUCount:  1,
-		InterNode: schema.InterNone,
-		Stock:     schema.StockUnknown,
-		DQFlags:   []schema.DQFlag{},
-	}
-	run.Stamp(&o)
-	vram := 0.0
-	if positive(g.Memory) {
-		vram = *g.Memory
-	}
-	o.IntraNode = intraFromForm(applyGPU(&o, RunPodName, g.ID, vram, g.Name))
+	o = runPodOffer(run, sourceURL, g.ID, g.Name, g.Memory)
+	o.OfferID, o.Tier = g.ID+":serverless", schema.TierSecure
 	return priced(o, schema.Serverless, price), true, nil
 }

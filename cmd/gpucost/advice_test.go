@@ -20,14 +20,7 @@ import (
 // and in the HTML's advice list, and no other team's: a team whose plan has no advice gets no
 // advice section at all.
 func TestWeeklyEmailAdviceWhereItApplies(t *testing.T) {
-	var gpus []gpuusagetest.GPU
-	for i, util := range []float64{4, 8, 12, 16, 10, 14, 20, 12} {
-		gpus = append(gpus, gpuusagetest.GPU{Index: i, Util: util, Hostname: "node-7",
-			Labels: map[string]string{"namespace": "search", "pod": "assistant-70b-0", "container": "vllm"}})
-	}
-	gpus = append(gpus, gpuusagetest.GPU{Index: 0, Util: 0, Model: "NVIDIA A100-SXM4-80GB", Hostname: "node-3",
-		Labels: map[string]string{"namespace": "search", "pod": "chat-7b-5d9c-x2", "container": "vllm"}})
-	ex := gpuusagetest.Serve(t, gpus...)
+	ex := gpuusagetest.Serve(t, searchGPUs()...)
 	sink := startSMTPSink(t)
 
 	x := newE2E(t, nil)

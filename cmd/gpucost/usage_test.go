@@ -19,14 +19,7 @@ import (
 // words; the others get nothing. With Prometheus down the plan is made all the same, and the
 // two measured workloads say why they were not measured.
 func TestOptimizeReadsUtilizationFromPrometheus(t *testing.T) {
-	var gpus []gpuusagetest.GPU
-	for i, util := range []float64{4, 8, 12, 16, 10, 14, 20, 12} {
-		gpus = append(gpus, gpuusagetest.GPU{Index: i, Util: util, Hostname: "node-7",
-			Labels: map[string]string{"namespace": "search", "pod": "assistant-70b-0", "container": "vllm"}})
-	}
-	gpus = append(gpus, gpuusagetest.GPU{Index: 0, Util: 0, Model: "NVIDIA A100-SXM4-80GB", Hostname: "node-3",
-		Labels: map[string]string{"namespace": "search", "pod": "chat-7b-5d9c-x2", "container": "vllm"}})
-	ex := gpuusagetest.Serve(t, gpus...)
+	ex := gpuusagetest.Serve(t, searchGPUs()...)
 
 	x := newE2E(t, nil)
 	// The query keeps to this test's exporter (other tests serve search's pods too), and the
@@ -102,4 +95,17 @@ func TestOptimizeReadsUtilizationFromPrometheus(t *testing.T) {
 	if n := strings.Count(out, "GPU utilization not measured"); n != 2 || !strings.Contains(out, "unreachable: dial tcp "+closed.Addr().String()) {
 		t.Errorf("%d failures logged, want 2 saying Prometheus is unreachable:\n%s", n, out)
 	}
+}
+
+// searchGPUs are the sample team search's GPUs as the DCGM exporter shows them: the 8 H100s of
+// assistant-70b, 4–20% busy (12% on average), and the one A100 of chat-7b, idle. The sample
+// workloads' metrics_selector picks each workload's pods.
+func searchGPUs() []gpuusagetest.GPU {
+	var gpus []gpuusagetest.GPU
+	for i, util := range []float64{4, 8, 12, 16, 10, 14, 20, 12} {
+		gpus = append(gpus, gpuusagetest.GPU{Index: i, Util: util, Hostname: "node-7",
+			Labels: map[string]string{"namespace": "search", "pod": "assistant-70b-0", "container": "vllm"}})
+	}
+	return append(gpus, gpuusagetest.GPU{Index: 0, Util: 0, Model: "NVIDIA A100-SXM4-80GB", Hostname: "node-3",
+		Labels: map[string]string{"namespace": "search", "pod": "chat-7b-5d9c-x2", "container": "vllm"}})
 }

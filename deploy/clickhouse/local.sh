@@ -49,6 +49,8 @@ launcher=$chdb_dir/chdb-server
 launcher_src=$root/deploy/clickhouse/chdb-server/chdb-server.c
 
 say() { printf 'clickhouse: %s\n' "$*" >&2; }
+# running and stop.
+source "$root/deploy/background.sh"
 need() { "$root/deploy/need.sh" "clickhouse ($1 engine)" "${@:2}"; }
 
 # Each engine's getter sets cmd (the command that runs the server in the foreground), rootel (the
@@ -129,10 +131,6 @@ describe() {
     engine=" ($name)"
   fi
   echo "ClickHouse $v$engine on 127.0.0.1:$tcp_port (http $http_port)"
-}
-
-running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
 }
 
 # generation_of prints "legacy" for an 18.x (or older) version string, "current" otherwise.
@@ -258,25 +256,6 @@ start() {
   exit 1
 }
 
-stop() {
-  if running; then
-    local pid
-    pid=$(cat "$pidfile")
-    kill "$pid"
-    for _ in $(seq 1 60); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.5
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "still running after 30 s: killing it"
-      kill -9 -- "-$pid" 2>/dev/null || true # its whole process group: setsid made it the leader
-    fi
-    say "stopped"
-  else
-    say "not running (from $dir)"
-  fi
-  rm -f "$pidfile"
-}
 
 case "${1:-start}" in
   start) start ;;

@@ -27,10 +27,10 @@ pidfile=$dir/prometheus.pid
 targets=$dir/targets
 
 say() { printf 'prometheus: %s\n' "$*" >&2; }
+# running and stop.
+source "$root/deploy/background.sh"
 
 ready() { curl -fsS --max-time 1 "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1; }
-
-running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
 # describe says which server answers: its version, and the targets folder it reads (the one of
 # the server that runs, which another work tree may have started).
@@ -85,25 +85,6 @@ start() {
   exit 1
 }
 
-stop() {
-  if running; then
-    local pid
-    pid=$(cat "$pidfile")
-    kill "$pid"
-    for _ in $(seq 1 60); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.5
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "still running after 30 s: killing it"
-      kill -9 -- "-$pid" 2>/dev/null || true # its whole process group: setsid made it the leader
-    fi
-    say "stopped"
-  else
-    say "not running (from $dir)"
-  fi
-  rm -f "$pidfile"
-}
 
 case "${1:-start}" in
   start) start ;;
