@@ -32,9 +32,14 @@ from the DCGM exporter's DCGM_FI_DEV_GPU_UTIL (prometheus.query). The plan carri
 utilization is planned at the measured share. Prometheus down, or a selector that matches
 nothing, leaves that workload unmeasured with a caveat saying why; the plan is made anyway.
 
-The plan is written as the weekly report writes it: --output table a line per workload and the
-organisation's totals, markdown the report's organisation and workloads tables, csv the
-report's CSV (the columns of gpucost report --format csv), json the plan itself.`
+Each workload also gets advice where some applies (docs/economics.md §3): what its GPUs were
+measured doing, a way of paying that wins over today's (serverless, a term; with the
+break-even), and owning its GPUs when that pays within their write-off (gpucost tco shows the
+whole rent-or-buy case).
+
+The plan is written as the weekly report writes it: --output table a line per workload, the
+organisation's totals and the advice, markdown the report's organisation, workloads and advice,
+csv the report's CSV (the columns of gpucost report --format csv), json the plan itself.`
 
 func runOptimize(ctx context.Context, e env, args []string) error {
 	fs := newFlags("optimize", "[flags]", optimizeHelp)
