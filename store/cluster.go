@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -203,6 +205,12 @@ func (s *Store) ensureShardingKeys(ctx context.Context, tables map[string]bool) 
 		}
 		var engine string
 		err := s.conn.QueryRow(s.ctx(ctx), "SELECT engine_full FROM system.tables WHERE database = ? AND name = ?", s.database, name).Scan(&engine)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Listed when this migrate began, gone now: another migrate running at the same
+			// time is creating it again (on a server that cannot alter a Distributed table on
+			// the cluster, a migration drops it and creates it anew), with its sharding key.
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("reading the engine of %s in %s at %s: %w", name, s.database, s.addr, err)
 		}
