@@ -4,6 +4,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,8 +27,11 @@ func nodeConn(tb testing.TB, addr string) clickhouse.Conn {
 }
 
 // TestClusterValidUntilMigration upgrades a cluster database with offers from before migration
-// 0010, cut off after its first ALTER, with two migrators at once: every node ends with
-// valid_until in the local and Distributed tables, and offers read back with it.
+// 0010, cut off after its first ALTER, with two migrators: every node ends with valid_until in
+// the local and Distributed tables, and offers read back with it. The two run at once where
+// the servers take it; before ClickHouse 20.1 one after the other, since there two identical
+// ALTER … ON CLUSTER of a replicated table can stop a node's distributed DDL (docs/operations.md,
+// Upgrades), and resuming the cut-off migration is what is left to prove.
 func TestClusterValidUntilMigration(t *testing.T) {
 	ctx := context.Background()
 	db, dsn := clusterDatabase(t)
@@ -53,7 +57,16 @@ func TestClusterValidUntilMigration(t *testing.T) {
 	if err := node1.Exec(ctx, "ALTER TABLE "+db+".offers_latest_local ON CLUSTER gpucost ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at"); err != nil {
 		t.Fatal(err)
 	}
-	if err := migrateTwiceAtOnce(ctx, dsn, store.Options{Cluster: "gpucost"}); err != nil {
+	if major, _, _ := strings.Cut(s.ServerVersion(), "."); major == "18" || major == "19" {
+		for range 2 {
+			m := open()
+			_, err := m.Migrate(ctx)
+			m.Close()
+			if err != nil {
+				t.Fatalf("migrate --cluster after a half-way 0010: %v", err)
+			}
+		}
+	} else if err := migrateTwiceAtOnce(ctx, dsn, store.Options{Cluster: "gpucost"}); err != nil {
 		t.Fatalf("concurrent migrate --cluster after a half-way 0010: %v", err)
 	}
 	for _, n := range clusterNodeAddrs {

@@ -127,6 +127,17 @@ func (s *Store) statements(stmt string, tables map[string]bool) ([]ddl, error) {
 
 func (s *Store) execAll(ctx context.Context, stmts []ddl) error {
 	for _, d := range stmts {
+		if d.column != "" {
+			var n uint64
+			if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?",
+				s.database, d.table, d.column).Scan(&n); err != nil {
+				return fmt.Errorf("looking for column %s of %s: %w", d.column, d.table, err)
+			}
+			if n > 0 {
+				s.logger.Debug("Column already added", "table", d.table, "column", d.column)
+				continue
+			}
+		}
 		err := s.conn.Exec(s.ctx(ctx), d.sql)
 		if err != nil && d.columnExistsIsApplied && columnExists(err) {
 			s.logger.Debug("Column already added", "statement", d.sql)

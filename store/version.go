@@ -102,23 +102,38 @@ type ddl struct {
 	// columnExistsIsApplied says that an error "column already exists" (columnExists) means the
 	// statement was applied before: the ADD COLUMN of a server without IF NOT EXISTS.
 	columnExistsIsApplied bool
+	// table and column are what such an ADD COLUMN adds: the migrator adds it only when this
+	// server does not have it yet (execAll).
+	table, column string
 }
 
 // reAddColumnIfNotExists is the clause current servers take and ClickHouse 18.16 does not.
 var reAddColumnIfNotExists = regexp.MustCompile(`(?i)\bADD\s+COLUMN\s+IF\s+NOT\s+EXISTS\b`)
 
+// reAddedColumn reads the table and the column of ALTER TABLE [db.]table … ADD COLUMN IF NOT
+// EXISTS column, in the migrations' form or its cluster form (quoted names, ON CLUSTER).
+var reAddedColumn = regexp.MustCompile("(?is)^\\s*ALTER\\s+TABLE\\s+(?:`?\\w+`?\\.)?`?(\\w+)`?\\s.*?\\bADD\\s+COLUMN\\s+IF\\s+NOT\\s+EXISTS\\s+`?(\\w+)`?")
+
 // ddl returns a migration statement (or its cluster form) as this server takes it.
 //
 // ALTER TABLE … ADD COLUMN IF NOT EXISTS is a syntax error on 18.16: there the statement runs
-// without the clause, and its error when the column is already there (a migration completed
-// after a failure half-way, or two migrators at once) counts as applied, so such a statement
-// should add columns and do nothing else. The clause is used from ClickHouse 20.1 on; the
-// versions between are not tested here, so they take the form that works on every version.
+// without the clause, only when the table lacks the column (a migration completed after a
+// failure half-way has it already), and its error when the column is there all the same (two
+// migrators at once) counts as applied, so such a statement should add one column and do
+// nothing else. Sending it anyway would not do: on a cluster of 18.16 servers, an ALTER … ON
+// CLUSTER of a replicated table that fails on one replica can stop the distributed DDL of the
+// other ("Node exists … /executed"), which then runs no more ON CLUSTER statements until it
+// restarts. The clause is used from ClickHouse 20.1 on; the versions between are not tested
+// here, so they take the form that works on every version.
 func (v serverVersion) ddl(stmt string) ddl {
 	if v.takesAddColumnIfNotExists() || !reAddColumnIfNotExists.MatchString(stmt) {
 		return ddl{sql: stmt}
 	}
-	return ddl{sql: reAddColumnIfNotExists.ReplaceAllString(stmt, "ADD COLUMN"), columnExistsIsApplied: true}
+	d := ddl{sql: reAddColumnIfNotExists.ReplaceAllString(stmt, "ADD COLUMN"), columnExistsIsApplied: true}
+	if m := reAddedColumn.FindStringSubmatch(stmt); m != nil && len(reAddColumnIfNotExists.FindAllString(stmt, -1)) == 1 {
+		d.table, d.column = m[1], m[2] // one column: looked for first; several are sent as they are
+	}
+	return d
 }
 
 func (v serverVersion) takesAddColumnIfNotExists() bool {

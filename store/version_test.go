@@ -84,17 +84,20 @@ func TestDDLPerServerVersion(t *testing.T) {
 		want ddl
 	}{
 		{"18.16: ADD COLUMN without the clause, an existing column is applied", old, add,
-			ddl{"ALTER TABLE offers ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at", true}},
+			ddl{"ALTER TABLE offers ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at", true, "offers", "valid_until"}},
+		{"18.16: the cluster form, looked for by its table and column", old,
+			"ALTER TABLE `db`.`offers_latest_local` ON CLUSTER `c` ADD COLUMN IF NOT EXISTS valid_until Nullable(DateTime('UTC')) AFTER observed_at",
+			ddl{"ALTER TABLE `db`.`offers_latest_local` ON CLUSTER `c` ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at", true, "offers_latest_local", "valid_until"}},
 		{"18.16: every ADD COLUMN of the statement, any spacing and case", old,
 			"ALTER TABLE `db`.`offers_local` ON CLUSTER `c` ADD COLUMN IF NOT EXISTS a UInt8, add  column\nif not exists b String",
-			ddl{"ALTER TABLE `db`.`offers_local` ON CLUSTER `c` ADD COLUMN a UInt8, ADD COLUMN b String", true}},
+			ddl{"ALTER TABLE `db`.`offers_local` ON CLUSTER `c` ADD COLUMN a UInt8, ADD COLUMN b String", true, "", ""}},
 		{"18.16: CREATE TABLE IF NOT EXISTS is kept", old, "CREATE TABLE IF NOT EXISTS t (x UInt8) ENGINE = Memory",
-			ddl{"CREATE TABLE IF NOT EXISTS t (x UInt8) ENGINE = Memory", false}},
+			ddl{"CREATE TABLE IF NOT EXISTS t (x UInt8) ENGINE = Memory", false, "", ""}},
 		{"18.16: a column named like the clause is not the clause", old, "ALTER TABLE t MODIFY COLUMN add_column_if UInt8",
-			ddl{"ALTER TABLE t MODIFY COLUMN add_column_if UInt8", false}},
+			ddl{"ALTER TABLE t MODIFY COLUMN add_column_if UInt8", false, "", ""}},
 		{"19.x, not tested here: the form every version takes", middle, add,
-			ddl{"ALTER TABLE offers ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at", true}},
-		{"current: the statement as written", current, add, ddl{add, false}},
+			ddl{"ALTER TABLE offers ADD COLUMN valid_until Nullable(DateTime('UTC')) AFTER observed_at", true, "offers", "valid_until"}},
+		{"current: the statement as written", current, add, ddl{add, false, "", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
