@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -495,5 +496,69 @@ func TestDashboardEscapesStoredText(t *testing.T) {
 	}
 	if got := rec.Header().Get("Content-Security-Policy"); got != dashboardPolicy {
 		t.Errorf("Content-Security-Policy %q", got)
+	}
+}
+
+// TestDashboardSelectionWithoutJavaScript: the chart's choice is in the address and the page
+// rendered for it, so a link opens the same view and the form works without JavaScript: the
+// model and range asked for are selected, the JSON of the chart linked; a choice that cannot be
+// shown is said, and the default shown.
+func TestDashboardSelectionWithoutJavaScript(t *testing.T) {
+	fx := storetest.GenHistory(time.Now())
+	h := testAnalytics(func(context.Context) (Reader, error) { return memStore{fx: fx}, nil })
+	page := func(query string) string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+query, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: status %d", query, rec.Code)
+		}
+		return rec.Body.String()
+	}
+	selected := func(body string) (gpu, rng string, models []string) {
+		for _, m := range regexp.MustCompile(`<option value="([^"]+)"( selected)?>`).FindAllStringSubmatch(body, -1) {
+			models = append(models, m[1])
+			if m[2] != "" {
+				gpu = m[1]
+			}
+		}
+		if m := regexp.MustCompile(`<input type="radio" id="range-[^"]+" name="range" value="([^"]+)"[^>]* checked>`).FindStringSubmatch(body); m != nil {
+			rng = m[1]
+		}
+		return gpu, rng, models
+	}
+	for _, tt := range []struct {
+		query, gpu, rng, notice, link string
+	}{
+		{"", "H100-SXM-80GB", "30d", "", "api/v1/history?gpu=H100-SXM-80GB&amp;since=30d&amp;interval=day"},
+		{"?gpu=a100-sxm-80gb&range=7d", "A100-SXM-80GB", "7d", "", "api/v1/history?gpu=A100-SXM-80GB&amp;since=7d&amp;interval=hour"},
+		{"?gpu=RTX-4090-24GB&range=1y", "RTX-4090-24GB", "1y", "", "api/v1/history?gpu=RTX-4090-24GB&amp;since=365d&amp;interval=day"},
+		// A catalog model with no offer now still has a history to show.
+		{"?gpu=V100-SXM2-32GB&range=90d", "V100-SXM2-32GB", "90d", "", "api/v1/history?gpu=V100-SXM2-32GB&amp;since=90d&amp;interval=day"},
+		{"?gpu=" + url.QueryEscape(`<script>alert(1)</script>`) + "&range=2y", "H100-SXM-80GB", "30d",
+			`Not shown: unknown GPU model &#34;&lt;script&gt;alert(1)&lt;/script&gt;&#34;`, "api/v1/history?gpu=H100-SXM-80GB&amp;since=30d"},
+	} {
+		body := page(tt.query)
+		gpu, rng, models := selected(body)
+		if gpu != tt.gpu || rng != tt.rng {
+			t.Errorf("%q: %s over %s selected, want %s over %s", tt.query, gpu, rng, tt.gpu, tt.rng)
+		}
+		want := []string{"A100-SXM-80GB", "H100-SXM-80GB", "RTX-4090-24GB"} // every model of the market
+		if tt.gpu == "V100-SXM2-32GB" {
+			want = []string{"A100-SXM-80GB", "H100-SXM-80GB", "RTX-4090-24GB", "V100-SXM2-32GB"}
+		}
+		if !slices.Equal(models, want) {
+			t.Errorf("%q: the selector offers %v, want %v", tt.query, models, want)
+		}
+		if !strings.Contains(body, tt.link) {
+			t.Errorf("%q: the page does not link %s", tt.query, tt.link)
+		}
+		notice := regexp.MustCompile(`<p class="notice" role="status">([^<]*)</p>`).FindStringSubmatch(body)
+		if (tt.notice == "") != (notice == nil) || (notice != nil && !strings.HasPrefix(notice[1], tt.notice)) {
+			t.Errorf("%q: notice %q, want %q", tt.query, notice, tt.notice)
+		}
+		if tt.notice != "" && !strings.Contains(notice[1], `unknown range &#34;2y&#34; (want 7d, 30d, 90d or 1y).`) {
+			t.Errorf("%q: the notice does not name the unknown range: %q", tt.query, notice[1])
+		}
 	}
 }
