@@ -1,7 +1,7 @@
 // Package chart draws gpucost's price charts: lines of $/GPU-hour over time, one per provider and
 // price type, with the legend beside the lines (never over them), as SVG, PNG or an <svg>
-// element to inline in a page. It is the one renderer of the weekly report's charts, the
-// dashboard's and `gpucost history --chart`'s.
+// element to inline in a page. It is the one renderer of the weekly report's charts and
+// `gpucost history --chart`'s (the dashboard draws its chart in the browser).
 //
 // Text in a chart (titles, provider names) may come from scraped data: the SVG writer escapes
 // it, and InlineSVG escapes what it adds.

@@ -13,6 +13,10 @@
 // types (columns.go), JSON is the types themselves, and vocabulary_test.go holds the Parquet
 // records to the same names in the same order.
 //
+// Lists in JSON come in one Envelope (envelope.go): a schema name per resource and version
+// (gpucost.offers/v2), the query as understood, the count, whether more matched, the cursor of
+// the next page, and the items under the resource's name.
+//
 // Prices are exact: CSV writes them with schema.PriceDecimals decimals, Parquet as
 // DECIMAL(18, 6); value figures have market.ValueDecimals decimals. Times are UTC. Scraped text
 // is untrusted: tables and CSV pass every cell through package textcell; JSON and Parquet keep

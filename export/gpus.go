@@ -28,7 +28,7 @@ func GPUs(w io.Writer, f Format, models []gpus.Model) error {
 	case Table:
 		return gpuTable(w, models)
 	case JSON:
-		return WriteJSON(w, listings(models))
+		return WriteJSON(w, Listings(models))
 	case CSV:
 		return gpuCSV(w, models)
 	case Markdown:
@@ -84,19 +84,20 @@ func gpuTable(w io.Writer, models []gpus.Model) error {
 	return err
 }
 
-// gpuListing is a catalog model with what the software rules make of it and its purchase
-// price (nil where the catalog has none).
-type gpuListing struct {
+// GPUListing is a catalog model with what the software rules make of it and its purchase
+// price (nil where the catalog has none): an item of the catalog in JSON.
+type GPUListing struct {
 	gpus.Model
 	Engines         []gpus.Engine  `json:"engines"` // the serving engines that support the GPU
 	FlashAttention2 bool           `json:"flash_attention_2"`
 	Purchase        *gpus.Purchase `json:"purchase"`
 }
 
-func listings(models []gpus.Model) []gpuListing {
-	out := make([]gpuListing, len(models))
+// Listings returns the models as catalog items, in their order.
+func Listings(models []gpus.Model) []GPUListing {
+	out := make([]GPUListing, len(models))
 	for i, m := range models {
-		out[i] = gpuListing{Model: m, Engines: []gpus.Engine{}, FlashAttention2: m.FlashAttention2()}
+		out[i] = GPUListing{Model: m, Engines: []gpus.Engine{}, FlashAttention2: m.FlashAttention2()}
 		if p, ok := gpus.PurchaseOf(m.Name); ok {
 			out[i].Purchase = &p
 		}
@@ -119,7 +120,7 @@ var gpuColumns = []string{"name", "family", "vendor", "arch", "capability", "for
 	"purchase_low_usd", "purchase_high_usd", "purchase_condition", "purchase_seen", "purchase_grade", "purchase_source",
 	"purchase_residual", "purchase_residual_grade", "grade", "source"}
 
-func gpuRow(l gpuListing) []string {
+func gpuRow(l GPUListing) []string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	m, t := l.Model, l.TFLOPS
 	engines := make([]string, len(l.Engines))
@@ -143,7 +144,7 @@ func gpuCSV(w io.Writer, models []gpus.Model) error {
 	if err := cw.Write(gpuColumns); err != nil {
 		return err
 	}
-	for _, l := range listings(models) {
+	for _, l := range Listings(models) {
 		if err := cw.Write(gpuRow(l)); err != nil {
 			return err
 		}

@@ -33,6 +33,26 @@ type OfferFilter struct {
 	ExpiredWithin time.Duration
 	// Limit caps the number of rows returned (cheapest first); zero means no limit.
 	Limit int
+	// After, when set, keeps the offers that come after it in the cheapest-first order: the
+	// next page of a market read in pages. Like Limit, it pages the list of offers; a summary
+	// of the market (per GPU model, or to plan on) reads it whole.
+	After *OfferPosition
+}
+
+// OfferPosition is an offer's place in the latest market's order: cheapest $/GPU-hour first,
+// ties by provider, offer id and price type (each as bytes). An offer key is unique in the latest
+// market, so the order is total and a page that ends at a position is followed by exactly the
+// offers after it.
+type OfferPosition struct {
+	PriceUSDPerGPUHour decimal.Decimal
+	Provider           string
+	OfferID            string
+	PriceType          PriceType
+}
+
+// Position returns the offer's place in the latest market's order.
+func (o *Offer) Position() OfferPosition {
+	return OfferPosition{PriceUSDPerGPUHour: o.PriceUSDPerGPUHour, Provider: o.Provider, OfferID: o.OfferID, PriceType: o.PriceType}
 }
 
 // ObservationFilter selects raw price observations: one row per offer per scrape.
@@ -74,6 +94,23 @@ type ChangesQuery struct {
 	MinChangePct float64
 	// Limit caps the rows returned, newest first; zero means no limit.
 	Limit int
+	// After, when set, keeps the changes that come after it in the newest-first order: the
+	// next page of changes read in pages.
+	After *ChangePosition
+}
+
+// ChangePosition is a change's place in the order of price changes: newest first, ties by
+// provider, price type and offer id (each as bytes).
+type ChangePosition struct {
+	ChangedAt time.Time
+	Provider  string
+	PriceType PriceType
+	OfferID   string
+}
+
+// Position returns the change's place in the order of price changes.
+func (c *PriceChange) Position() ChangePosition {
+	return ChangePosition{ChangedAt: c.ChangedAt, Provider: c.Provider, PriceType: c.PriceType, OfferID: c.OfferID}
 }
 
 // Interval is the width of a history bucket.

@@ -104,6 +104,13 @@ func (s *Store) changesQuery(q schema.ChangesQuery) (string, []any, error) {
 		query += ` AND abs(toFloat64(new_price) - toFloat64(old_price)) * 100 >= ? * toFloat64(old_price)`
 		args = append(args, q.MinChangePct)
 	}
+	if a := q.After; a != nil {
+		// The changes after a position in the order below.
+		at := a.ChangedAt.UTC()
+		query += ` AND (changed_at < ? OR (changed_at = ? AND (provider > ? OR (provider = ? AND
+			(price_type > ? OR (price_type = ? AND offer_id > ?))))))`
+		args = append(args, at, at, a.Provider, a.Provider, string(a.PriceType), string(a.PriceType), a.OfferID)
+	}
 	query += `
 		ORDER BY changed_at DESC, provider, price_type, offer_id`
 	if q.Limit > 0 {

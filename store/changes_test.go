@@ -253,3 +253,39 @@ func rawConn(tb testing.TB, s *store.Store) driver.Conn {
 	tb.Helper()
 	return storetest.Conn(tb, storetest.DatabaseDSN(tb, s.Database()))
 }
+
+// TestChangesInPages: the changes read in pages, each starting after the last change of the one
+// before (ChangesQuery.After), are the changes read at once, every one once and in order. In
+// the generated history every offer is observed at the same steps, so moves share their times.
+func TestChangesInPages(t *testing.T) {
+	fx := storetest.NewHistory(t)
+	ctx := context.Background()
+	q := schema.ChangesQuery{From: fx.Start, To: fx.End}
+	whole, err := fx.Store.Changes(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) != len(fx.Moves) {
+		t.Fatalf("%d changes, want the %d moves of the generated history", len(whole), len(fx.Moves))
+	}
+	var paged []schema.PriceChange
+	q.Limit = 3
+	for pages := 0; ; pages++ {
+		if pages > len(whole) {
+			t.Fatal("the pages never end")
+		}
+		page, err := fx.Store.Changes(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, page...)
+		if len(page) < q.Limit {
+			break
+		}
+		after := page[len(page)-1].Position()
+		q.After = &after
+	}
+	if diff := cmp.Diff(whole, paged, cmpOffers); diff != "" {
+		t.Errorf("read at once (-) and in pages (+):\n%s", diff)
+	}
+}

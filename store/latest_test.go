@@ -171,3 +171,42 @@ func TestLatestPerGPUIsPerGPUOfLatestOffers(t *testing.T) {
 		})
 	}
 }
+
+// TestLatestOffersInPages: the market read in pages, each starting after the last offer of the
+// one before (OfferFilter.After), is the market read at once, every offer once and in order:
+// ties of price and older versions not yet merged away (both in the generated market) included.
+func TestLatestOffersInPages(t *testing.T) {
+	s := openLatestMarket(t, 20_000)
+	ctx := context.Background()
+	for name, f := range latestFilters() {
+		t.Run(name, func(t *testing.T) {
+			whole, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var paged []schema.Offer
+			f.Limit = 997
+			for pages := 0; ; pages++ {
+				if pages > len(whole)/f.Limit+1 {
+					t.Fatalf("more than %d pages of %d offers", pages, f.Limit)
+				}
+				page, err := s.LatestOffers(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				paged = append(paged, page...)
+				if len(page) < f.Limit {
+					break
+				}
+				after := page[len(page)-1].Position()
+				f.After = &after
+			}
+			if name == "all" && len(whole) < 10*f.Limit {
+				t.Fatalf("%d offers: not many pages", len(whole))
+			}
+			if diff := cmp.Diff(whole, paged, cmpOffers); diff != "" {
+				t.Errorf("read at once (-) and in pages (+):\n%s", diff)
+			}
+		})
+	}
+}

@@ -202,11 +202,25 @@ func (s *Store) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schem
 	return got.cheapestFirst(), nil
 }
 
-// latestOffersQuery selects columns of the latest offers that match f.
+// latestOffersQuery selects columns of the latest offers that match f, after f.After when set.
+// The position is a condition on the market read with FINAL, not inside it: a condition on the
+// price inside could pick an older version of an offer, not yet merged away, whose price passes
+// where the newest one's does not.
 func (s *Store) latestOffersQuery(f schema.OfferFilter, columns string) (string, []any) {
 	where, args := s.latestWhere(f)
-	return "SELECT " + columns + " FROM " + s.latestFrom(where) + latestLimit(f), args
+	from := s.latestFrom(where)
+	if a := f.After; a != nil {
+		from = "(SELECT " + columns + " FROM " + from + ") WHERE " + afterOffer
+		price := a.PriceUSDPerGPUHour.StringFixed(schema.PriceDecimals)
+		args = append(args, price, price, a.Provider, a.Provider, a.OfferID, a.OfferID, string(a.PriceType))
+	}
+	return "SELECT " + columns + " FROM " + from + latestLimit(f), args
 }
+
+// afterOffer keeps the offers after a position in latestLimit's order. The price is bound as
+// text and read as the column's type, so the comparison is exact.
+const afterOffer = `(price_usd_per_gpu_hour > toDecimal64(?, 6) OR (price_usd_per_gpu_hour = toDecimal64(?, 6) AND
+	(provider > ? OR (provider = ? AND (offer_id > ? OR (offer_id = ? AND price_type > ?))))))`
 
 // latestLimit orders and cuts the latest offers at f's limit, if it has one. The server sorts
 // only to cut at a limit: LatestOffers puts the rows in order in Go (cheapestFirst, the same

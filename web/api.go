@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/sync/singleflight"
 
@@ -34,37 +35,66 @@ const (
 	apiMaxValueBytes = 256  // of one parameter value
 )
 
-// analytics serves the JSON API (/api/v1/offers, /api/v1/history, /api/v1/changes,
-// /api/v1/value) and the dashboard (/). Every parameter is validated before the store is
-// touched: a bad one is a 400 that names it, and values reach ClickHouse only as bound query
-// arguments. Every query runs through the gate (storeGate): bounded concurrency, a deadline,
-// and an honest 503 when the store is down or paused (504 only for a slow query on a store that
-// answers). The dashboard is served from a refresher, rebuilt at most once per
-// Config.DashboardRefresh.
+// The schemas of the API's answers (export.Envelope). Offers, history, changes and value were
+// served before in shapes of their own, now version 1 of each; plans and gpus are new.
+var (
+	offersSchema  = export.Schema{Resource: "offers", Version: 2}
+	historySchema = export.Schema{Resource: "history", Version: 2}
+	changesSchema = export.Schema{Resource: "changes", Version: 2}
+	valueSchema   = export.Schema{Resource: "value", Version: 2}
+	plansSchema   = export.Schema{Resource: "plans", Version: 1}
+	gpusSchema    = export.Schema{Resource: "gpus", Version: 1}
+)
+
+// analytics serves the JSON API (/api/v1/offers, /history, /changes, /value, /plans, /gpus and
+// the OpenAPI document that describes them) and the dashboard (/ and its static files). Every
+// parameter is validated before the store is touched: a bad one is a 400 that names it, and
+// values reach ClickHouse only as bound query arguments. Every query runs through the gate
+// (storeGate): bounded concurrency, a deadline, and an honest 503 when the store is down or
+// paused (504 only for a slow query on a store that answers). The dashboard's data is read by a
+// refresher, at most once per Config.DashboardRefresh. Every error, an unknown path's 404 and
+// a wrong method's 405 included, is a JSON apiError.
 type analytics struct {
-	store  func(ctx context.Context) (Prices, error)
+	store  func(ctx context.Context) (Reader, error)
 	gate   *storeGate
 	flight singleflight.Group // identical API reads in flight
-	page   *refresher[dashboardView]
+	page   *refresher[dashboardData]
 	now    func() time.Time
 	logger *slog.Logger
 }
 
 // newAnalytics returns the API and dashboard on the store that store opens, its queries through
-// gate, the dashboard rebuilt at most once per refresh.
-func newAnalytics(store func(ctx context.Context) (Prices, error), gate *storeGate, refresh time.Duration, now func() time.Time, logger *slog.Logger) *analytics {
+// gate, the dashboard's data read at most once per refresh.
+func newAnalytics(store func(ctx context.Context) (Reader, error), gate *storeGate, refresh time.Duration, now func() time.Time, logger *slog.Logger) *analytics {
 	a := &analytics{store: store, gate: gate, now: now, logger: logger}
-	// One rebuild makes one offers query and then the charts' history queries, four at a time.
-	a.page = newRefresher(refresh, time.Duration(1+dashboardCharts/4)*gate.timeout, true, a.buildDashboard)
+	a.page = newRefresher(refresh, gate.timeout, true, a.readDashboard)
 	return a
 }
+
+// apiRoutes are the API's paths, each answering GET (and HEAD) only.
+var apiRoutes = []string{"/api/v1/offers", "/api/v1/history", "/api/v1/changes", "/api/v1/value", "/api/v1/plans", "/api/v1/gpus", "/api/v1/openapi.json"}
 
 func (a *analytics) mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/offers", a.offers)
 	mux.HandleFunc("GET /api/v1/history", a.history)
 	mux.HandleFunc("GET /api/v1/changes", a.changes)
 	mux.HandleFunc("GET /api/v1/value", a.value)
+	mux.HandleFunc("GET /api/v1/plans", a.plans)
+	mux.HandleFunc("GET /api/v1/gpus", a.gpus)
+	mux.HandleFunc("GET /api/v1/openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /{$}", a.dashboard)
+	mux.Handle("GET /static/", staticFiles)
+	// Every other request: a 405 where the path answers another method, else a 404, in JSON.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		get := r.Clone(r.Context())
+		get.Method = http.MethodGet
+		if _, pattern := mux.Handler(get); pattern != "/" {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, apiError{Error: r.Method + " is not allowed on " + r.URL.Path + ": it answers GET and HEAD"})
+			return
+		}
+		writeError(w, http.StatusNotFound, apiError{Error: "no such path: " + selection.Quote(r.URL.Path) + " (the API's paths are listed in /api/v1/openapi.json)"})
+	})
 }
 
 // badRequest is a 400: the parameter and what is wrong with it.
@@ -82,13 +112,23 @@ func (e badRequest) Error() string {
 
 // apiError is the body of every error response.
 type apiError struct {
+	Status    int    `json:"status"` // the HTTP status, repeated
 	Error     string `json:"error"`
-	Parameter string `json:"parameter,omitempty"`
+	Parameter string `json:"parameter,omitempty"` // the parameter at fault, for a 400
 }
 
-// params checks the query string: well formed, bounded, every name known and given once.
+// params checks the query string: well formed, bounded, every name known and given once. A
+// cursor has its own bound (it carries a whole query); the rest of the query string has
+// apiMaxQueryBytes.
 func params(r *http.Request, allowed ...string) (url.Values, error) {
-	if len(r.URL.RawQuery) > apiMaxQueryBytes {
+	rest := 0
+	for _, part := range strings.Split(r.URL.RawQuery, "&") {
+		if strings.HasPrefix(part, "cursor=") && len(part) <= len("cursor=")+apiMaxCursorBytes {
+			continue
+		}
+		rest += len(part) + 1
+	}
+	if rest > apiMaxQueryBytes+1 {
 		return nil, badRequest{"", fmt.Sprintf("the query string is longer than %d bytes", apiMaxQueryBytes)}
 	}
 	v, err := url.ParseQuery(r.URL.RawQuery)
@@ -107,8 +147,8 @@ func params(r *http.Request, allowed ...string) (url.Values, error) {
 		if len(v[name]) > 1 {
 			return nil, badRequest{name, "given more than once (use one comma-separated value)"}
 		}
-		if len(v.Get(name)) > apiMaxValueBytes {
-			return nil, badRequest{name, fmt.Sprintf("longer than %d bytes", apiMaxValueBytes)}
+		if max := apiMaxValueBytes; name != "cursor" && len(v.Get(name)) > max {
+			return nil, badRequest{name, fmt.Sprintf("longer than %d bytes", max)}
 		}
 	}
 	return v, nil
@@ -132,19 +172,38 @@ func request(v url.Values, defaults selection.Request) selection.Request {
 // apiBounds are the API's limits on a selection.
 var apiBounds = selection.Bounds{MinLimit: 1, MaxLimit: apiMaxLimit, MaxChangesRange: apiMaxChangesAge, MinAge: time.Minute, MaxAgeCap: apiMaxOfferAge}
 
-// offersResponse is the body of /api/v1/offers.
-type offersResponse struct {
-	Offers    []schema.Offer `json:"offers"`
-	Count     int            `json:"count"`
-	Limit     int            `json:"limit"`
-	Truncated bool           `json:"truncated"` // more offers matched than the limit
+// offersQuery is an offers request as understood: the query of its answer, and what its
+// cursor carries to the next page.
+type offersQuery struct {
+	GPU       []string           `json:"gpu"`
+	Provider  []string           `json:"provider"`
+	PriceType []schema.PriceType `json:"price_type"`
+	MinVRAM   float64            `json:"min_vram"`
+	MaxAge    string             `json:"max_age"`
+	Limit     int                `json:"limit"`
+}
+
+func newOffersQuery(f schema.OfferFilter) offersQuery {
+	return offersQuery{GPU: list(f.GPUModels), Provider: list(f.Providers), PriceType: list(f.PriceTypes), MinVRAM: f.MinVRAMGB,
+		MaxAge: formatAge(f.MaxAge), Limit: f.Limit}
+}
+
+func (q offersQuery) values() url.Values {
+	return url.Values{"gpu": {strings.Join(q.GPU, ",")}, "provider": {strings.Join(q.Provider, ",")}, "price_type": {schema.List(q.PriceType)},
+		"min_vram": {strconv.FormatFloat(q.MinVRAM, 'f', -1, 64)}, "max_age": {q.MaxAge}, "limit": {strconv.Itoa(q.Limit)}}
 }
 
 // offers serves the current market: the newest observation of every offer seen within max_age
-// or valid until later (schema.OfferFilter.MaxAge), cheapest $/GPU-hour first.
+// or valid until later (schema.OfferFilter.MaxAge), cheapest $/GPU-hour first, in pages.
 func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
-	v, err := params(r, "gpu", "provider", "price_type", "min_vram", "max_age", "limit")
+	allowed := []string{"gpu", "provider", "price_type", "min_vram", "max_age", "limit", "cursor"}
+	v, err := params(r, allowed...)
 	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	var after offerPosition
+	if v, err = resume(v, allowed, &after); err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -153,35 +212,40 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	if v.Has("cursor") {
+		if f.After, err = after.position(); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	q := newOffersQuery(f)
 	limit := f.Limit
 	f.Limit = limit + 1
-	offers, err := read(a, r, func(ctx context.Context, st Prices) ([]schema.Offer, error) { return st.LatestOffers(ctx, f) })
+	offers, err := read(a, r, func(ctx context.Context, st Reader) ([]schema.Offer, error) { return st.LatestOffers(ctx, f) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := offersResponse{Offers: offers, Limit: limit}
+	resp := export.Envelope[schema.Offer]{Schema: offersSchema, Query: q, Items: offers}
 	if len(offers) > limit {
-		resp.Offers, resp.Truncated = offers[:limit], true
+		resp.Items, resp.Truncated = offers[:limit], true
+		resp.Next = encodeCursor(q.values(), newOfferPosition(resp.Items[limit-1].Position()))
 	}
-	if resp.Offers == nil {
-		resp.Offers = []schema.Offer{}
-	}
-	resp.Count = len(resp.Offers)
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// historyResponse is the body of /api/v1/history.
-type historyResponse struct {
-	GPUModel  string                `json:"gpu_model"`
-	Interval  schema.Interval       `json:"interval"`
-	Since     time.Time             `json:"since"`
-	Until     time.Time             `json:"until"`
-	Points    []schema.HistoryPoint `json:"points"`
-	Truncated bool                  `json:"truncated"`
+// historyQuery is a history request as understood.
+type historyQuery struct {
+	GPU       string             `json:"gpu"`
+	Provider  []string           `json:"provider"`
+	PriceType []schema.PriceType `json:"price_type"`
+	Since     time.Time          `json:"since"`
+	Until     time.Time          `json:"until"`
+	Interval  schema.Interval    `json:"interval"`
 }
 
-// history serves the price history of one GPU model (see gpucost history).
+// history serves the price history of one GPU model (see gpucost history): at most
+// apiMaxHistory points, truncated beyond.
 func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 	v, err := params(r, "gpu", "provider", "price_type", "since", "until", "interval")
 	if err != nil {
@@ -193,35 +257,47 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	points, err := read(a, r, func(ctx context.Context, st Prices) ([]schema.HistoryPoint, error) { return st.History(ctx, q) })
+	points, err := read(a, r, func(ctx context.Context, st Reader) ([]schema.HistoryPoint, error) { return st.History(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := historyResponse{GPUModel: q.Model(), Interval: q.Interval, Since: q.From, Until: q.To, Points: points}
+	resp := export.Envelope[schema.HistoryPoint]{Schema: historySchema, Items: points,
+		Query: historyQuery{GPU: q.Model(), Provider: list(q.Providers), PriceType: list(q.PriceTypes), Since: q.From.UTC(), Until: q.To.UTC(), Interval: q.Interval}}
 	if len(points) > apiMaxHistory {
-		resp.Points, resp.Truncated = points[:apiMaxHistory], true
-	}
-	if resp.Points == nil {
-		resp.Points = []schema.HistoryPoint{}
+		resp.Items, resp.Truncated = points[:apiMaxHistory], true
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// changesResponse is the body of /api/v1/changes.
-type changesResponse struct {
-	Since     time.Time            `json:"since"`
-	Until     time.Time            `json:"until"`
-	Changes   []schema.PriceChange `json:"changes"`
-	Count     int                  `json:"count"`
-	Limit     int                  `json:"limit"`
-	Truncated bool                 `json:"truncated"`
+// changesQuery is a changes request as understood: since and until resolved, so that every
+// page of it covers the same range.
+type changesQuery struct {
+	GPU       []string           `json:"gpu"`
+	Provider  []string           `json:"provider"`
+	PriceType []schema.PriceType `json:"price_type"`
+	Since     time.Time          `json:"since"`
+	Until     time.Time          `json:"until"`
+	MinPct    float64            `json:"min_pct"`
+	Limit     int                `json:"limit"`
 }
 
-// changes serves price changes, newest first (see gpucost changes).
+func (q changesQuery) values() url.Values {
+	return url.Values{"gpu": {strings.Join(q.GPU, ",")}, "provider": {strings.Join(q.Provider, ",")}, "price_type": {schema.List(q.PriceType)},
+		"since": {q.Since.Format(time.RFC3339Nano)}, "until": {q.Until.Format(time.RFC3339Nano)},
+		"min_pct": {strconv.FormatFloat(q.MinPct, 'f', -1, 64)}, "limit": {strconv.Itoa(q.Limit)}}
+}
+
+// changes serves price changes, newest first (see gpucost changes), in pages.
 func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
-	v, err := params(r, "gpu", "provider", "price_type", "since", "until", "min_pct", "limit")
+	allowed := []string{"gpu", "provider", "price_type", "since", "until", "min_pct", "limit", "cursor"}
+	v, err := params(r, allowed...)
 	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	var after changePosition
+	if v, err = resume(v, allowed, &after); err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -230,30 +306,34 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	if v.Has("cursor") {
+		if q.After, err = after.position(); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	echo := changesQuery{GPU: list(q.GPUModels), Provider: list(q.Providers), PriceType: list(q.PriceTypes), Since: q.From.UTC(), Until: q.To.UTC(),
+		MinPct: q.MinChangePct, Limit: q.Limit}
 	limit := q.Limit
 	q.Limit = limit + 1
-	changes, err := read(a, r, func(ctx context.Context, st Prices) ([]schema.PriceChange, error) { return st.Changes(ctx, q) })
+	changes, err := read(a, r, func(ctx context.Context, st Reader) ([]schema.PriceChange, error) { return st.Changes(ctx, q) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := changesResponse{Since: q.From, Until: q.To, Changes: changes, Limit: limit}
+	resp := export.Envelope[schema.PriceChange]{Schema: changesSchema, Query: echo, Items: changes}
 	if len(changes) > limit {
-		resp.Changes, resp.Truncated = changes[:limit], true
+		resp.Items, resp.Truncated = changes[:limit], true
+		resp.Next = encodeCursor(echo.values(), newChangePosition(resp.Items[limit-1].Position()))
 	}
-	if resp.Changes == nil {
-		resp.Changes = []schema.PriceChange{}
-	}
-	resp.Count = len(resp.Changes)
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// valueResponse is the body of /api/v1/value.
-type valueResponse struct {
-	PriceType market.Basis   `json:"price_type"` // the basis asked for: a price type or commitment
+// valueQuery is a value request as understood.
+type valueQuery struct {
+	PriceType market.Basis   `json:"price_type"` // a price type, or commitment
 	Precision gpus.Precision `json:"precision"`
-	GPUs      []market.Value `json:"gpus"` // cheapest $/TFLOP-hour at precision first
-	Count     int            `json:"count"`
+	MaxAge    string         `json:"max_age"`
 }
 
 // value serves what a dollar buys on each catalog GPU model of the market now (see gpucost
@@ -271,27 +351,90 @@ func (a *analytics) value(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	models, err := read(a, r, func(ctx context.Context, st Prices) ([]market.GPU, error) { return st.LatestPerGPU(ctx, f) })
+	models, err := read(a, r, func(ctx context.Context, st Reader) ([]market.GPU, error) { return st.LatestPerGPU(ctx, f) })
 	if err != nil {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := valueResponse{PriceType: q.Basis, Precision: q.Precision, GPUs: market.Values(models, q)}
-	if resp.GPUs == nil {
-		resp.GPUs = []market.Value{}
+	writeJSON(w, http.StatusOK, export.Envelope[market.Value]{Schema: valueSchema, Items: market.Values(models, q),
+		Query: valueQuery{PriceType: q.Basis, Precision: q.Precision, MaxAge: formatAge(f.MaxAge)}})
+}
+
+// plansQuery is a plans request as understood.
+type plansQuery struct {
+	Team []string `json:"team"`
+}
+
+// plans serves the rows of the newest stored plan (the nightly gpucost optimize), by team and
+// workload, of the teams asked for (all when none is).
+func (a *analytics) plans(w http.ResponseWriter, r *http.Request) {
+	v, err := params(r, "team")
+	if err != nil {
+		a.fail(w, r, err)
+		return
 	}
-	resp.Count = len(resp.GPUs)
-	writeJSON(w, http.StatusOK, resp)
+	teams := selection.List(v.Get("team"))
+	for _, t := range teams {
+		if strings.ContainsFunc(t, unicode.IsControl) {
+			a.fail(w, r, badRequest{"team", "a team name " + selection.Quote(t) + " with a control character"})
+			return
+		}
+	}
+	rows, err := read(a, r, func(ctx context.Context, st Reader) ([]schema.PlanRow, error) { return st.LatestPlan(ctx) })
+	if err != nil {
+		a.unavailable(w, r, err)
+		return
+	}
+	var out []schema.PlanRow
+	for _, row := range rows {
+		if len(teams) == 0 || slices.Contains(teams, row.Team) {
+			out = append(out, row)
+		}
+	}
+	writeJSON(w, http.StatusOK, export.Envelope[schema.PlanRow]{Schema: plansSchema, Query: plansQuery{Team: list(teams)}, Items: out})
+}
+
+// gpus serves the GPU catalog (see gpucost gpus): every model with its specifications, the
+// serving engines that run on it and its purchase price where the catalog has one.
+func (a *analytics) gpus(w http.ResponseWriter, r *http.Request) {
+	if _, err := params(r); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, export.Envelope[export.GPUListing]{Schema: gpusSchema, Query: struct{}{}, Items: export.Listings(gpus.Models())})
+}
+
+// list is s, or an empty list for nil: a query's lists are [] when nothing was asked, not null.
+func list[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// formatAge writes an age as selection.Age reads it, briefly: 6h, 7d, 90m.
+func formatAge(d time.Duration) string {
+	switch {
+	case d == 0:
+		return ""
+	case d%(24*time.Hour) == 0:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	case d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	case d%time.Minute == 0:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return d.String()
 }
 
 // read runs the store read of one API answer through the gate. Identical requests in flight
 // (the same path and query string) share one read and get the same rows, so a crowd asking the
 // same question costs one query. The read is detached from the first client's cancellation:
 // the others still wait for it. The rows are shared: callers must not change them.
-func read[T any](a *analytics, r *http.Request, fn func(ctx context.Context, st Prices) (T, error)) (T, error) {
+func read[T any](a *analytics, r *http.Request, fn func(ctx context.Context, st Reader) (T, error)) (T, error) {
 	v, err, _ := a.flight.Do(r.URL.Path+"?"+r.URL.RawQuery, func() (any, error) {
 		var rows T
-		err := a.query(context.WithoutCancel(r.Context()), func(ctx context.Context, st Prices) (err error) {
+		err := a.query(context.WithoutCancel(r.Context()), func(ctx context.Context, st Reader) (err error) {
 			rows, err = fn(ctx, st)
 			return err
 		})
@@ -307,7 +450,7 @@ func read[T any](a *analytics, r *http.Request, fn func(ctx context.Context, st 
 // query runs fn on the store through the gate: opening the store is part of the query, so a
 // store that cannot be reached or hangs while connecting is unavailable like one that hangs on
 // a query.
-func (a *analytics) query(ctx context.Context, fn func(ctx context.Context, st Prices) error) error {
+func (a *analytics) query(ctx context.Context, fn func(ctx context.Context, st Reader) error) error {
 	return a.gate.do(ctx, func(ctx context.Context) error {
 		st, err := a.store(ctx)
 		if err != nil {
@@ -328,7 +471,7 @@ func (a *analytics) fail(w http.ResponseWriter, r *http.Request, err error) {
 		br = badRequest{msg: err.Error()}
 	}
 	a.logger.Info("Bad API request", "path", r.URL.Path, "err", br.Error())
-	writeJSON(w, http.StatusBadRequest, apiError{Error: br.Error(), Parameter: strings.Trim(br.param, `"`)})
+	writeError(w, http.StatusBadRequest, apiError{Error: br.Error(), Parameter: strings.Trim(br.param, `"`)})
 }
 
 // unavailable answers a request the store could not: the cause is logged, not shown.
@@ -341,7 +484,7 @@ func (a *analytics) unavailable(w http.ResponseWriter, r *http.Request, err erro
 	if retry != "" {
 		w.Header().Set("Retry-After", retry)
 	}
-	writeJSON(w, status, apiError{Error: msg})
+	writeError(w, status, apiError{Error: msg})
 }
 
 // storeErrorStatus maps a store error to the HTTP status, the message a client sees and a
@@ -364,4 +507,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = export.WriteJSON(w, v)
+}
+
+// writeError answers with an error: its status, and the status in the body too.
+func writeError(w http.ResponseWriter, status int, e apiError) {
+	e.Status = status
+	writeJSON(w, status, e)
 }

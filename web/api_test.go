@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -46,9 +48,14 @@ func (s refusingStore) Changes(context.Context, schema.ChangesQuery) ([]schema.P
 	return nil, errors.New("refused")
 }
 
+func (s refusingStore) LatestPlan(context.Context) ([]schema.PlanRow, error) {
+	s.t.Error("a bad request reached the store (LatestPlan)")
+	return nil, errors.New("refused")
+}
+
 // testAnalytics is the API and the dashboard on the stores st returns, with serve's default
 // gate and a dashboard rebuilt on every request; the gate's liveness check opens the store.
-func testAnalytics(st func(context.Context) (Prices, error)) http.Handler {
+func testAnalytics(st func(context.Context) (Reader, error)) http.Handler {
 	gate := newStoreGate(5, 10*time.Second, func(ctx context.Context) error { _, err := st(ctx); return err }, storeErrors)
 	mux := http.NewServeMux()
 	newAnalytics(st, gate, time.Nanosecond, time.Now, slog.New(slog.DiscardHandler)).mount(mux)
@@ -56,7 +63,7 @@ func testAnalytics(st func(context.Context) (Prices, error)) http.Handler {
 }
 
 func TestAPIBadInput(t *testing.T) {
-	h := testAnalytics(func(context.Context) (Prices, error) { return refusingStore{t}, nil })
+	h := testAnalytics(func(context.Context) (Reader, error) { return refusingStore{t}, nil })
 	long := strings.Repeat("A", 300)
 	tests := []struct {
 		name      string
@@ -97,6 +104,19 @@ func TestAPIBadInput(t *testing.T) {
 		{"SQL in a value's price type", "/api/v1/value?price_type=" + url.QueryEscape("spot' OR 1=1 --"), `unknown price type "spot' OR 1=1 --"`, "price_type"},
 		{"value of one GPU", "/api/v1/value?gpu=H100-SXM-80GB", "unknown parameter (this endpoint takes price_type, precision, max_age)", "gpu"},
 		{"value with a zero max age", "/api/v1/value?max_age=0s", "is not an age between", "max_age"},
+		{"a cursor that is not base64", "/api/v1/offers?cursor=" + url.QueryEscape("not a cursor!"), "not a cursor of this endpoint", "cursor"},
+		{"a cursor that is not JSON", "/api/v1/changes?cursor=" + base64.RawURLEncoding.EncodeToString([]byte("SELECT 1")), "not a cursor of this endpoint", "cursor"},
+		{"a cursor with a filter", "/api/v1/offers?gpu=H100-SXM-80GB&cursor=" + offersCursor, "a request with a cursor takes only limit", "gpu"},
+		{"a cursor with a bad limit", "/api/v1/offers?limit=5000&cursor=" + offersCursor, "between 1 and 1000", "limit"},
+		{"an offers cursor for changes", "/api/v1/changes?cursor=" + offersCursor, "the cursor's position is not a price change's", "cursor"},
+		{"a cursor with SQL in its query", "/api/v1/offers?cursor=" + encodeCursor(url.Values{"provider": {"x' OR 1=1 --"}}, offerPosition{Price: "1", PriceType: "spot"}),
+			`invalid provider "x' OR 1=1 --"`, "provider"},
+		{"a cursor with an unknown parameter", "/api/v1/offers?cursor=" + encodeCursor(url.Values{"format": {"csv"}}, offerPosition{Price: "1", PriceType: "spot"}),
+			"unknown parameter in the cursor", "cursor"},
+		{"a cursor with a negative price", "/api/v1/offers?cursor=" + encodeCursor(url.Values{}, offerPosition{Price: "-1", PriceType: "spot"}), "not an offer's", "cursor"},
+		{"a long cursor", "/api/v1/offers?cursor=" + strings.Repeat("A", apiMaxCursorBytes*2), "the query string is longer than 2048 bytes", ""},
+		{"a team with a control character", "/api/v1/plans?team=" + url.QueryEscape("ml\x1b[31m"), "control character", "team"},
+		{"the catalog with a parameter", "/api/v1/gpus?gpu=H100", "unknown parameter (this endpoint takes )", "gpu"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,20 +140,42 @@ func TestAPIBadInput(t *testing.T) {
 			}
 		})
 	}
-	t.Run("other methods", func(t *testing.T) {
+	// Every other status is a JSON error too.
+	for _, tt := range []struct {
+		method, target string
+		status         int
+		wantErr, allow string
+	}{
+		{http.MethodPost, "/api/v1/offers", http.StatusMethodNotAllowed, "POST is not allowed on /api/v1/offers: it answers GET and HEAD", "GET, HEAD"},
+		{http.MethodDelete, "/api/v1/plans", http.StatusMethodNotAllowed, "DELETE is not allowed", "GET, HEAD"},
+		{http.MethodPut, "/", http.StatusMethodNotAllowed, "PUT is not allowed on /", "GET, HEAD"},
+		{http.MethodGet, "/api/v1/offer", http.StatusNotFound, `no such path: "/api/v1/offer" (the API's paths are listed in /api/v1/openapi.json)`, ""},
+		{http.MethodGet, "/api/v2/offers", http.StatusNotFound, "no such path", ""},
+		{http.MethodGet, "/favicon.ico", http.StatusNotFound, "no such path", ""},
+		{http.MethodGet, "/static/", http.StatusNotFound, `no such path: "/static/"`, ""},
+		{http.MethodGet, "/static/nothing.js", http.StatusNotFound, "no such path", ""},
+		{http.MethodGet, "/" + url.PathEscape("<script>alert(1)</script>"), http.StatusNotFound, `no such path: "/<script>alert(1)</script>"`, ""},
+	} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/v1/offers", strings.NewReader("{}")))
-		if rec.Code != http.StatusMethodNotAllowed {
-			t.Errorf("POST: status %d, want 405", rec.Code)
+		h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.target, nil))
+		var body apiError
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != tt.status || body.Status != tt.status ||
+			!strings.Contains(body.Error, tt.wantErr) || rec.Header().Get("Allow") != tt.allow || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s: %d %s %q (Allow %q), want %d with %q in JSON (Allow %q)", tt.method, tt.target, rec.Code,
+				rec.Header().Get("Content-Type"), rec.Body, rec.Header().Get("Allow"), tt.status, tt.wantErr, tt.allow)
 		}
-	})
+	}
 }
 
+// offersCursor is a well-formed offers cursor, of the market's cheapest H100s.
+var offersCursor = encodeCursor(url.Values{"gpu": {"H100-SXM-80GB"}, "limit": {"10"}},
+	offerPosition{Price: "1.95", Provider: "vastai", OfferID: "ask-102", PriceType: "on_demand"})
+
 func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
-	h := testAnalytics(func(context.Context) (Prices, error) {
+	h := testAnalytics(func(context.Context) (Reader, error) {
 		return nil, errors.New("connecting to ClickHouse at 10.1.2.3:9000: secret detail")
 	})
-	for _, target := range []string{"/api/v1/offers", "/api/v1/history?gpu=H100-SXM-80GB", "/api/v1/changes", "/api/v1/value", "/"} {
+	for _, target := range []string{"/api/v1/offers", "/api/v1/history?gpu=H100-SXM-80GB", "/api/v1/changes", "/api/v1/value", "/api/v1/plans", "/"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
 		if rec.Code != http.StatusServiceUnavailable {
@@ -149,7 +191,7 @@ func TestAPIStoreDownIs503WithoutDetails(t *testing.T) {
 // generated history.
 func TestAPIMatchesHandComputation(t *testing.T) {
 	fx := storetest.NewHistory(t)
-	ts := httptest.NewServer(testHandler(t, fx))
+	ts := httptest.NewServer(testHandler(t, fx.Store))
 	defer ts.Close()
 	get := func(t *testing.T, path string, v any) {
 		t.Helper()
@@ -170,17 +212,19 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 
 	t.Run("history", func(t *testing.T) {
 		for _, iv := range []schema.Interval{schema.Day, schema.Week} {
-			var got historyResponse
+			var got export.Envelope[schema.HistoryPoint]
 			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.Start.Format(time.RFC3339)}, "until": {fx.End.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
 			get(t, "/api/v1/history?"+q.Encode(), &got)
-			if got.GPUModel != "H100-SXM-80GB" || got.Interval != iv || got.Truncated {
-				t.Errorf("%s: response header %+v", iv, got)
+			echo := queryOf[historyQuery](t, got.Query)
+			wantEcho := historyQuery{GPU: "H100-SXM-80GB", Provider: []string{"vastai", "runpod"}, PriceType: []schema.PriceType{}, Since: fx.Start, Until: fx.End, Interval: iv}
+			if diff := cmp.Diff(wantEcho, echo); diff != "" || got.Schema.String() != "gpucost.history/v2" || got.Truncated || got.Next != "" {
+				t.Errorf("%s: %s, truncated %v, next %q, the query as understood (-want +got):\n%s", iv, got.Schema, got.Truncated, got.Next, diff)
 			}
-			storetest.HistoryMatches(t, fx.HandHistory("H100-SXM-80GB", []string{"vastai", "runpod"}, iv, fx.Start, fx.End), got.Points)
+			storetest.HistoryMatches(t, fx.HandHistory("H100-SXM-80GB", []string{"vastai", "runpod"}, iv, fx.Start, fx.End), got.Items)
 		}
 	})
 	t.Run("changes", func(t *testing.T) {
-		var got changesResponse
+		var got export.Envelope[schema.PriceChange]
 		get(t, "/api/v1/changes?since=60d&gpu=A100-SXM-80GB,RTX-4090-24GB&limit=1000", &got)
 		var want []schema.PriceChange
 		for _, m := range fx.Moves {
@@ -189,16 +233,16 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 			}
 		}
 		storetest.SortNewestFirst(want)
-		if diff := cmp.Diff(want, got.Changes, decEq); diff != "" {
+		if diff := cmp.Diff(want, got.Items, decEq); diff != "" {
 			t.Errorf("changes (-generated +api):\n%s", diff)
 		}
-		if got.Count != len(want) || got.Truncated {
-			t.Errorf("count %d truncated %v, want %d and false", got.Count, got.Truncated, len(want))
+		if got.Truncated || got.Next != "" || got.Schema.String() != "gpucost.changes/v2" {
+			t.Errorf("%s: truncated %v, next %q, want the whole list", got.Schema, got.Truncated, got.Next)
 		}
-		var limited changesResponse
+		var limited export.Envelope[schema.PriceChange]
 		get(t, "/api/v1/changes?since=60d&limit=3", &limited)
-		if limited.Count != 3 || !limited.Truncated || len(limited.Changes) != 3 {
-			t.Errorf("limit 3: count %d truncated %v", limited.Count, limited.Truncated)
+		if len(limited.Items) != 3 || !limited.Truncated || limited.Next == "" {
+			t.Errorf("limit 3: %d changes, truncated %v, next %q", len(limited.Items), limited.Truncated, limited.Next)
 		}
 	})
 	t.Run("offers", func(t *testing.T) {
@@ -216,29 +260,31 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 			}
 		}
 		sort.Strings(want) // prices have the same width here, so this is cheapest first with the store's ties
-		var got offersResponse
+		var got export.Envelope[schema.Offer]
 		get(t, "/api/v1/offers?gpu=H100-SXM-80GB&max_age=1d", &got)
 		var gotKeys []string
-		for _, o := range got.Offers {
+		for _, o := range got.Items {
 			gotKeys = append(gotKeys, o.PriceUSDPerGPUHour.StringFixed(2)+" "+o.Provider+" "+o.OfferID+" "+string(o.PriceType))
 		}
 		if diff := cmp.Diff(want, gotKeys); diff != "" {
 			t.Errorf("offers (-generated +api):\n%s", diff)
 		}
-		var two offersResponse
+		var two export.Envelope[schema.Offer]
 		get(t, "/api/v1/offers?limit=2", &two)
-		if two.Count != 2 || !two.Truncated || two.Limit != 2 {
-			t.Errorf("limit 2: %+v", two)
+		echo := queryOf[offersQuery](t, two.Query)
+		wantEcho := offersQuery{GPU: []string{}, Provider: []string{}, PriceType: []schema.PriceType{}, MaxAge: "6h", Limit: 2}
+		if diff := cmp.Diff(wantEcho, echo); diff != "" || len(two.Items) != 2 || !two.Truncated || two.Next == "" {
+			t.Errorf("limit 2: %d offers, truncated %v, next %q, the query as understood (-want +got):\n%s", len(two.Items), two.Truncated, two.Next, diff)
 		}
 	})
 	t.Run("value", func(t *testing.T) {
 		// The generated market now (its last step, 111): H100 on demand at vastai's $1.95 (8×),
 		// RTX 4090 at $0.35, A100 at lambda's $1.29 after its cut; the H100's spot price is
 		// runpod's $1.75. Each over the catalog's dense BF16 rate: 989, 165.2 and 312 TFLOPS.
-		var got valueResponse
+		var got export.Envelope[market.Value]
 		get(t, "/api/v1/value?max_age=1d", &got)
 		var ranked []string
-		for _, v := range got.GPUs {
+		for _, v := range got.Items {
 			ranked = append(ranked, fmt.Sprintf("%s %s %s %s %v", v.GPUModel, v.Provider, v.PriceUSDPerGPUHour.StringFixed(2), v.USDPerTFLOPHour, v.FP8))
 		}
 		want := []string{
@@ -246,18 +292,32 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 			"RTX-4090-24GB vastai 0.35 0.00211864 0.00106061", // 0.35 / 165.2; 0.35 / 330
 			"A100-SXM-80GB lambda 1.29 0.00413462 <nil>",      // 1.29 / 312; no FP8
 		}
-		if diff := cmp.Diff(want, ranked); diff != "" || got.PriceType != "on_demand" || got.Precision != "bf16" || got.Count != 3 {
-			t.Errorf("value of %s at %s, %d GPUs (-hand +api):\n%s", got.PriceType, got.Precision, got.Count, diff)
+		if diff := cmp.Diff(want, ranked); diff != "" || queryOf[valueQuery](t, got.Query) != (valueQuery{PriceType: "on_demand", Precision: "bf16", MaxAge: "1d"}) {
+			t.Errorf("value as asked by %s (-hand +api):\n%s", got.Query, diff)
 		}
-		var spot valueResponse
+		var spot export.Envelope[market.Value]
 		get(t, "/api/v1/value?price_type=spot&precision=fp4&max_age=1d", &spot)
-		if len(spot.GPUs) != 1 || spot.GPUs[0].OfferID != "NVIDIA H100 80GB HBM3/secure" || spot.GPUs[0].RunsAt != "fp16" || spot.GPUs[0].USDPerTFLOPHour.String() != "0.00176946" {
+		if len(spot.Items) != 1 || spot.Items[0].OfferID != "NVIDIA H100 80GB HBM3/secure" || spot.Items[0].RunsAt != "fp16" || spot.Items[0].USDPerTFLOPHour.String() != "0.00176946" {
 			t.Errorf("spot at fp4: %+v, want the H100 at runpod's 1.75 / 989 TFLOPS FP16 (no FP4 on Hopper)", spot)
 		}
-		var none valueResponse
+		var none export.Envelope[market.Value]
 		get(t, "/api/v1/value?price_type=commitment&max_age=1d", &none)
-		if none.Count != 0 || none.GPUs == nil || none.PriceType != "commitment" {
+		if len(none.Items) != 0 || queryOf[valueQuery](t, none.Query) != (valueQuery{PriceType: "commitment", Precision: "bf16", MaxAge: "1d"}) {
 			t.Errorf("no commitments in the market: %+v", none)
 		}
 	})
+}
+
+// queryOf reads the query of an envelope read back (a json.RawMessage) as a T.
+func queryOf[T any](t *testing.T, query any) T {
+	t.Helper()
+	var q T
+	raw, ok := query.(json.RawMessage)
+	if !ok {
+		t.Fatalf("the query %v is not raw JSON", query)
+	}
+	if err := json.Unmarshal(raw, &q); err != nil {
+		t.Fatalf("the query %s: %v", raw, err)
+	}
+	return q
 }

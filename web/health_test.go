@@ -14,9 +14,9 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// runStore is a Store with a run log and no prices.
+// runStore is a Store with a run log and no prices or plans.
 type runStore struct {
-	Prices
+	Reader
 	last, good []schema.ScrapeRun
 }
 

@@ -1,5 +1,7 @@
 // Package web is gpucost serve's HTTP side: the JSON API (/api/v1/offers, /api/v1/history,
-// /api/v1/changes, /api/v1/value, documented in docs/analysts.md), the dashboard (/), /healthz
+// /api/v1/changes, /api/v1/value, /api/v1/plans, /api/v1/gpus, each answer an export.Envelope,
+// described by the OpenAPI document at /api/v1/openapi.json and in docs/analysts.md), the
+// dashboard (/: tables rendered on the server, charts drawn in the browser from the API), /healthz
 // (the run log of each provider, its staleness and the scheduled jobs' state) and /metrics
 // (Prometheus, from the registry it is given). It reads the price store through the Store interface it declares and
 // runs every read through one gate: bounded concurrency, a deadline, and an honest 503 when the
@@ -30,11 +32,25 @@ type Prices interface {
 	Changes(ctx context.Context, q schema.ChangesQuery) ([]schema.PriceChange, error)
 }
 
-// Store is everything the HTTP side reads of the store: the prices, the run log /healthz
-// reports, and the schema version, the smallest query on gpucost's own tables, which the gate
-// asks as its liveness check. *store.Store implements it.
-type Store interface {
+// Plans is what the JSON API reads of the stored plans. LatestPlan must be safe for concurrent
+// use and return when its context ends.
+type Plans interface {
+	// LatestPlan returns the rows of the newest stored plan, by team and workload; nil when
+	// none is stored.
+	LatestPlan(ctx context.Context) ([]schema.PlanRow, error)
+}
+
+// Reader is what the JSON API and the dashboard read of the store.
+type Reader interface {
 	Prices
+	Plans
+}
+
+// Store is everything the HTTP side reads of the store: the prices and plans, the run log
+// /healthz reports, and the schema version, the smallest query on gpucost's own tables, which
+// the gate asks as its liveness check. *store.Store implements it.
+type Store interface {
+	Reader
 	LastRuns(ctx context.Context) ([]schema.ScrapeRun, error)
 	LastGoodRuns(ctx context.Context) ([]schema.ScrapeRun, error)
 	SchemaVersion(ctx context.Context) (int, error)
@@ -93,15 +109,15 @@ func New(cfg Config) *Handler {
 		h.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
 	}
 	h.mux.HandleFunc("GET /healthz", h.healthz)
-	prices := func(ctx context.Context) (Prices, error) {
+	reader := func(ctx context.Context) (Reader, error) {
 		st, err := cfg.Open(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return st, nil
 	}
-	// /api/v1/offers, /api/v1/history, /api/v1/changes, /api/v1/value and the dashboard at /
-	newAnalytics(prices, h.gate, cfg.DashboardRefresh, h.now, logger).mount(h.mux)
+	// The JSON API under /api/v1/, the dashboard at /, and JSON 404s and 405s for the rest
+	newAnalytics(reader, h.gate, cfg.DashboardRefresh, h.now, logger).mount(h.mux)
 	return h
 }
 

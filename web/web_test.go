@@ -10,18 +10,17 @@ import (
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/store"
-	"github.com/gpucost/gpucost/store/storetest"
 )
 
 // storeErrors sorts the store's errors as gpucost serve does.
 var storeErrors = StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable}
 
-// testHandler is the whole HTTP side on the generated history's store, with the settings of
-// gpucost serve's default configuration (config/gpucost.yaml).
-func testHandler(t *testing.T, h *storetest.History) http.Handler {
+// testHandler is the whole HTTP side on st, with the settings of gpucost serve's default
+// configuration (config/gpucost.yaml).
+func testHandler(t *testing.T, st Store) http.Handler {
 	t.Helper()
 	return New(Config{
-		Open:             func(context.Context) (Store, error) { return h.Store, nil },
+		Open:             func(context.Context) (Store, error) { return st, nil },
 		Errors:           storeErrors,
 		Registry:         prometheus.NewRegistry(),
 		Providers:        config.ProviderNames,
