@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/report/smtptest"
@@ -45,11 +46,11 @@ func TestEmailStructure(t *testing.T) {
 	if d, err := e.Header.Date(); err != nil || !d.Equal(fixtureNow) {
 		t.Errorf("Date = %v (%v), want %v", d, err, fixtureNow)
 	}
-	if !strings.Contains(e.Text, "TEAM search") || !strings.Contains(e.Text, "chat-7b") {
-		t.Errorf("text part lacks the team's table:\n%.400s", e.Text)
+	if !strings.Contains(e.Text, "gpucost weekly savings for team search") || !strings.Contains(e.Text, "\r\nchat-7b (inference)\r\n") {
+		t.Errorf("text part lacks the team's workloads:\n%.400s", e.Text)
 	}
-	if !strings.Contains(e.HTML, `class="workloads"`) || !strings.Contains(e.HTML, "assistant-70b") {
-		t.Errorf("HTML part lacks the workloads table")
+	if !strings.Contains(e.HTML, `class="workloads"`) || strings.Count(e.HTML, `<table class="workload"`) != 3 || !strings.Contains(e.HTML, "assistant-70b") {
+		t.Errorf("HTML part lacks a block per workload")
 	}
 	if strings.Contains(e.HTML, "<svg") {
 		t.Error("the email's HTML has inline SVG, which mail clients do not show")
@@ -82,6 +83,60 @@ func TestEmailStructure(t *testing.T) {
 	}
 	if ct := e.Header.Get("Content-Type"); !strings.HasPrefix(ct, "multipart/related") {
 		t.Errorf("top Content-Type %q, want multipart/related (HTML with inline images)", ct)
+	}
+}
+
+// TestEmailHoldsOnlyItsTeam builds each sample team's email and checks both parts hold that
+// team's workloads and savings and none of another team's, no organisation or provider table,
+// a text part no wider than 78 columns, and the dashboard link only when one is configured.
+func TestEmailHoldsOnlyItsTeam(t *testing.T) {
+	r := MustSampleReport(t, fixtureNow)
+	// Each team's workloads and what moving them saves a month, and the team's total saving.
+	own := map[string][]string{
+		"search":   {"chat-7b", "$868.70", "assistant-70b", "$16,373.90", "nightly-summaries", "$84.08", "$17,326.68"},
+		"support":  {"ticket-lora", "$24.08", "guanaco-qlora", "$52.65", "$76.73"},
+		"research": {"ft-13b", "$97.57", "pretrain-70b", "$97,702.74", "$97,800.31"},
+		"creative": {"sdxl-images", "$36.00", "video-diffusion", "$1,280.00", "$1,316.00"},
+	}
+	// The organisation's totals and what only the organisation's tables show.
+	orgOnly := []string{"$116,519.72", "$399,397.57", "ORGANISATION", "All teams", "PROVIDERS", "Last good run", `id="org"`, `id="providers"`}
+	const dashboard = "https://gpucost.example.com/dash?team=x&y=1"
+	for team, mine := range own {
+		t.Run(team, func(t *testing.T) {
+			link := ""
+			if team == "search" || team == "research" {
+				link = dashboard
+			}
+			text, html := emailParts(t, r, team, link)
+			for part, body := range map[string]string{"text": text, "html": html} {
+				for _, s := range mine {
+					if !strings.Contains(body, s) {
+						t.Errorf("%s part lacks its team's %s", part, s)
+					}
+				}
+				for other, theirs := range own {
+					for _, s := range theirs {
+						if other != team && strings.Contains(body, s) {
+							t.Errorf("%s part shows team %s's %s", part, other, s)
+						}
+					}
+				}
+				for _, s := range orgOnly {
+					if strings.Contains(body, s) {
+						t.Errorf("%s part shows the organisation's %s", part, s)
+					}
+				}
+			}
+			for i, line := range strings.Split(text, "\n") {
+				if n := utf8.RuneCountInString(line); n > report.EmailTextWidth {
+					t.Errorf("text line %d is %d characters wide (at most %d): %q", i+1, n, report.EmailTextWidth, line)
+				}
+			}
+			hasLink := strings.Contains(html, `href="https://gpucost.example.com/dash?team=x&amp;y=1"`) && strings.Contains(text, "Dashboard: "+dashboard+"\n")
+			if hasLink != (link != "") || (link == "" && (strings.Contains(html, "dashboard") || strings.Contains(text, "Dashboard"))) {
+				t.Errorf("dashboard link shown %v, configured %q", hasLink, link)
+			}
+		})
 	}
 }
 
