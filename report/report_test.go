@@ -449,7 +449,9 @@ func TestProviderCaveatsWhereTheyConcern(t *testing.T) {
 		history = append(history, schema.HistoryPoint{Bucket: fixtureNow.AddDate(0, 0, -day).Truncate(24 * time.Hour), Provider: "tensordock",
 			GPUModel: "H100-SXM-80GB", PriceType: schema.OnDemand, Min: d("1.5")})
 	}
-	ok := func(p string) schema.ScrapeRun { return schema.ScrapeRun{Provider: p, FinishedAt: now, Status: schema.RunOK} }
+	ok := func(p string) schema.ScrapeRun {
+		return schema.ScrapeRun{Provider: p, FinishedAt: now, Status: schema.RunOK}
+	}
 	r, err := report.Build(report.Input{Plan: plan,
 		Offers:  []schema.Offer{offer("vastai", "RTX-3090-24GB"), offer("runpod", "H100-SXM-80GB"), offer("lambda", "H100-SXM-80GB"), offer("lambda", "A10-24GB")},
 		History: history,
