@@ -10,8 +10,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/report/smtptest"
+	"github.com/gpucost/gpucost/schema"
 )
 
 var cidRef = regexp.MustCompile(`src="cid:([^"]+)"`)
@@ -178,4 +182,42 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestEmailTextFitsWithLongNames gives a team GPU and provider names long enough that the
+// market table would be wider than the text part allows: the text part lists the market
+// instead, and no line passes 78 columns, whatever the names.
+func TestEmailTextFitsWithLongNames(t *testing.T) {
+	d := decimal.RequireFromString
+	const provider, gpu = "a-provider-with-a-rather-long-name-incorporated", "H100-SXM-80GB-WITH-A-VERY-LONG-SUFFIX"
+	at := fixtureNow.Add(-time.Hour)
+	place := &optimizer.Placement{Provider: provider, Region: "somewhere-far-away-1", GPUModel: gpu, GPUCount: 8, GPUsPerNode: 8, Nodes: 1,
+		PriceType: schema.OnDemand, PriceUSDPerHour: d("16"), PriceUSDPerGPUHour: d("2"), PriceSource: optimizer.PriceMarket,
+		HoursPerMonth: d("730"), CostUSDPerMonth: d("11680")}
+	plan := &optimizer.Plan{GeneratedAt: fixtureNow, Options: optimizer.DefaultOptions(), Teams: []optimizer.TeamPlan{{
+		Name: "team-" + strings.Repeat("x", 70), Email: "t@example.com", Workloads: []optimizer.WorkloadPlan{{
+			Name: strings.Repeat("w", 80), Kind: optimizer.Inference, Status: optimizer.StatusOK, Current: place, Recommended: place,
+			Savings: &optimizer.Savings{USDPerMonth: d("0")}, Advice: []optimizer.Advice{{Kind: optimizer.AdviceUtilization, Text: strings.Repeat("z", 200)}}}}}}}
+	var history []schema.HistoryPoint
+	for day := 0; day <= 9; day++ {
+		history = append(history, schema.HistoryPoint{Bucket: fixtureNow.AddDate(0, 0, -day).Truncate(24 * time.Hour), Provider: provider,
+			GPUModel: gpu, PriceType: schema.OnDemand, Min: d("2.5")})
+	}
+	r, err := report.Build(report.Input{Plan: plan, History: history, Offers: []schema.Offer{{ObservedAt: at, Provider: provider, GPUModel: gpu,
+		GPUCount: 8, PriceType: schema.OnDemand, PriceUSDPerHour: d("16"), PriceUSDPerGPUHour: d("2")}}}, report.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := emailParts(t, r, r.Teams[0].Name, "")
+	for i, line := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(line); n > report.EmailTextWidth {
+			t.Errorf("text line %d is %d characters wide: %q", i+1, n, line)
+		}
+	}
+	// The market as a list: the GPU, then a line per column of its row.
+	for _, s := range []string{"\n  " + gpu + "\n    price type: on-demand\n    provider: " + provider + "\n    now: $2.00\n    week ago: $2.50\n    change: -20.0%\n    cheapest\n"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the text part lacks the market as a list %q:\n%s", s, text)
+		}
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/gpucost/gpucost/textcell"
 )
 
 // writeEmailText writes the text part of team t's email: what its team lead reads in a client
@@ -72,7 +70,7 @@ func writeEmailText(w io.Writer, r *Report, t Team, dashboardURL string) error {
 		para(fmt.Sprintf("Price history charts for %s are in the HTML part of this email.", chartModels(t)))
 	}
 	p("\n")
-	para(fmt.Sprintf("Made by gpucost from scraped list prices for team %s (%s). %s", t.Name, textcell.Clean(t.Email, textcell.NameWidth), methodNote))
+	para(fmt.Sprintf("Made by gpucost from scraped list prices for team %s (%s). %s", t.Name, t.Email, methodNote))
 	return bw.Flush()
 }
 

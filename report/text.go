@@ -154,8 +154,9 @@ func writeCaveatsText(w io.Writer, t Team, width int) {
 }
 
 // writeFittingTable writes rows under header as an aligned table when its widest line fits
-// width, and otherwise as a list: per row, its first cell, then "HEADER: cell" lines for the
-// others. Cells are cleaned (textcell).
+// width, and otherwise as a list: per row, its first cell, then a "header: cell" line for each
+// other cell that is not empty (the cell alone under an empty header). Cells are cleaned
+// (textcell).
 func writeFittingTable(w io.Writer, width int, header []string, rows [][]string) {
 	var b bytes.Buffer
 	tb := textcell.NewTable(&b, textcell.NameWidth)
@@ -175,11 +176,10 @@ func writeFittingTable(w io.Writer, width int, header []string, rows [][]string)
 		wrap(w, textcell.Clean(r[0], textcell.NameWidth), width, "  ", "    ")
 		for i, cell := range r[1:] {
 			if cell = textcell.Clean(cell, textcell.NameWidth); cell != "" {
-				label := strings.ToLower(header[i+1])
-				if label == "" {
-					label = "note"
+				if label := strings.ToLower(header[i+1]); label != "" {
+					cell = label + ": " + cell
 				}
-				wrap(w, label+": "+cell, width, "    ", "      ")
+				wrap(w, cell, width, "    ", "      ")
 			}
 		}
 	}
