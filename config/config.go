@@ -166,9 +166,11 @@ type ServeConfig struct {
 
 // ReportConfig configures `gpucost report` and its weekly email in serve.
 type ReportConfig struct {
-	Schedule     string     `yaml:"schedule"`
-	OutDir       string     `yaml:"out_dir"`
-	HistoryWeeks int        `yaml:"history_weeks"`
+	Schedule     string `yaml:"schedule"`
+	OutDir       string `yaml:"out_dir"`
+	HistoryWeeks int    `yaml:"history_weeks"`
+	// DashboardURL is linked from every team's email; "" links nothing.
+	DashboardURL string     `yaml:"dashboard_url"`
 	SMTP         SMTPConfig `yaml:"smtp"`
 }
 
@@ -807,7 +809,10 @@ func readSecret(what, file, env string, getenv func(string) string) (string, err
 // check validates the report section, as part of Config.validate: a bad SMTP setting stops
 // every command at start, not the weekly job on Monday.
 func (r ReportConfig) check() error {
-	errs := []error{checkSchedule("report.schedule", r.Schedule)}
+	errs := []error{checkSchedule("report.schedule", r.Schedule), checkURL("report.dashboard_url", r.DashboardURL)}
+	if u, err := url.Parse(r.DashboardURL); err == nil && u.User != nil {
+		errs = append(errs, bad("report.dashboard_url", "holds a user or password, which every email would show"))
+	}
 	if r.OutDir == "" {
 		errs = append(errs, bad("report.out_dir", "required"))
 	}

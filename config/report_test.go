@@ -23,6 +23,15 @@ func TestReportConfigCheck(t *testing.T) {
 		{"two senders", map[string]string{"GPUCOST_REPORT_SMTP_FROM": "a@example.com, b@example.com"}, "report.smtp.from"},
 		{"port", map[string]string{"GPUCOST_REPORT_SMTP_PORT": "70000"}, "report.smtp.port"},
 		{"history", map[string]string{"GPUCOST_REPORT_HISTORY_WEEKS": "0"}, "report.history_weeks"},
+		{"dashboard not a web address", map[string]string{"GPUCOST_REPORT_DASHBOARD_URL": "javascript:alert(1)"}, "report.dashboard_url"},
+		{"dashboard relative", map[string]string{"GPUCOST_REPORT_DASHBOARD_URL": "/dashboard"}, "report.dashboard_url"},
+		{"dashboard with a password", map[string]string{"GPUCOST_REPORT_DASHBOARD_URL": "https://admin:s3cret@gpucost.example.com/"}, "report.dashboard_url: holds a user or password"},
+	}
+	good, err := Load("", func(k string) string {
+		return map[string]string{"GPUCOST_REPORT_DASHBOARD_URL": "https://gpucost.example.com/"}[k]
+	})
+	if err != nil || good.Report.DashboardURL != "https://gpucost.example.com/" {
+		t.Fatalf("a dashboard address: %v, %q", err, good.Report.DashboardURL)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -161,7 +161,7 @@ func Mail(ctx context.Context, r *report.Report, log SendLog, send Sender, req R
 			results = append(results, res)
 			continue
 		}
-		msg, err := r.Email(team, report.EmailOptions{From: o.From, Date: o.now()})
+		msg, err := r.Email(team, report.EmailOptions{From: o.From, Date: o.now(), DashboardURL: o.DashboardURL})
 		if err == nil {
 			var to []string
 			for _, a := range msg.GetTo() {

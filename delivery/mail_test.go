@@ -173,7 +173,7 @@ func checkReportMail(t *testing.T, m sinkMsg, team string) {
 			t.Errorf("%s: no %s header", team, h)
 		}
 	}
-	if !strings.Contains(p.Text, "TEAM "+team) || !strings.Contains(p.HTML, "Team "+team) {
+	if !strings.Contains(p.Text, "gpucost weekly savings for team "+team+",") || !strings.Contains(p.HTML, ">"+team+": gpucost weekly savings</h1>") {
 		t.Errorf("%s: the text or HTML part is not the team's report", team)
 	}
 	refs := cidSrc.FindAllStringSubmatch(p.HTML, -1)

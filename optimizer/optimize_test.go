@@ -498,8 +498,17 @@ func TestSavings(t *testing.T) {
 	if diff := cmp.Diff(totals{3, "1971.7", "530.4", "1441.3", "73.1"}, tot(p.Totals)); diff != "" {
 		t.Errorf("plan totals (-want +got):\n%s", diff)
 	}
-	if rows := p.Rows("run"); len(rows) != 4 || rows[2].CurrentUSDPerMonth != nil || rows[0].SavingsUSDPerMonth.String() != "693.5" {
-		t.Errorf("Rows() = %+v", rows)
+	rows := p.Rows("run")
+	if len(rows) != 4 || rows[2].CurrentUSDPerMonth != nil || rows[0].SavingsUSDPerMonth.String() != "693.5" {
+		t.Fatalf("Rows() = %+v", rows)
+	}
+	// The stored rows add up to the same totals, the unpriced workload left out as the plan
+	// leaves it out (what the weekly report compares a week later).
+	if diff := cmp.Diff(totals{2, "1241.7", "282.2", "959.5", "77.3"}, tot(optimizer.RowTotals(rows[:3]))); diff != "" {
+		t.Errorf("team a's stored rows add up to (-want +got):\n%s", diff)
+	}
+	if got := optimizer.RowTotals(rows); got.Workloads != 4 || got.Compared != 3 || tot(got) != tot(p.Totals) {
+		t.Errorf("every stored row adds up to %+v, want the plan's %+v", got, p.Totals)
 	}
 }
 

@@ -335,5 +335,26 @@ func (p *Plan) Rows(runID string) []schema.PlanRow {
 	return rows
 }
 
+// RowTotals adds up stored plan rows (Rows) as a plan adds up its workloads: the totals of a
+// team's rows of an earlier plan are the team's Totals of that plan.
+func RowTotals(rows []schema.PlanRow) Totals {
+	var t Totals
+	for _, r := range rows {
+		t.Workloads++
+		if r.Status == string(StatusNoFit) {
+			t.NoFit++
+		}
+		if r.SavingsUSDPerMonth == nil || r.CurrentUSDPerMonth == nil || r.RecUSDPerMonth == nil {
+			continue
+		}
+		t.Compared++
+		t.CurrentUSDPerMonth = t.CurrentUSDPerMonth.Add(*r.CurrentUSDPerMonth)
+		t.RecommendedUSDPerMonth = t.RecommendedUSDPerMonth.Add(*r.RecUSDPerMonth)
+		t.SavingsUSDPerMonth = t.SavingsUSDPerMonth.Add(*r.SavingsUSDPerMonth)
+	}
+	t.finish()
+	return t
+}
+
 // ptr returns a pointer to a copy of v.
 func ptr[T any](v T) *T { return &v }

@@ -1,7 +1,8 @@
 // Package report turns a plan into the savings report each team reads: one model (Report),
-// built by Build from the optimizer's plan, the price history and the scrape run log, rendered
-// as a terminal table, Markdown, HTML, CSV or JSON, with $/GPU-hour charts (SVG for pages, PNG
-// for email) and a ready-to-send email message per team.
+// built by Build from the optimizer's plan, the price history, the scrape run log and the plan
+// stored a week earlier, rendered as terminal text (TerminalWidth columns), Markdown, HTML, CSV
+// or JSON, with $/GPU-hour charts (SVG for pages, PNG for email) and a ready-to-send email
+// message per team (Email), which holds that team's figures only.
 //
 // The package does no I/O beyond writing to the io.Writer it is given: the caller (package
 // delivery) reads the plan's inputs, the history and the run log from the store as the plain
@@ -19,11 +20,25 @@
 //     $/GPU-hour per provider and price type now and a week ago, the biggest moves, and new
 //     cheapest offers (another provider took the lead, or the leader cut its price well below
 //     last week's low).
-//   - Caveats that change decisions: spot placements, stale or failing providers, workloads
+//   - Since last week: the team's savings and spend against the plan stored a week earlier,
+//     and the workloads new, gone or recommended elsewhere since (SinceLastWeek).
+//   - Caveats that change decisions: spot placements, stale or failing providers that concern
+//     the team (they run or are recommended its workloads, or list its GPU models), workloads
 //     nothing fits, current placements that could not be priced, and the optimizer's own
 //     caveats.
 //   - A chart per recommended GPU model: the daily cheapest $/GPU-hour of each provider and
 //     price type over the last weeks (Options.HistoryWeeks).
+//
+// # Widths
+//
+// The terminal text and the plan table of `gpucost optimize` fit TerminalWidth (100) columns:
+// a workload takes three lines (its name and saving, today's placement, → the recommended
+// one), money is right-aligned with thousands separators, a name too long for its column is
+// cut with an ellipsis and sentences wrap. The email's text part fits EmailTextWidth (78): a
+// block of "label: value" lines per workload, a table only where it fits. The email's HTML
+// lays a workload out as a block of two sides (today, recommended) that needs no horizontal
+// scrolling at any width; a style block, where the mail client keeps it, stacks the sides on
+// a phone.
 //
 // # Untrusted text
 //

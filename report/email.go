@@ -19,12 +19,19 @@ type EmailOptions struct {
 	From string
 	// Date is the Date header; zero means the report's GeneratedAt.
 	Date time.Time
+	// DashboardURL, when set, is linked from the email (report.dashboard_url): an absolute
+	// http or https URL.
+	DashboardURL string
 }
 
-// Email builds the report email of the team named team: a multipart/alternative text and
-// HTML body, the HTML referring to the charts, which travel as inline PNG parts
-// (multipart/related, Content-ID CID(chart)). The message is written with WriteTo (an .eml
-// file) or sent with a go-mail Client.
+// Email builds the report email of the team named team, which holds that team's figures only
+// (no other team's, no organisation totals, no provider table: a provider's problem appears as
+// a caveat where it concerns the team): the headline, since last week, a link to the
+// dashboard, a block per workload, the advice, the market for its GPUs, the caveats and the
+// charts. It is multipart/alternative: a text part wrapped to EmailTextWidth and an HTML part
+// that needs no horizontal scrolling at any width, referring to the charts, which travel as
+// inline PNG parts (multipart/related, Content-ID CID(chart)). The message is written with
+// WriteTo (an .eml file) or sent with a go-mail Client.
 //
 // Headers carry no raw data text: the recipients must parse as email addresses (a team whose
 // address does not is an error), and the subject is built from cleaned text and encoded by the
@@ -44,10 +51,10 @@ func (r *Report) Email(team string, opts EmailOptions) (*gomail.Msg, error) {
 		return nil, fmt.Errorf("building the email of team %s: %w", t.Name, err)
 	}
 	var text, html bytes.Buffer
-	if err := WriteText(&text, one); err != nil {
+	if err := writeEmailText(&text, one, t, opts.DashboardURL); err != nil {
 		return nil, err
 	}
-	if err := WriteHTML(&html, one, HTMLOptions{Charts: ChartsCID}); err != nil {
+	if err := writeEmailHTML(&html, one, t, opts.DashboardURL); err != nil {
 		return nil, err
 	}
 	m := gomail.NewMsg(gomail.WithNoDefaultUserAgent())

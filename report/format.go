@@ -139,6 +139,14 @@ func providerRegion(p *Placement) string {
 	return p.Provider + " " + p.Region
 }
 
+// placementLine is a placement on one line: lambda us-east-1 H100-SXM-80GB ×8 on-demand.
+func placementLine(p *Placement) string {
+	if p == nil {
+		return "–"
+	}
+	return providerRegion(p) + " " + placementGPU(p) + " " + priceTypeLabel(string(p.PriceType))
+}
+
 // hoursOf formats a placement's monthly hours, "–" for none.
 func hoursOf(p *Placement) string {
 	if !p.Priced() {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
 )
 
@@ -116,7 +118,65 @@ func TestGoldenSamplePlan(t *testing.T) {
 	if rendered[report.FormatCSV] != csv.String() {
 		t.Errorf("the plan's CSV differs from the report's:\n%s\nvs\n%s", rendered[report.FormatCSV], csv.String())
 	}
-	if strings.Contains(rendered[report.FormatText], "$879323") || !strings.Contains(rendered[report.FormatText], "organisation:") {
+	if strings.Contains(rendered[report.FormatText], "$376447") || !strings.Contains(rendered[report.FormatText], "    coreweave US-EAST-04 H100-SXM-80GB ×512 (64 nodes) on-demand   $376,447.33\n") ||
+		!strings.Contains(rendered[report.FormatText], "ALL TEAMS: 9 workloads, 9 compared") {
 		t.Errorf("the plan table:\n%s", rendered[report.FormatText])
+	}
+}
+
+// TestTextFitsTheTerminal renders the plan table of `gpucost optimize` and the text report of
+// the sample teams, and of a plan whose names are far too long, and checks every line fits a
+// terminal of 100 columns (report.TerminalWidth): the tables cut what does not fit with an
+// ellipsis, sentences wrap.
+func TestTextFitsTheTerminal(t *testing.T) {
+	offers := MustOffers(t)
+	_, good := fixtureRuns()
+	long := strings.Repeat("very-long-name-", 12)
+	huge := MustSamplePlan(t, offers, good)
+	for i := range huge.Teams {
+		huge.Teams[i].Name = long + huge.Teams[i].Name
+		for j := range huge.Teams[i].Workloads {
+			w := &huge.Teams[i].Workloads[j]
+			w.Name = long + w.Name
+			if w.Current != nil {
+				c := *w.Current
+				c.Region = long
+				w.Current = &c
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		plan *optimizer.Plan
+	}{
+		{"sample", MustSamplePlan(t, offers, good)},
+		{"long names", huge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var plan, text bytes.Buffer
+			if err := report.WritePlan(&plan, tc.plan, report.FormatText); err != nil {
+				t.Fatal(err)
+			}
+			r, err := report.Build(report.Input{Plan: tc.plan, Offers: offers}, report.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := report.WriteText(&text, r); err != nil {
+				t.Fatal(err)
+			}
+			for what, out := range map[string]string{"plan table": plan.String(), "text report": text.String()} {
+				for i, line := range strings.Split(out, "\n") {
+					if n := utf8.RuneCountInString(line); n > report.TerminalWidth {
+						t.Errorf("%s line %d is %d characters wide (at most %d): %q", what, i+1, n, report.TerminalWidth, line)
+					}
+				}
+				if !strings.Contains(out, "$376,447.33") {
+					t.Errorf("%s lacks pretrain-70b's $376,447.33 a month", what)
+				}
+			}
+			if tc.name == "long names" && strings.Count(plan.String(), "…") < 2*9 {
+				t.Errorf("the plan table does not cut the long names:\n%s", plan.String())
+			}
+		})
 	}
 }

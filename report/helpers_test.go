@@ -201,3 +201,45 @@ func stripSVG(s string) string {
 		s = s[j+len("</svg>"):]
 	}
 }
+
+// fixtureLastWeek is the plan stored a week before the sample plan, as the store returns it
+// (by team and workload): the same as today's, except that research's ft-13b did not exist yet,
+// its pretrain-70b was recommended 512 H100s at lambda for $300,000.00 a month (saving
+// $76,447.33 of its $376,447.33), and it had an old-eval workload ($1,000.00 a month, saving
+// $100.00) that is gone since; and creative had no workloads yet.
+func fixtureLastWeek(tb testing.TB, plan *optimizer.Plan) []schema.PlanRow {
+	tb.Helper()
+	d := func(s string) *decimal.Decimal { v := decimal.RequireFromString(s); return &v }
+	at := plan.GeneratedAt.AddDate(0, 0, -7).Add(-10 * time.Hour)
+	var rows []schema.PlanRow
+	for _, r := range plan.Rows("plan-lastweek") {
+		r.GeneratedAt = at
+		switch {
+		case r.Team == "creative", r.Team == "research" && r.Workload == "ft-13b":
+			continue
+		case r.Team == "research" && r.Workload == "pretrain-70b":
+			r.RecProvider, r.RecRegion, r.RecGPUModel, r.RecGPUCount, r.RecNodes = "lambda", "us-east-1", "H100-SXM-80GB", 512, 64
+			r.RecUSDPerMonth, r.SavingsUSDPerMonth = d("300000.00"), d("76447.33")
+		}
+		rows = append(rows, r)
+	}
+	rows = append(rows, schema.PlanRow{RunID: "plan-lastweek", GeneratedAt: at, Team: "research", Workload: "old-eval", Kind: "inference", Status: "ok",
+		CurrentProvider: "runpod", CurrentGPUModel: "A100-SXM-80GB", CurrentGPUCount: 1, CurrentPriceType: schema.OnDemand, CurrentPriceSource: "market",
+		CurrentUSDPerMonth: d("1000.00"), RecProvider: "vastai", RecGPUModel: "RTX-4090-24GB", RecGPUCount: 1, RecNodes: 1, RecPriceType: schema.OnDemand,
+		RecUSDPerMonth: d("900.00"), SavingsUSDPerMonth: d("100.00")})
+	return rows
+}
+
+// MustSampleReportSince builds the sample report compared with fixtureLastWeek.
+func MustSampleReportSince(tb testing.TB, now time.Time) *report.Report {
+	tb.Helper()
+	offers := MustOffers(tb)
+	last, good := fixtureRuns()
+	plan := MustSamplePlan(tb, offers, good)
+	r, err := report.Build(report.Input{Plan: plan, Now: now, Offers: offers, History: fixtureHistory(offers), Runs: last, GoodRuns: good,
+		LastWeek: fixtureLastWeek(tb, plan)}, report.DefaultOptions())
+	if err != nil {
+		tb.Fatalf("Build: %v", err)
+	}
+	return r
+}

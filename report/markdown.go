@@ -42,6 +42,16 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 	for _, t := range r.Teams {
 		m.p("\n## Team %s\n\n", e(t.Name))
 		m.p("Report for %s. %s\n\n", e(t.Email), headline(t.Totals))
+		if s := t.SinceLastWeek; s != nil {
+			m.p("### Since last week\n\nAgainst the plan of %s.\n\n", stamp(s.PlanGeneratedAt))
+			for _, line := range sinceSentences(t.Totals, s) {
+				m.p("- %s\n", e(line))
+			}
+			for _, c := range s.Changes {
+				m.p("- %s\n", e(c.Message))
+			}
+			m.p("\n")
+		}
 		m.workloads(t)
 		m.advice(t)
 

@@ -97,6 +97,35 @@ func newMarketData(in Input, opts Options, plan *optimizer.Plan, asOf time.Time)
 	return m
 }
 
+// concerns reports whether a problem of provider (a failed or partial scrape, or being left
+// out of the plan) concerns team t, whose market covers models: the provider runs or is
+// recommended one of t's workloads, or the offers or the history show it listing one of those
+// GPU models. A provider the report knows no price of concerns every team, since nothing says
+// it does not list their GPUs.
+func (m *marketData) concerns(provider string, t *optimizer.TeamPlan, models []string) bool {
+	for _, w := range t.Workloads {
+		for _, p := range []*optimizer.Placement{w.Current, w.Recommended} {
+			if p != nil && textcell.Clean(p.Provider, textcell.NameWidth) == provider {
+				return true
+			}
+		}
+	}
+	known, lists := false, false
+	see := func(k priceKey) {
+		if k.provider == provider {
+			known = true
+			lists = lists || slices.Contains(models, k.model)
+		}
+	}
+	for k := range m.now {
+		see(k)
+	}
+	for k := range m.history {
+		see(k)
+	}
+	return lists || !known
+}
+
 // mergeDays keeps the lowest point of each day in a sorted series.
 func mergeDays(pts []Point) []Point {
 	out := pts[:0]

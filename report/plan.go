@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/optimizer"
@@ -15,8 +16,9 @@ import (
 var PlanFormats = []Format{FormatText, FormatMarkdown, FormatCSV, FormatJSON}
 
 // WritePlan writes a plan on its own in format f, with the same tables, columns and money
-// formatting as the weekly report: text is a terminal table (one line per workload, the
-// organisation's totals, the providers the plan left out), markdown the report's
+// formatting as the weekly report: text is the report's workload table for every team (three
+// lines a workload, TerminalWidth columns at most), the organisation's totals, a legend, the
+// advice and the providers the plan left out, wrapped; markdown the report's
 // organisation and workloads tables, csv the report's CSV (CSVHeader), json the plan itself.
 func WritePlan(w io.Writer, plan *optimizer.Plan, f Format) error {
 	if f == FormatJSON {
@@ -44,45 +46,28 @@ func WritePlan(w io.Writer, plan *optimizer.Plan, f Format) error {
 	return fmt.Errorf("a plan is written as text, markdown, csv or json, not %s", f)
 }
 
-// writePlanTable writes the plan as a terminal table; names and reasons pass textcell.
+// writePlanTable writes the plan as a table that fits TerminalWidth (writeWorkloadTable:
+// three lines a workload), a legend, and then the advice and the providers left out, wrapped.
 func writePlanTable(w io.Writer, r *Report, excluded []optimizer.ExcludedProvider) error {
-	tb := textcell.NewTable(w, textcell.NameWidth)
-	tb.Row("TEAM", "WORKLOAD", "TODAY", "$/MONTH", "RECOMMENDED", "$/MONTH", "SAVES", "%")
-	placed := func(p *Placement) string {
-		if p == nil {
-			return "–"
-		}
-		return providerRegion(p) + " " + placementGPU(p) + " " + priceTypeLabel(string(p.PriceType))
-	}
-	for _, t := range r.Teams {
-		for _, wl := range t.Workloads {
-			rec := placed(wl.Recommended)
-			if wl.Status != optimizer.StatusOK {
-				rec = "nothing fits: " + textcell.Clean(wl.Why, 60)
-			}
-			tb.Row(textcell.Clean(t.Name, 40), textcell.Clean(wl.Name, 40), placed(wl.Current), monthOf(wl.Current),
-				rec, monthOf(wl.Recommended), savingsUSD(wl.Savings), savingsPct(wl.Savings))
-		}
-	}
-	if err := tb.Flush(); err != nil {
+	if err := writeWorkloadTable(w, r.Teams, true, "ALL TEAMS", r.Org.Totals); err != nil {
 		return err
 	}
-	o := r.Org.Totals
-	fmt.Fprintf(w, "\norganisation: %d workloads, today %s/month, recommended %s/month, saves %s/month (%s)\n",
-		o.Workloads, usd(o.CurrentUSDPerMonth), usd(o.RecommendedUSDPerMonth), usd(o.SavingsUSDPerMonth), pct(o.SavingsPercent))
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw)
+	wrap(bw, fmt.Sprintf("Each workload: TEAM/WORKLOAD and what moving saves a month, then today's placement and → the recommended one (provider, region, GPU model ×count, price type), each with its cost a month of %s hours. Money in USD.",
+		num(r.HoursPerMonth)), TerminalWidth, "", "")
+	if len(excluded) > 0 || slices.ContainsFunc(r.Teams, func(t Team) bool { return len(t.Advised()) > 0 }) {
+		fmt.Fprintln(bw)
+	}
 	for _, t := range r.Teams {
 		for _, wl := range t.Advised() {
 			for _, a := range wl.Advice {
-				if _, err := fmt.Fprintf(w, "advice %s/%s: %s\n", textcell.Clean(t.Name, 40), textcell.Clean(wl.Name, 40), a.Text); err != nil {
-					return err
-				}
+				wrap(bw, fmt.Sprintf("advice %s/%s: %s", t.Name, wl.Name, a.Text), TerminalWidth, "", "    ")
 			}
 		}
 	}
 	for _, x := range excluded {
-		if _, err := fmt.Fprintf(w, "excluded provider %s: %s\n", textcell.Clean(x.Provider, textcell.NameWidth), textcell.Clean(x.Reason, textcell.TextWidth)); err != nil {
-			return err
-		}
+		wrap(bw, fmt.Sprintf("excluded provider %s: %s", textcell.Clean(x.Provider, textcell.NameWidth), textcell.Clean(x.Reason, textcell.TextWidth)), TerminalWidth, "", "    ")
 	}
-	return nil
+	return bw.Flush()
 }

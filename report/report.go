@@ -38,6 +38,9 @@ type Input struct {
 	Runs []schema.ScrapeRun
 	// GoodRuns is the newest ok or partial run of each provider (the store's LastGoodRuns).
 	GoodRuns []schema.ScrapeRun
+	// LastWeek holds the rows of the plan stored about a week before Plan (the store's
+	// PlanAsOf); each team is compared with it (Team.SinceLastWeek). Empty: no comparison.
+	LastWeek []schema.PlanRow
 }
 
 // Options tune a report. The zero value is not valid; start from DefaultOptions.
@@ -163,6 +166,9 @@ type Team struct {
 	Market    Market     `json:"market"`
 	Caveats   []Caveat   `json:"caveats"`
 	Charts    []Chart    `json:"charts"`
+	// SinceLastWeek compares the team with the plan of a week earlier; nil when the report
+	// was made without one (Input.LastWeek).
+	SinceLastWeek *SinceLastWeek `json:"since_last_week"`
 }
 
 // Workload is one line of the before/after table.
@@ -380,9 +386,15 @@ func Build(in Input, opts Options) (*Report, error) {
 			t.Workloads = append(t.Workloads, workload(&tp.Workloads[j]))
 			t.Caveats = append(t.Caveats, workloadCaveats(&tp.Workloads[j])...)
 		}
-		t.Caveats = append(t.Caveats, orgCaveats...)
-		t.Market = mkt.market(teamModels(tp), opts)
+		models := teamModels(tp)
+		for _, c := range orgCaveats {
+			if mkt.concerns(c.Provider, tp, models) {
+				t.Caveats = append(t.Caveats, c)
+			}
+		}
+		t.Market = mkt.market(models, opts)
 		t.Charts = mkt.charts(recommendedModels(tp), opts.HistoryWeeks)
+		t.SinceLastWeek = sinceLastWeek(&t, in.LastWeek)
 		r.Org.Teams = append(r.Org.Teams, TeamTotals{Team: t.Name, Totals: t.Totals})
 		r.Teams = append(r.Teams, t)
 	}
@@ -609,7 +621,8 @@ func runTime(r schema.ScrapeRun) time.Time {
 	return r.StartedAt.UTC()
 }
 
-// providerCaveats are the provider problems every team should know about.
+// providerCaveats are the provider problems of the plan; each team is told those that
+// concern it (marketData.concerns).
 func providerCaveats(ps []ProviderStatus, plan *optimizer.Plan) []Caveat {
 	reasons := map[string]string{}
 	for _, e := range plan.ExcludedProviders {

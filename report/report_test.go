@@ -421,3 +421,62 @@ func TestImportedProviderLeftOut(t *testing.T) {
 		t.Errorf("caveats %q, want %q", said, want)
 	}
 }
+
+// TestProviderCaveatsWhereTheyConcern: a provider's problem is a caveat of the teams it
+// concerns: those it runs or is recommended for, and those whose GPU models it lists (in the
+// offers or the history); a provider whose prices the report has never seen concerns every team.
+func TestProviderCaveatsWhereTheyConcern(t *testing.T) {
+	d := decimal.RequireFromString
+	now := fixtureNow.Add(-time.Hour)
+	place := func(provider, gpu string) *optimizer.Placement {
+		return &optimizer.Placement{Provider: provider, GPUModel: gpu, GPUCount: 1, GPUsPerNode: 1, Nodes: 1, PriceType: schema.OnDemand,
+			PriceUSDPerHour: d("1"), PriceUSDPerGPUHour: d("1"), PriceSource: optimizer.PriceMarket, HoursPerMonth: d("730"), CostUSDPerMonth: d("730")}
+	}
+	team := func(name, provider, gpu string) optimizer.TeamPlan {
+		return optimizer.TeamPlan{Name: name, Email: name + "@example.com", Workloads: []optimizer.WorkloadPlan{
+			{Name: name + "-w", Status: optimizer.StatusOK, Current: place(provider, gpu), Recommended: place(provider, gpu), Savings: &optimizer.Savings{USDPerMonth: d("0")}}}}
+	}
+	plan := &optimizer.Plan{GeneratedAt: fixtureNow, Options: optimizer.DefaultOptions(), Teams: []optimizer.TeamPlan{
+		team("cards", "vastai", "RTX-3090-24GB"), // lambda and tensordock list no RTX-3090
+		team("h100s", "runpod", "H100-SXM-80GB"), // lambda lists H100s now, tensordock did a week ago
+		team("lambdas", "lambda", "A10-24GB"),    // runs at lambda
+	}}
+	offer := func(provider, gpu string) schema.Offer {
+		return schema.Offer{ObservedAt: now, Provider: provider, GPUModel: gpu, GPUCount: 1, PriceType: schema.OnDemand, PriceUSDPerHour: d("1"), PriceUSDPerGPUHour: d("1")}
+	}
+	var history []schema.HistoryPoint
+	for day := 1; day <= 9; day++ {
+		history = append(history, schema.HistoryPoint{Bucket: fixtureNow.AddDate(0, 0, -day).Truncate(24 * time.Hour), Provider: "tensordock",
+			GPUModel: "H100-SXM-80GB", PriceType: schema.OnDemand, Min: d("1.5")})
+	}
+	ok := func(p string) schema.ScrapeRun {
+		return schema.ScrapeRun{Provider: p, FinishedAt: now, Status: schema.RunOK}
+	}
+	r, err := report.Build(report.Input{Plan: plan,
+		Offers:  []schema.Offer{offer("vastai", "RTX-3090-24GB"), offer("runpod", "H100-SXM-80GB"), offer("lambda", "H100-SXM-80GB"), offer("lambda", "A10-24GB")},
+		History: history,
+		Runs: []schema.ScrapeRun{ok("vastai"), ok("runpod"),
+			{Provider: "lambda", FinishedAt: now, Status: schema.RunPartial, Error: "one page failed"},
+			{Provider: "tensordock", FinishedAt: now, Status: schema.RunFailed, Error: "layout changed"},
+			{Provider: "newcloud", FinishedAt: now, Status: schema.RunFailed, Error: "no offers found"}},
+		GoodRuns: []schema.ScrapeRun{ok("vastai"), ok("runpod"), ok("lambda"), {Provider: "tensordock", FinishedAt: now.AddDate(0, 0, -3), Status: schema.RunOK}},
+	}, report.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, tm := range r.Teams {
+		got[tm.Name] = []string{}
+		for _, c := range tm.Caveats {
+			got[tm.Name] = append(got[tm.Name], string(c.Kind)+" "+c.Provider)
+		}
+	}
+	want := map[string][]string{
+		"cards":   {"stale_provider newcloud"},
+		"h100s":   {"failed_provider lambda", "stale_provider newcloud", "stale_provider tensordock"},
+		"lambdas": {"failed_provider lambda", "stale_provider newcloud"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("provider caveats per team (-want +got):\n%s", diff)
+	}
+}

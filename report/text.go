@@ -2,122 +2,304 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
+
+	"github.com/gpucost/gpucost/textcell"
 )
 
-// WriteText writes the report as plain-text tables for a terminal (and the text part of the
-// email).
+// Widths of the plain-text renderings, in characters: a terminal (the report, the plan of
+// `gpucost optimize`) and the text part of an email, which mail clients show without wrapping
+// at about 78.
+const (
+	TerminalWidth  = 100
+	EmailTextWidth = 78
+)
+
+// WriteText writes the report as plain text for a terminal of TerminalWidth columns: the
+// organisation's and the providers' tables, then per team its workloads (a workload table as
+// `gpucost optimize` prints it), why, advice, the market this week and the caveats; sentences
+// are wrapped.
 func WriteText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	tw := textcell.NewTable(bw, textcell.NameWidth)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
-	flush := func() { tw.Flush() }
+	wrapped := func(s, first, rest string) { wrap(bw, s, TerminalWidth, first, rest) }
 
 	p("gpucost savings report, week %s (%s to %s)\n", r.Week.ID, r.Week.Start.Format("Mon 2006-01-02"), r.Week.End.AddDate(0, 0, -1).Format("Mon 2006-01-02"))
-	p("Plan of %s, report made %s. Money in USD; a month is %s hours.\n", stamp(r.PlanGeneratedAt), stamp(r.GeneratedAt), num(r.HoursPerMonth))
+	wrapped(fmt.Sprintf("Plan of %s, report made %s. Money in USD; a month is %s hours.", stamp(r.PlanGeneratedAt), stamp(r.GeneratedAt), num(r.HoursPerMonth)), "", "")
 
-	p("\nORGANISATION\n")
-	row("TEAM", "WORKLOADS", "COMPARED", "TODAY $/MONTH", "RECOMMENDED $/MONTH", "SAVES $/MONTH", "SAVES %")
+	p("\nORGANISATION ($ a month)\n")
+	tw.Row("TEAM", "WORKLOADS", "COMPARED", "TODAY", "RECOMMENDED", "SAVES", "SAVES %")
 	for _, t := range r.Org.Teams {
-		row(t.Team, fmt.Sprint(t.Totals.Workloads), fmt.Sprint(t.Totals.Compared), usd(t.Totals.CurrentUSDPerMonth),
+		tw.Row(textcell.Clean(t.Team, 24), fmt.Sprint(t.Totals.Workloads), fmt.Sprint(t.Totals.Compared), usd(t.Totals.CurrentUSDPerMonth),
 			usd(t.Totals.RecommendedUSDPerMonth), usd(t.Totals.SavingsUSDPerMonth), pct(t.Totals.SavingsPercent))
 	}
 	o := r.Org.Totals
-	row("ALL TEAMS", fmt.Sprint(o.Workloads), fmt.Sprint(o.Compared), usd(o.CurrentUSDPerMonth), usd(o.RecommendedUSDPerMonth),
+	tw.Row("ALL TEAMS", fmt.Sprint(o.Workloads), fmt.Sprint(o.Compared), usd(o.CurrentUSDPerMonth), usd(o.RecommendedUSDPerMonth),
 		usd(o.SavingsUSDPerMonth), pct(o.SavingsPercent))
-	flush()
+	tw.Flush()
 
 	if len(r.Providers) > 0 {
 		p("\nPROVIDERS\n")
-		row("PROVIDER", "LAST RUN", "STATUS", "LAST GOOD RUN", "IN PLAN")
+		tw.Row("PROVIDER", "LAST RUN", "STATUS", "LAST GOOD RUN", "IN PLAN")
 		for _, pr := range r.Providers {
-			row(pr.Provider, optStamp(pr.LastRunAt), orDash(string(pr.LastStatus)), optStamp(pr.LastGoodAt), yesNo(!pr.Excluded))
+			tw.Row(textcell.Clean(pr.Provider, 40), optStamp(pr.LastRunAt), orDash(string(pr.LastStatus)), optStamp(pr.LastGoodAt), yesNo(!pr.Excluded))
 		}
-		flush()
+		tw.Flush()
 	}
 
 	for _, t := range r.Teams {
-		p("\n%s\n", strings.Repeat("=", 100))
-		p("TEAM %s <%s>\n", t.Name, t.Email)
-		p("%s\n", headline(t.Totals))
-
-		p("\nWORKLOADS (today → recommended)\n")
-		row("WORKLOAD", "TODAY AT", "GPUS", "$/H", "H/MONTH", "$/MONTH", "→", "RECOMMENDED AT", "GPUS", "PRICE TYPE", "$/H", "$/MONTH", "SAVES $/MONTH", "SAVES %")
-		for _, wl := range t.Workloads {
-			recType := "–"
-			if wl.Recommended != nil {
-				recType = priceTypeLabel(string(wl.Recommended.PriceType))
-			}
-			row(wl.Name, providerRegion(wl.Current), placementGPU(wl.Current), perHourOf(wl.Current), hoursOf(wl.Current), monthOf(wl.Current), "→",
-				providerRegion(wl.Recommended), placementGPU(wl.Recommended), recType, perHourOf(wl.Recommended), monthOf(wl.Recommended),
-				savingsUSD(wl.Savings), savingsPct(wl.Savings))
+		p("\n%s\n", strings.Repeat("=", TerminalWidth))
+		wrapped(fmt.Sprintf("TEAM %s <%s>", t.Name, t.Email), "", "  ")
+		wrapped(headline(t.Totals), "", "")
+		if s := t.SinceLastWeek; s != nil {
+			p("\n")
+			writeSinceText(bw, t, TerminalWidth)
 		}
-		tt := t.Totals
-		row("TOTAL", "", "", "", "", usd(tt.CurrentUSDPerMonth), "→", "", "", "", "", usd(tt.RecommendedUSDPerMonth), usd(tt.SavingsUSDPerMonth), pct(tt.SavingsPercent))
-		flush()
+
+		p("\nWORKLOADS (today, then → recommended)\n")
+		if err := writeWorkloadTable(bw, []Team{t}, false, "TOTAL", t.Totals); err != nil {
+			return err
+		}
 		p("\nWhy:\n")
 		for _, wl := range t.Workloads {
-			p("  %s: %s\n", wl.Name, wl.Why)
+			wrapped(wl.Name+": "+wl.Why, "  ", "    ")
 		}
-		if advised := t.Advised(); len(advised) > 0 {
-			p("\nADVICE\n")
-			for _, wl := range advised {
-				for _, a := range wl.Advice {
-					p("  - %s: %s\n", wl.Name, a.Text)
-				}
-			}
-		}
-
-		m := t.Market
-		p("\nMARKET THIS WEEK: cheapest $/GPU-hour, %s against %s\n", stamp(m.Now), m.WeekAgo.Format("2006-01-02"))
-		if len(m.Prices) == 0 {
-			p("  No prices for %s.\n", strings.Join(m.GPUModels, ", "))
-		} else {
-			row("GPU", "PRICE TYPE", "PROVIDER", "NOW", "WEEK AGO", "CHANGE", "")
-			for _, mp := range m.Prices {
-				mark := ""
-				if mp.Cheapest {
-					mark = "cheapest"
-				}
-				row(mp.GPUModel, priceTypeLabel(string(mp.PriceType)), mp.Provider, optPrice(mp.NowUSDPerGPUHour), optPrice(mp.WeekAgoUSDPerGPUHour),
-					signedPct(mp.ChangePercent), mark)
-			}
-			flush()
-		}
-		if len(m.Moves) > 0 {
-			p("\nBiggest moves:\n")
-			for _, mv := range m.Moves {
-				p("  %s\n", moveSentence(mv))
-			}
-		}
-		if len(m.NewCheapest) > 0 {
-			p("\nNew cheapest offers:\n")
-			for _, nc := range m.NewCheapest {
-				p("  %s\n", newCheapestSentence(nc))
-			}
-		}
-
-		p("\nCAVEATS\n")
-		if len(t.Caveats) == 0 {
-			p("  None.\n")
-		}
-		for _, c := range t.Caveats {
-			p("  - %s\n", c.Message)
-		}
+		writeAdviceText(bw, t, TerminalWidth)
+		writeMarketText(bw, t.Market, TerminalWidth)
+		writeCaveatsText(bw, t, TerminalWidth)
 		if len(t.Charts) > 0 {
-			models := make([]string, len(t.Charts))
-			for i, c := range t.Charts {
-				models[i] = c.GPUModel
-			}
-			p("\nPrice history charts for %s are in the HTML report and the email.\n", strings.Join(models, ", "))
+			p("\n")
+			wrapped(fmt.Sprintf("Price history charts for %s are in the HTML report and the email.", chartModels(t)), "", "")
 		}
 	}
 	return bw.Flush()
+}
+
+// writeSinceText writes the comparison with the plan of a week earlier, wrapped to width.
+func writeSinceText(w io.Writer, t Team, width int) {
+	s := t.SinceLastWeek
+	fmt.Fprintf(w, "SINCE LAST WEEK (against the plan of %s)\n", stamp(s.PlanGeneratedAt))
+	for _, line := range sinceSentences(t.Totals, s) {
+		wrap(w, line, width, "  ", "    ")
+	}
+	for _, c := range s.Changes {
+		wrap(w, c.Message, width, "  - ", "    ")
+	}
+}
+
+// writeAdviceText writes the team's advice, if any, under ADVICE: a line "  - WORKLOAD: text"
+// per piece, wrapped to width with continuation lines indented by four spaces.
+func writeAdviceText(w io.Writer, t Team, width int) {
+	advised := t.Advised()
+	if len(advised) == 0 {
+		return
+	}
+	fmt.Fprint(w, "\nADVICE\n")
+	for _, wl := range advised {
+		for _, a := range wl.Advice {
+			wrap(w, wl.Name+": "+a.Text, width, "  - ", "    ")
+		}
+	}
+}
+
+// writeMarketText writes a team's market section: the prices as a table when it fits width,
+// else as a list; the moves and new cheapest offers as wrapped sentences.
+func writeMarketText(w io.Writer, m Market, width int) {
+	fmt.Fprintln(w)
+	wrap(w, fmt.Sprintf("MARKET THIS WEEK: cheapest $/GPU-hour, %s against %s", stamp(m.Now), m.WeekAgo.Format("2006-01-02")), width, "", "  ")
+	if len(m.Prices) == 0 {
+		wrap(w, fmt.Sprintf("No prices for %s.", strings.Join(m.GPUModels, ", ")), width, "  ", "  ")
+	} else {
+		header := []string{"GPU", "PRICE TYPE", "PROVIDER", "NOW", "WEEK AGO", "CHANGE", ""}
+		var rows [][]string
+		for _, mp := range m.Prices {
+			mark := ""
+			if mp.Cheapest {
+				mark = "cheapest"
+			}
+			rows = append(rows, []string{mp.GPUModel, priceTypeLabel(string(mp.PriceType)), mp.Provider, optPrice(mp.NowUSDPerGPUHour),
+				optPrice(mp.WeekAgoUSDPerGPUHour), signedPct(mp.ChangePercent), mark})
+		}
+		writeFittingTable(w, width, header, rows)
+	}
+	if len(m.Moves) > 0 {
+		fmt.Fprint(w, "\nBiggest moves:\n")
+		for _, mv := range m.Moves {
+			wrap(w, moveSentence(mv), width, "  ", "    ")
+		}
+	}
+	if len(m.NewCheapest) > 0 {
+		fmt.Fprint(w, "\nNew cheapest offers:\n")
+		for _, nc := range m.NewCheapest {
+			wrap(w, newCheapestSentence(nc), width, "  ", "    ")
+		}
+	}
+}
+
+// writeCaveatsText writes the team's caveats, wrapped to width.
+func writeCaveatsText(w io.Writer, t Team, width int) {
+	fmt.Fprint(w, "\nCAVEATS\n")
+	if len(t.Caveats) == 0 {
+		fmt.Fprint(w, "  None.\n")
+	}
+	for _, c := range t.Caveats {
+		wrap(w, c.Message, width, "  - ", "    ")
+	}
+}
+
+// writeFittingTable writes rows under header as an aligned table when its widest line fits
+// width, and otherwise as a list: per row, its first cell, then a "header: cell" line for each
+// other cell that is not empty (the cell alone under an empty header). Cells are cleaned
+// (textcell).
+func writeFittingTable(w io.Writer, width int, header []string, rows [][]string) {
+	var b bytes.Buffer
+	tb := textcell.NewTable(&b, textcell.NameWidth)
+	tb.Row(header...)
+	for _, r := range rows {
+		tb.Row(r...)
+	}
+	tb.Flush()
+	if widest(b.String()) <= width {
+		// tabwriter pads the last column; spaces at the end of a line are noise in an email.
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
+		return
+	}
+	for _, r := range rows {
+		wrap(w, textcell.Clean(r[0], textcell.NameWidth), width, "  ", "    ")
+		for i, cell := range r[1:] {
+			if cell = textcell.Clean(cell, textcell.NameWidth); cell != "" {
+				if label := strings.ToLower(header[i+1]); label != "" {
+					cell = label + ": " + cell
+				}
+				wrap(w, cell, width, "    ", "      ")
+			}
+		}
+	}
+}
+
+// writeWorkloadTable writes the workloads of teams as a table that fits TerminalWidth: per
+// workload a line with its name (TEAM/WORKLOAD when withTeam) and what moving saves, then
+// today's placement and, after →, the recommended one, each with its monthly cost; then the
+// totals under totalLabel. Names and placements are cleaned (textcell) and cut with an
+// ellipsis where they would not leave room for the money columns.
+func writeWorkloadTable(w io.Writer, teams []Team, withTeam bool, totalLabel string, totals Totals) error {
+	type line struct {
+		indent, text, month, saves, pct string
+	}
+	header := line{"", "WORKLOAD: TODAY, → RECOMMENDED", "$/MONTH", "SAVES/MONTH", "SAVES %"}
+	lines := []line{header}
+	for _, t := range teams {
+		for _, wl := range t.Workloads {
+			name := wl.Name
+			if withTeam {
+				name = t.Name + "/" + wl.Name
+			}
+			rec := placementLine(wl.Recommended)
+			if wl.Recommended == nil {
+				rec = "nothing fits: " + wl.Why
+			}
+			lines = append(lines,
+				line{"", name, "", savingsUSD(wl.Savings), savingsPct(wl.Savings)},
+				line{"    ", placementLine(wl.Current), monthOf(wl.Current), "", ""},
+				line{"  → ", rec, monthOf(wl.Recommended), "", ""})
+		}
+	}
+	lines = append(lines,
+		line{"", fmt.Sprintf("%s: %d workloads, %d compared", totalLabel, totals.Workloads, totals.Compared), "", usd(totals.SavingsUSDPerMonth), pct(totals.SavingsPercent)},
+		line{"    ", "today", usd(totals.CurrentUSDPerMonth), "", ""},
+		line{"  → ", "recommended", usd(totals.RecommendedUSDPerMonth), "", ""})
+	// The money columns, right-aligned, take what they need, two spaces apart; the first
+	// column gets the rest.
+	var textWidth, month, saves, pctWidth int
+	for _, l := range lines {
+		month = max(month, utf8.RuneCountInString(l.month))
+		saves = max(saves, utf8.RuneCountInString(l.saves))
+		pctWidth = max(pctWidth, utf8.RuneCountInString(l.pct))
+	}
+	room := max(TerminalWidth-(2+month+2+saves+2+pctWidth), 24)
+	for i := range lines {
+		l := &lines[i]
+		l.text = textcell.Clean(l.text, 0)
+		if utf8.RuneCountInString(l.indent+l.text) > room {
+			l.text = textcell.Clean(l.text, room-utf8.RuneCountInString(l.indent)-1) // Clean adds the ellipsis
+		}
+		textWidth = max(textWidth, utf8.RuneCountInString(l.indent+l.text))
+	}
+	bw := bufio.NewWriter(w)
+	for _, l := range lines {
+		out := pad(l.indent+l.text, textWidth, false) + "  " + pad(l.month, month, true) + "  " + pad(l.saves, saves, true) + "  " + pad(l.pct, pctWidth, true)
+		fmt.Fprintln(bw, strings.TrimRight(out, " "))
+	}
+	return bw.Flush()
+}
+
+// pad pads s with spaces to width characters, on the left when right (for figures).
+func pad(s string, width int, right bool) string {
+	fill := strings.Repeat(" ", max(width-utf8.RuneCountInString(s), 0))
+	if right {
+		return fill + s
+	}
+	return s + fill
+}
+
+// wrap writes s, cleaned (textcell), as lines of at most width characters: the first starts
+// with first, the others with rest. A word longer than a line is cut across lines.
+func wrap(w io.Writer, s string, width int, first, rest string) {
+	prefix, line := first, ""
+	emit := func() {
+		fmt.Fprintln(w, prefix+line)
+		prefix, line = rest, ""
+	}
+	for _, word := range strings.Fields(textcell.Clean(s, 0)) {
+		for {
+			room := max(width-utf8.RuneCountInString(prefix), 8)
+			n, wn := utf8.RuneCountInString(line), utf8.RuneCountInString(word)
+			switch {
+			case n == 0 && wn <= room:
+				line = word
+			case n > 0 && n+1+wn <= room:
+				line += " " + word
+			case n > 0:
+				emit()
+				continue
+			default: // a word longer than a line
+				r := []rune(word)
+				line, word = string(r[:room]), string(r[room:])
+				emit()
+				continue
+			}
+			break
+		}
+	}
+	if line != "" {
+		emit()
+	}
+}
+
+// widest is the length, in characters, of the longest line of s.
+func widest(s string) int {
+	n := 0
+	for _, line := range strings.Split(s, "\n") {
+		n = max(n, utf8.RuneCountInString(strings.TrimRight(line, " ")))
+	}
+	return n
+}
+
+// chartModels lists a team's chart GPU models: "RTX-3090-24GB, GH200-96GB".
+func chartModels(t Team) string {
+	models := make([]string, len(t.Charts))
+	for i, c := range t.Charts {
+		models[i] = c.GPUModel
+	}
+	return strings.Join(models, ", ")
 }
 
 // moveSentence describes a price move: H100-SXM-80GB on-demand at lambda: $2.49 → $2.99 (+20.1%).

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/shopspring/decimal"
@@ -61,9 +62,33 @@ func (s *Store) planStoredQuery() string {
 
 // LatestPlan returns the rows of the newest stored plan, by team and workload; nil when none.
 func (s *Store) LatestPlan(ctx context.Context) ([]schema.PlanRow, error) {
-	rows, err := s.conn.Query(s.ctx(ctx), s.latestPlanQuery())
+	return s.readPlan(ctx, "reading the latest plan", s.latestPlanQuery())
+}
+
+func (s *Store) latestPlanQuery() string {
+	return "SELECT " + planColumns + " FROM " + s.table("plans") +
+		" WHERE run_id = (SELECT argMax(run_id, generated_at) FROM " + s.table("plans") + ")" +
+		" ORDER BY team, workload"
+}
+
+// PlanAsOf returns the rows of the newest plan generated at or before t, by team and
+// workload; nil when none is that old. The weekly email compares this week's plan with
+// PlanAsOf(a week ago).
+func (s *Store) PlanAsOf(ctx context.Context, t time.Time) ([]schema.PlanRow, error) {
+	return s.readPlan(ctx, "reading the plan as of "+t.UTC().Format(time.RFC3339), s.planAsOfQuery(), t.UTC())
+}
+
+func (s *Store) planAsOfQuery() string {
+	return "SELECT " + planColumns + " FROM " + s.table("plans") +
+		" WHERE run_id = (SELECT argMax(run_id, generated_at) FROM " + s.table("plans") + " WHERE generated_at <= ?)" +
+		" ORDER BY team, workload"
+}
+
+// readPlan runs a query of planColumns and scans its rows; what names the read in errors.
+func (s *Store) readPlan(ctx context.Context, what, query string, args ...any) ([]schema.PlanRow, error) {
+	rows, err := s.conn.Query(s.ctx(ctx), query, args...)
 	if err != nil {
-		return nil, s.queryError("reading the latest plan", err)
+		return nil, s.queryError(what, err)
 	}
 	defer rows.Close()
 	var out []schema.PlanRow
@@ -76,7 +101,7 @@ func (s *Store) LatestPlan(ctx context.Context) ([]schema.PlanRow, error) {
 			&r.CurrentProvider, &r.CurrentGPUModel, &curCount, &curType, &r.CurrentPriceSource, &cur, &curMonth,
 			&r.RecProvider, &r.RecRegion, &r.RecOfferID, &r.RecGPUModel, &recCount, &nodes, &recType, &r.RecPrecision,
 			&rec, &recHours, &recMonth, &save, &pct, &alts, &rejected); err != nil {
-			return nil, fmt.Errorf("reading the latest plan: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		r.GeneratedAt = r.GeneratedAt.UTC()
 		r.CurrentGPUCount, r.RecGPUCount, r.RecNodes, r.Alternatives, r.RejectedModels = int(curCount), int(recCount), int(nodes), int(alts), int(rejected)
@@ -87,13 +112,7 @@ func (s *Store) LatestPlan(ctx context.Context) ([]schema.PlanRow, error) {
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.queryError("reading the latest plan", err)
+		return nil, s.queryError(what, err)
 	}
 	return out, nil
-}
-
-func (s *Store) latestPlanQuery() string {
-	return "SELECT " + planColumns + " FROM " + s.table("plans") +
-		" WHERE run_id = (SELECT argMax(run_id, generated_at) FROM " + s.table("plans") + ")" +
-		" ORDER BY team, workload"
 }

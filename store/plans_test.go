@@ -50,4 +50,23 @@ func TestPlansRoundTripAndOncePerRun(t *testing.T) {
 	if len(got) != 1 || got[0].RunID != "p2" {
 		t.Errorf("latest plan after a second run = %+v, want only p2", got)
 	}
+	// The plan as of a time is the newest made by then: what the weekly email compares with.
+	for _, tc := range []struct {
+		asOf time.Time
+		want []schema.PlanRow
+	}{
+		{at.Add(-time.Second), nil},
+		{at, []schema.PlanRow{noFit, full}},
+		{later.GeneratedAt.Add(-time.Second), []schema.PlanRow{noFit, full}},
+		{later.GeneratedAt, []schema.PlanRow{later}},
+		{later.GeneratedAt.AddDate(0, 0, 7), []schema.PlanRow{later}},
+	} {
+		got, err := s.PlanAsOf(ctx, tc.asOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got, cmpOffers); diff != "" {
+			t.Errorf("plan as of %s (-want +got):\n%s", tc.asOf, diff)
+		}
+	}
 }

@@ -81,6 +81,7 @@ func TestWeeklyEmailAdviceWhereItApplies(t *testing.T) {
 		text := strings.ReplaceAll(m.Text, "\r\n", "\n")
 		_, advice, hasSection := strings.Cut(text, "\nADVICE\n")
 		advice, _, _ = strings.Cut(advice, "\n\n")
+		advice = strings.ReplaceAll(advice, "\n    ", " ") // each piece is wrapped to 78 columns
 		htmlSection := strings.Contains(m.HTML, `<ul class="advice"`)
 		if want := len(advised[team]) > 0; hasSection != want || htmlSection != want {
 			t.Errorf("%s: advice section in text %v, in HTML %v; the plan has advice for %v", team, hasSection, htmlSection, slices.Sorted(maps.Keys(advised[team])))

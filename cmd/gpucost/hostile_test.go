@@ -68,8 +68,14 @@ func TestHostileTextInEveryWriter(t *testing.T) {
 		if err := report.WritePlan(&b, plan, report.FormatText); err != nil {
 			t.Fatal(err)
 		}
-		// The table, a blank line, the organisation line and one line per excluded provider.
-		checkTable(t, b.String(), 1+len(rows)+2+len(plan.ExcludedProviders), wide)
+		// The table (a header, three lines a workload, three of totals) within 100 columns; then
+		// the legend and a line per excluded provider, each continued on indented lines.
+		table, notes, _ := strings.Cut(b.String(), "\n\n")
+		checkTable(t, table, 1+3*len(rows)+3, report.TerminalWidth)
+		checkTable(t, notes, strings.Count(notes, "\n"), report.TerminalWidth)
+		if n := strings.Count("\n"+notes, "\nexcluded provider "); n != len(plan.ExcludedProviders) {
+			t.Errorf("%d excluded provider lines, want %d:\n%s", n, len(plan.ExcludedProviders), notes)
+		}
 	})
 	t.Run("optimize markdown", func(t *testing.T) {
 		// The report's organisation and workloads tables (report.WritePlan): every row has

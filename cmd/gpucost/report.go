@@ -132,7 +132,7 @@ func deliveryOptions(cfg config.Config, e env, logger *slog.Logger) (delivery.Op
 		return delivery.Options{}, err
 	}
 	return delivery.Options{Workloads: cfg.Optimize.Workloads, Planning: cfg.Optimize.Options, Measurer: m, HistoryWeeks: cfg.Report.HistoryWeeks,
-		From: cfg.Report.SMTP.From, Secrets: e.secrets, Logger: logger}, nil
+		From: cfg.Report.SMTP.From, DashboardURL: cfg.Report.DashboardURL, Secrets: e.secrets, Logger: logger}, nil
 }
 
 // smtpSender is the SMTP client of report.smtp, its password read from the environment

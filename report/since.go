@@ -1,0 +1,167 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/textcell"
+)
+
+// SinceLastWeek compares a team's plan with the plan stored about a week before it
+// (Input.LastWeek): the team's totals then, and the workloads new, gone or recommended
+// elsewhere since.
+type SinceLastWeek struct {
+	// PlanGeneratedAt is when the earlier plan was made.
+	PlanGeneratedAt time.Time `json:"plan_generated_at"`
+	// Totals are the team's totals in the earlier plan, added up as Team.Totals are; zero when
+	// the team was not in it.
+	Totals Totals `json:"totals"`
+	// SavingsChangeUSDPerMonth is this plan's monthly savings minus the earlier plan's, and
+	// SpendChangeUSDPerMonth the same for today's placements (what the team pays): positive
+	// means more.
+	SavingsChangeUSDPerMonth decimal.Decimal `json:"savings_change_usd_per_month"`
+	SpendChangeUSDPerMonth   decimal.Decimal `json:"spend_change_usd_per_month"`
+	// Changes are the workloads new this week or recommended elsewhere, in workload order,
+	// then the workloads of the earlier plan that this one no longer has.
+	Changes []WorkloadChange `json:"changes"`
+}
+
+// ChangeKind classifies a workload's change since the earlier plan.
+type ChangeKind string
+
+// Change kinds.
+const (
+	ChangeNew            ChangeKind = "new"            // in this plan only
+	ChangeGone           ChangeKind = "gone"           // in the earlier plan only
+	ChangeRecommendation ChangeKind = "recommendation" // another provider, GPU model, count or price type (or a fit found or lost)
+)
+
+// WorkloadChange is one workload's change since the earlier plan.
+type WorkloadChange struct {
+	Workload string     `json:"workload"`
+	Kind     ChangeKind `json:"kind"`
+	// Was and Now are the recommendations, as in the plan table (provider region GPU ×count
+	// price type); "" where there was or is none.
+	Was string `json:"was"`
+	Now string `json:"now"`
+	// Message says it in one sentence.
+	Message string `json:"message"`
+}
+
+// sinceLastWeek compares team t (built from today's plan) with the earlier plan's rows; nil
+// when there is no earlier plan.
+func sinceLastWeek(t *Team, earlier []schema.PlanRow) *SinceLastWeek {
+	if len(earlier) == 0 {
+		return nil
+	}
+	var rows []schema.PlanRow
+	for _, r := range earlier {
+		if textcell.Clean(r.Team, textcell.NameWidth) == t.Name {
+			rows = append(rows, r)
+		}
+	}
+	then := optimizer.RowTotals(rows)
+	s := &SinceLastWeek{
+		PlanGeneratedAt:          earlier[0].GeneratedAt.UTC(),
+		Totals:                   then,
+		SavingsChangeUSDPerMonth: t.Totals.SavingsUSDPerMonth.Sub(then.SavingsUSDPerMonth),
+		SpendChangeUSDPerMonth:   t.Totals.CurrentUSDPerMonth.Sub(then.CurrentUSDPerMonth),
+		Changes:                  []WorkloadChange{},
+	}
+	byName := map[string]schema.PlanRow{}
+	for _, r := range rows {
+		byName[textcell.Clean(r.Workload, textcell.NameWidth)] = r
+	}
+	for _, wl := range t.Workloads {
+		now := ""
+		if wl.Recommended != nil {
+			now = placementLine(wl.Recommended)
+		}
+		r, ok := byName[wl.Name]
+		if !ok {
+			msg := wl.Name + ": new this week"
+			if now != "" {
+				msg += "; recommended " + now
+			}
+			s.Changes = append(s.Changes, WorkloadChange{Workload: wl.Name, Kind: ChangeNew, Now: now, Message: msg})
+			continue
+		}
+		was := rowRecommendation(r)
+		if sameRecommendation(wl.Recommended, r) {
+			continue
+		}
+		var msg string
+		switch {
+		case now == "":
+			msg = fmt.Sprintf("%s: nothing fits now; last week %s", wl.Name, was)
+		case was == "":
+			msg = fmt.Sprintf("%s: now recommended %s; last week nothing fit", wl.Name, now)
+		default:
+			msg = fmt.Sprintf("%s: now recommended %s; last week %s", wl.Name, now, was)
+		}
+		s.Changes = append(s.Changes, WorkloadChange{Workload: wl.Name, Kind: ChangeRecommendation, Was: was, Now: now, Message: msg})
+	}
+	for _, r := range rows {
+		name := textcell.Clean(r.Workload, textcell.NameWidth)
+		if slices.ContainsFunc(t.Workloads, func(w Workload) bool { return w.Name == name }) {
+			continue
+		}
+		s.Changes = append(s.Changes, WorkloadChange{Workload: name, Kind: ChangeGone, Was: rowRecommendation(r),
+			Message: fmt.Sprintf("%s: in the plan of %s, not in this one", name, r.GeneratedAt.UTC().Format("2006-01-02"))})
+	}
+	return s
+}
+
+// rowRecommendation is a stored row's recommendation as placementLine writes it; "" when
+// nothing fit.
+func rowRecommendation(r schema.PlanRow) string {
+	if r.RecProvider == "" || r.RecGPUModel == "" {
+		return ""
+	}
+	return placementLine(&Placement{
+		Provider:  textcell.Clean(r.RecProvider, textcell.NameWidth),
+		Region:    textcell.Clean(r.RecRegion, textcell.NameWidth),
+		GPUModel:  textcell.Clean(r.RecGPUModel, textcell.NameWidth),
+		GPUCount:  r.RecGPUCount,
+		Nodes:     r.RecNodes,
+		PriceType: schema.PriceType(textcell.Clean(string(r.RecPriceType), textcell.NameWidth)),
+	})
+}
+
+// sameRecommendation reports whether today's recommendation is the stored row's: the same
+// provider, GPU model, count and price type (a region or an offer of the same kind is not a
+// change a team acts on).
+func sameRecommendation(p *Placement, r schema.PlanRow) bool {
+	if p == nil || r.RecProvider == "" {
+		return p == nil && r.RecProvider == ""
+	}
+	return p.Provider == textcell.Clean(r.RecProvider, textcell.NameWidth) && p.GPUModel == textcell.Clean(r.RecGPUModel, textcell.NameWidth) &&
+		p.GPUCount == r.RecGPUCount && string(p.PriceType) == textcell.Clean(string(r.RecPriceType), textcell.NameWidth)
+}
+
+// sinceSentences compare a team's savings and spend (now) with the earlier plan's, one
+// sentence each: "Savings on offer: $17,326.68 a month, up $1,200.00 from $16,126.68."
+func sinceSentences(now Totals, s *SinceLastWeek) []string {
+	return []string{
+		"Savings on offer: " + changeSentence(now.SavingsUSDPerMonth, s.Totals.SavingsUSDPerMonth),
+		"Today's spend: " + changeSentence(now.CurrentUSDPerMonth, s.Totals.CurrentUSDPerMonth),
+	}
+}
+
+// changeSentence says how a monthly figure moved: "$18,566.30 a month, down $50.00 from
+// $18,616.30".
+func changeSentence(now, then decimal.Decimal) string {
+	d := now.Sub(then)
+	switch {
+	case d.IsPositive():
+		return fmt.Sprintf("%s a month, up %s from %s.", usd(now), usd(d), usd(then))
+	case d.IsNegative():
+		return fmt.Sprintf("%s a month, down %s from %s.", usd(now), usd(d.Neg()), usd(then))
+	}
+	return fmt.Sprintf("%s a month, as a week earlier.", usd(now))
+}
