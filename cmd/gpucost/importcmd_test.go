@@ -211,7 +211,7 @@ func TestImportedPricesArePlanned(t *testing.T) {
         concurrency: 8
         hours_per_month: 730
 `)
-	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\noptimize:\n  workloads: %q\n", dsn, workloads))
+	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\nscrape:\n  spool_dir: %q\noptimize:\n  workloads: %q\n", dsn, t.TempDir(), workloads))
 	for _, table := range []string{fresh, stale, expired} {
 		if code, out := runCLI("import", "--config", cfg, table); code != exitOK {
 			t.Fatalf("import %s: exit %d\n%s", table, code, out)
