@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/store/storetest"
+)
+
+// TestDurationsAreLoggedInSeconds: in both formats a duration is seconds under <key>_seconds,
+// not JSON's integer nanoseconds or Go's 1m2.5s.
+func TestDurationsAreLoggedInSeconds(t *testing.T) {
+	var text, js bytes.Buffer
+	newLogger(&text, config.LogConfig{Level: "info", Format: "text"}).Info("Job finished", "duration", 62500*time.Millisecond, "wait_seconds", 2*time.Second)
+	newLogger(&js, config.LogConfig{Level: "info", Format: "json"}).Info("Job finished", "duration", 62500*time.Millisecond, "wait_seconds", 2*time.Second)
+	if !strings.Contains(text.String(), " duration_seconds=62.5 wait_seconds=2\n") {
+		t.Errorf("text: %s", text.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(js.Bytes(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["duration_seconds"] != 62.5 || rec["wait_seconds"] != 2.0 || rec["duration"] != nil {
+		t.Errorf("json: %s", js.String())
+	}
+}
+
+// TestOneLogFormatForEveryCommand: log.format and log.level (GPUCOST_LOG_FORMAT, _LEVEL) set
+// how every command logs: a scrape and a migrate write the same JSON records, or the same
+// text lines, and warn silences the info records of both.
+func TestOneLogFormatForEveryCommand(t *testing.T) {
+	commands := map[string]func() []string{
+		"scrape": func() []string {
+			return []string{"scrape", "--dry-run", "--replay", snapshotDir, "--providers", "lambda"}
+		},
+		// A database no migrate has made yet: every run applies the migrations.
+		"migrate": func() []string { return []string{"migrate", "--dsn", storetest.DSN(t)} },
+	}
+	messages := map[string]string{"scrape": "Provider scraped", "migrate": "Applied migration"}
+	for _, name := range []string{"scrape", "migrate"} {
+		for _, tc := range []struct {
+			format, level string
+		}{{"json", "debug"}, {"text", "info"}, {"json", "warn"}} {
+			var stdout, stderr bytes.Buffer
+			vars := map[string]string{"GPUCOST_LOG_FORMAT": tc.format, "GPUCOST_LOG_LEVEL": tc.level, "GPUCOST_SCRAPE_SPOOL_DIR": t.TempDir()}
+			e := env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return vars[k] }}
+			if code := run(t.Context(), e, commands[name]()); code != exitOK {
+				t.Fatalf("%s with log %s/%s: exit %d\n%s", name, tc.format, tc.level, code, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			if tc.level == "warn" {
+				if stderr.Len() > 0 {
+					t.Errorf("%s at warn logged:\n%s", name, stderr.String())
+				}
+				continue
+			}
+			seen := false
+			for _, line := range lines {
+				switch tc.format {
+				case "json":
+					var rec struct {
+						Level, Msg string
+						Time       time.Time
+					}
+					if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level == "" || rec.Time.IsZero() {
+						t.Errorf("%s: a log line that is not a JSON record: %q", name, line)
+					}
+					seen = seen || rec.Msg == messages[name]
+				default:
+					if !regexp.MustCompile(`^time=\S+ level=[A-Z]+ msg=`).MatchString(line) {
+						t.Errorf("%s: a log line that is not logfmt: %q", name, line)
+					}
+					seen = seen || strings.Contains(line, `msg="`+messages[name]+`"`)
+				}
+			}
+			if !seen {
+				t.Errorf("%s with log %s/%s: no %q record:\n%s", name, tc.format, tc.level, messages[name], stderr.String())
+			}
+			if name == "scrape" && !regexp.MustCompile(`"?duration_seconds"?[=:]\d+(\.\d+)?[ ,}]`).MatchString(stderr.String()) {
+				t.Errorf("scrape's duration is not in seconds:\n%s", stderr.String())
+			}
+		}
+	}
+}
