@@ -63,7 +63,7 @@ func newRoot(e env, hooks scrapeHooks) *cobra.Command {
 	})
 	root.SetHelpCommand(helpCommand())
 	root.AddCommand(
-		changesCommand(e), configCommand(e), exportCommand(e), gpusCommand(e),
+		changesCommand(e), configCommand(e), exportCommand(e), gpusCommand(e), healthcheckCommand(e),
 		historyCommand(e), importCommand(e), migrateCommand(e), offersCommand(e), optimizeCommand(e),
 		reparseCommand(e), reportCommand(e), scrapeCommand(e, hooks), serveCommand(e), tcoCommand(e),
 		versionCommand(e),
