@@ -324,7 +324,14 @@ func (r *Runner) Run(ctx context.Context) (Report, error) {
 	}
 	for _, pr := range rep.Providers {
 		r.opts.Metrics.observe(pr, run.ObservedAt)
-		r.logger.Info("Provider scraped", "run", run.ID, "provider", pr.Provider, "status", pr.Status,
+		level := slog.LevelInfo // a failure is an error, a partial result a warning
+		switch pr.Status {
+		case schema.RunFailed:
+			level = slog.LevelError
+		case schema.RunPartial:
+			level = slog.LevelWarn
+		}
+		r.logger.Log(ctx, level, "Provider scraped", "run", run.ID, "provider", pr.Provider, "status", pr.Status,
 			"parsed", pr.Parsed, "loaded", pr.Loaded, "rejected", sum(pr.Rejected), "stored", pr.Stored,
 			"already_stored", pr.AlreadyStored, "spooled", pr.Spooled, "duration", pr.Duration, "err", pr.Error)
 	}
