@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +86,25 @@ func TestOneLogFormatForEveryCommand(t *testing.T) {
 				t.Errorf("scrape's duration is not in seconds:\n%s", stderr.String())
 			}
 		}
+	}
+}
+
+// TestMigrateOutputs: migrate says what it applied as a sentence a line, or as one record in
+// JSON and CSV.
+func TestMigrateOutputs(t *testing.T) {
+	dsn := storetest.DSN(t)
+	code, out, errOut := runOut("migrate", "--dsn", dsn, "--output", "json")
+	var m migration
+	if err := json.Unmarshal([]byte(out), &m); code != exitOK || err != nil || len(m.Applied) == 0 || m.SchemaVersion == 0 || m.ClickHouseVersion == "" || !strings.HasPrefix(m.Database, "gpucost_test_") {
+		t.Fatalf("the first migrate, JSON: exit %d, %+v (%v)\n%s%s", code, m, err, out, errOut)
+	}
+	code, out, _ = runOut("migrate", "--dsn", dsn, "--output", "csv")
+	want := "database,schema_version,clickhouse_version,applied\n" + m.Database + "," + strconv.Itoa(m.SchemaVersion) + "," + m.ClickHouseVersion + ",\n"
+	if code != exitOK || out != want {
+		t.Errorf("the second migrate, CSV: exit %d\n%s\nwant\n%s", code, out, want)
+	}
+	code, out, _ = runOut("migrate", "--dsn", dsn)
+	if code != exitOK || out != "database "+m.Database+" is up to date (schema version "+strconv.Itoa(m.SchemaVersion)+", ClickHouse "+m.ClickHouseVersion+")\n" {
+		t.Errorf("the third migrate: exit %d\n%s", code, out)
 	}
 }

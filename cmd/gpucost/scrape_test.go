@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/pipeline"
 )
 
 // stdoutOf cuts runCLI's output down to what went to stdout.
@@ -213,8 +215,29 @@ func TestScrapeSameReplayTwice(t *testing.T) {
 		batches(out, "already stored") != defaultProviders(t) || storedTotal(t, out) != 0 {
 		t.Errorf("the second replay's summary does not say every batch was already stored:\n%s", out)
 	}
+	// The same in JSON and CSV.
+	code, out = runCLI("scrape", "--replay", snapshotDir, "--config", cfg, "--output", "json")
+	var s pipeline.Summary
+	if err := json.Unmarshal([]byte(stdoutOf(out)), &s); code != exitOK || err != nil || s.Outcome != pipeline.OutcomeAlreadyLoaded || s.Stored != 0 || len(s.Providers) != defaultProviders(t) {
+		t.Errorf("a third replay, JSON: exit %d, %+v (%v)\n%s", code, s, err, out)
+	}
+	for _, p := range s.Providers {
+		if p.Batch != pipeline.BatchAlreadyStored || p.Stored != 0 || p.Valid == 0 {
+			t.Errorf("a third replay, JSON: %+v, want its valid offers already stored", p)
+		}
+	}
+	code, out = runCLI("scrape", "--replay", snapshotDir, "--config", cfg, "--output", "csv")
+	rows, err := csv.NewReader(strings.NewReader(stdoutOf(out))).ReadAll()
+	if code != exitOK || err != nil || len(rows) != defaultProviders(t)+1 || strings.Join(rows[0], ",") != "run_id,outcome,provider,status,batch,parsed,valid,rejected,stored,duration_seconds,error" {
+		t.Fatalf("a fourth replay, CSV: exit %d, %d rows (%v)\n%s", code, len(rows), err, out)
+	}
+	for _, r := range rows[1:] {
+		if r[1] != "already loaded" || r[4] != "already stored" || r[8] != "0" {
+			t.Errorf("a fourth replay, CSV row %q", r)
+		}
+	}
 	if got := x.count("offers", ""); got != loaded {
-		t.Errorf("offers table holds %d rows after replaying the same snapshot twice, want %d", got, loaded)
+		t.Errorf("offers table holds %d rows after replaying the same snapshot four times, want %d", got, loaded)
 	}
 	if got := x.count("scrape_runs", ""); got != defaultProviders(t) {
 		t.Errorf("%d run-log rows, want %d", got, defaultProviders(t))
