@@ -125,16 +125,16 @@ func (r Report) Summary() Summary {
 		s.Replayed = append(s.Replayed, rs)
 	}
 	n := len(r.Providers)
-	waiting := count(r.Waiting, "batch", "batches") + " waiting in the spool for the next run (the store did not take them)"
+	waiting := count(r.Waiting, "batch waits", "batches wait") + " in the spool"
 	switch {
 	case r.Status == schema.RunFailed:
 		s.Outcome, s.Message = OutcomeFailed, fmt.Sprintf("no provider succeeded (of %d); nothing stored", n)
 	case r.Quarantined > 0:
 		s.Outcome = OutcomeQuarantined
-		s.Message = fmt.Sprintf("%s in quarantine in %s, not loaded until moved back; %s stored", count(r.Quarantined, "batch", "batches"), r.QuarantineDir, offers(s.Stored))
+		s.Message = fmt.Sprintf("%s in quarantine (%s); %s stored", count(r.Quarantined, "batch", "batches"), r.QuarantineDir, offers(s.Stored))
 	case r.Status == schema.RunPartial:
 		s.Outcome = OutcomePartial
-		s.Message = fmt.Sprintf("%d of %s failed or lost part of their data; %s stored", failed+partial(r.Providers), count(n, "provider", "providers"), offers(s.Stored))
+		s.Message = fmt.Sprintf("%d of %s failed or were partial; %s stored", failed+partial(r.Providers), count(n, "provider", "providers"), offers(s.Stored))
 		if r.Waiting > 0 {
 			s.Message += "; " + waiting
 		}
@@ -143,7 +143,11 @@ func (r Report) Summary() Summary {
 	case r.DryRun:
 		s.Outcome, s.Message = OutcomeDryRun, fmt.Sprintf("%s would be loaded; nothing stored", offers(valid(r.Providers)))
 	case stored == 0 && already > 0:
-		s.Outcome, s.Message = OutcomeAlreadyLoaded, fmt.Sprintf("every batch (%s) was stored by an earlier run; nothing new stored", count(n, "provider", "providers"))
+		batches := fmt.Sprintf("all %d batches were", n)
+		if n == 1 {
+			batches = "the batch was"
+		}
+		s.Outcome, s.Message = OutcomeAlreadyLoaded, batches+" stored before: nothing new stored"
 	default:
 		s.Outcome, s.Message = OutcomeOK, fmt.Sprintf("%s stored from %s", offers(s.Stored), count(n, "provider", "providers"))
 		if already > 0 {

@@ -67,9 +67,9 @@ func TestScrapeSummaryAgreesWithTheExitCode(t *testing.T) {
 		{"stored", pipeline.Report{Status: schema.RunOK, Providers: []pipeline.ProviderReport{stored}}, "ok", exitOK, "17 offers stored from 1 provider"},
 		{"the same replay again", pipeline.Report{Status: schema.RunOK, Providers: []pipeline.ProviderReport{already}}, "already loaded", exitOK, "nothing new stored"},
 		{"some stored, some already", pipeline.Report{Status: schema.RunOK, Providers: []pipeline.ProviderReport{stored, already}}, "ok", exitOK, "(the batches of 1 provider were stored already)"},
-		{"ClickHouse down", pipeline.Report{Status: schema.RunOK, Waiting: 1, Providers: []pipeline.ProviderReport{spooled}}, "spooled", exitPartial, "1 batch waiting in the spool for the next run (the store did not take them); 0 offers stored"},
+		{"ClickHouse down", pipeline.Report{Status: schema.RunOK, Waiting: 1, Providers: []pipeline.ProviderReport{spooled}}, "spooled", exitPartial, "1 batch waits in the spool; 0 offers stored"},
 		{"a provider failed", pipeline.Report{Status: schema.RunPartial, Providers: []pipeline.ProviderReport{stored, failed}}, "partial", exitPartial, "1 of 2 providers failed"},
-		{"quarantine", pipeline.Report{Status: schema.RunOK, Quarantined: 1, QuarantineDir: "/q", Providers: []pipeline.ProviderReport{stored}}, "quarantined", exitQuarantined, "1 batch in quarantine in /q"},
+		{"quarantine", pipeline.Report{Status: schema.RunOK, Quarantined: 1, QuarantineDir: "/q", Providers: []pipeline.ProviderReport{stored}}, "quarantined", exitQuarantined, "1 batch in quarantine (/q)"},
 		{"nothing worked", pipeline.Report{Status: schema.RunFailed, Providers: []pipeline.ProviderReport{failed}}, "failed", exitFailed, "no provider succeeded (of 1)"},
 		{"a dry run", pipeline.Report{Status: schema.RunOK, DryRun: true, Providers: []pipeline.ProviderReport{{Provider: "lambda", Status: schema.RunOK, Parsed: 17, Loaded: 17}}}, "dry run", exitOK, "17 offers would be loaded"},
 	} {
