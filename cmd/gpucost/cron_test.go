@@ -137,7 +137,7 @@ func TestRunFromAnyFolder(t *testing.T) {
 		t.Errorf("the spool is not in the state folder: %v", err)
 	}
 	code, out, errOut = runEnvOut(vars, "optimize")
-	if code != exitOK || !strings.Contains(errOut, "gpucost optimize: planning the sample teams built into gpucost") ||
+	if code != exitOK || !strings.Contains(errOut, "gpucost optimize: planning the sample teams built in; name yours with --workloads FILE\n") ||
 		!strings.Contains(out, "search") || !strings.Contains(out, "research") {
 		t.Errorf("optimize: exit %d\n%s\n--- stderr\n%s", code, out, errOut)
 	}

@@ -96,7 +96,7 @@ func optimizeCommand(e env) *cobra.Command {
 // that the plan is theirs.
 func noteSample(e env, command, workloads string) {
 	if workloads == "" {
-		fmt.Fprintf(e.stderr, "gpucost %s: planning the sample teams built into gpucost: name your workloads file with --workloads or optimize.workloads (GPUCOST_OPTIMIZE_WORKLOADS)\n", command)
+		fmt.Fprintf(e.stderr, "gpucost %s: planning the sample teams built in; name yours with --workloads FILE\n", command)
 	}
 }
 
