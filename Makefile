@@ -60,8 +60,8 @@ demo: clickhouse build
 	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' GPUCOST_SCRAPE_SPOOL_DIR=.data/demo-spool GPUCOST_TENSORDOCK_API_KEY=replay bin/gpucost scrape --replay scrapers/testdata/snapshot --providers tensordock
 	@echo; echo "Cheapest offer per GPU model (gpucost offers --cheapest-per-gpu):"
 	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost offers --cheapest-per-gpu --limit 0
-	@echo; echo "The sample teams' plan (gpucost optimize --workloads deploy/workloads.sample.yaml):"
-	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost optimize --workloads deploy/workloads.sample.yaml
+	@echo; echo "The sample teams' plan (gpucost optimize, which plans the sample teams built in when no workloads file is named):"
+	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost optimize
 
 ## build: the gpucost binary in bin/
 build:

@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -58,6 +60,39 @@ type Config struct {
 	Optimize   OptimizeConfig   `yaml:"optimize"`
 	Report     ReportConfig     `yaml:"report"`
 	Prometheus PrometheusConfig `yaml:"prometheus"`
+	Log        LogConfig        `yaml:"log"`
+}
+
+// LogConfig says how every command logs (on stderr): the least level written and the format.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info, warn or error
+	Format string `yaml:"format"` // text (logfmt) or json
+}
+
+// LogLevels and LogFormats are the values of log.level and log.format.
+var (
+	LogLevels  = []string{"debug", "info", "warn", "error"}
+	LogFormats = []string{"text", "json"}
+)
+
+// SlogLevel is the slog level of log.level (info when it is not one, which Load rejects).
+func (l LogConfig) SlogLevel() slog.Level {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(l.Level)); err != nil {
+		return slog.LevelInfo
+	}
+	return level
+}
+
+func (l LogConfig) check() error {
+	var errs []error
+	if !slices.Contains(LogLevels, l.Level) {
+		errs = append(errs, bad("log.level", "%s is not one of %s", selection.Quote(l.Level), strings.Join(LogLevels, ", ")))
+	}
+	if !slices.Contains(LogFormats, l.Format) {
+		errs = append(errs, bad("log.format", "%s is not one of %s", selection.Quote(l.Format), strings.Join(LogFormats, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // PrometheusConfig says where the plan reads how busy each workload's GPUs were (the DCGM
@@ -75,6 +110,8 @@ type PrometheusConfig struct {
 
 // OptimizeConfig configures `gpucost optimize` and its nightly run in serve.
 type OptimizeConfig struct {
+	// Workloads is the teams' workloads file; empty plans the sample teams built into gpucost
+	// (plans.ReadWorkloads).
 	Workloads string            `yaml:"workloads"`
 	Schedule  string            `yaml:"schedule"`
 	Options   optimizer.Options `yaml:"options"`
@@ -243,7 +280,53 @@ func Load(path string, getenv func(string) string) (Config, error) {
 	if err := applyEnv(reflect.ValueOf(&c).Elem(), "GPUCOST", "", getenv, org); err != nil {
 		return c, err
 	}
-	return c, org.explain(c.validate())
+	pathErr := c.placeState(getenv, os.Geteuid() == 0)
+	return c, org.explain(errors.Join(pathErr, c.validate()))
+}
+
+// placeState puts the folders the configuration leaves empty (scrape.spool_dir, report.out_dir)
+// in gpucost's state folder (StateDir), so that no default depends on the folder gpucost runs in.
+func (c *Config) placeState(getenv func(string) string, root bool) error {
+	if c.Scrape.SpoolDir != "" && c.Report.OutDir != "" {
+		return nil
+	}
+	dir, err := StateDir(getenv, root)
+	if err != nil {
+		key := "scrape.spool_dir"
+		if c.Scrape.SpoolDir != "" {
+			key = "report.out_dir"
+		}
+		return bad(key, "not set, and %v: set it (GPUCOST_%s)", err, strings.ToUpper(strings.ReplaceAll(key, ".", "_")))
+	}
+	if c.Scrape.SpoolDir == "" {
+		c.Scrape.SpoolDir = filepath.Join(dir, "spool")
+	}
+	if c.Report.OutDir == "" {
+		c.Report.OutDir = filepath.Join(dir, "reports")
+	}
+	return nil
+}
+
+// StateDir is gpucost's state folder, where the folders the configuration leaves empty go:
+// $STATE_DIRECTORY (set by systemd's StateDirectory=; the first when it lists several), else
+// /var/lib/gpucost for root, else $XDG_STATE_HOME/gpucost, else ~/.local/state/gpucost. Relative
+// paths in the variables are ignored, as the XDG Base Directory specification says.
+func StateDir(getenv func(string) string, root bool) (string, error) {
+	if dirs := getenv("STATE_DIRECTORY"); dirs != "" {
+		if dir, _, _ := strings.Cut(dirs, ":"); filepath.IsAbs(dir) {
+			return dir, nil
+		}
+	}
+	if root {
+		return "/var/lib/gpucost", nil
+	}
+	if dir := getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "gpucost"), nil
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "state", "gpucost"), nil
+	}
+	return "", errors.New("there is no state folder ($STATE_DIRECTORY, $XDG_STATE_HOME and $HOME are unset)")
 }
 
 // decodeConfig decodes data strictly onto c: unknown keys, wrong types and bad values are errors
@@ -461,13 +544,11 @@ func (c Config) validate() error {
 		add(pc.check("providers." + name))
 	}
 	add(c.Serve.check())
-	if c.Optimize.Workloads == "" {
-		add(bad("optimize.workloads", "required"))
-	}
 	add(checkSchedule("optimize.schedule", c.Optimize.Schedule))
 	add(optionErrors(c.Optimize.Options.Validate()))
 	add(c.Report.check())
 	add(c.Prometheus.check())
+	add(c.Log.check())
 	return errors.Join(errs...)
 }
 
@@ -597,9 +678,6 @@ func (s ScrapeConfig) check() error {
 	}
 	if !(s.OutlierFactor == 0 || s.OutlierFactor > 1) {
 		errs = append(errs, bad("scrape.outlier_factor", "must be above 1 (or 0 to disable the check), not %g", s.OutlierFactor))
-	}
-	if s.SpoolDir == "" {
-		errs = append(errs, bad("scrape.spool_dir", "required"))
 	}
 	return errors.Join(errs...)
 }
@@ -812,9 +890,6 @@ func (r ReportConfig) check() error {
 	errs := []error{checkSchedule("report.schedule", r.Schedule), checkURL("report.dashboard_url", r.DashboardURL)}
 	if u, err := url.Parse(r.DashboardURL); err == nil && u.User != nil {
 		errs = append(errs, bad("report.dashboard_url", "holds a user or password, which every email would show"))
-	}
-	if r.OutDir == "" {
-		errs = append(errs, bad("report.out_dir", "required"))
 	}
 	if r.HistoryWeeks < 1 || r.HistoryWeeks > 104 {
 		errs = append(errs, bad("report.history_weeks", "%d not in 1..104", r.HistoryWeeks))

@@ -101,7 +101,7 @@ func withoutCharts(r *report.Report) *report.Report {
 
 func mustWorkloads(t *testing.T) *optimizer.File {
 	t.Helper()
-	path := filepath.Join("..", "deploy", "workloads.sample.yaml")
+	path := filepath.Join("..", "plans", "workloads.sample.yaml")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

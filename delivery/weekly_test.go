@@ -36,7 +36,7 @@ func TestWeeklyReportSendsOnce(t *testing.T) {
 	defer s.Close()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	opts := delivery.Options{Workloads: filepath.Join("..", "deploy", "workloads.sample.yaml"), Planning: optimizer.DefaultOptions(),
+	opts := delivery.Options{Workloads: filepath.Join("..", "plans", "workloads.sample.yaml"), Planning: optimizer.DefaultOptions(),
 		HistoryWeeks: 8, From: "gpucost@example.com", Logger: logger}
 	send, err := smtpmail.New(smtpmail.Config{Host: "127.0.0.1", Port: sink.port, StartTLS: smtpmail.Off, Timeout: 30 * time.Second,
 		Retries: 3, RetryWait: 10 * time.Millisecond, Logger: logger})

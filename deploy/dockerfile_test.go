@@ -226,8 +226,8 @@ func TestDockerfile(t *testing.T) {
 	wl, ok := copies[cfg.Optimize.Workloads]
 	if !ok {
 		t.Errorf("Dockerfile: optimize.workloads %s is not copied into the image", cfg.Optimize.Workloads)
-	} else if src := strings.Fields(wl.args)[0]; src != "deploy/workloads.sample.yaml" {
-		t.Errorf("Dockerfile: %s comes from %s, want deploy/workloads.sample.yaml", cfg.Optimize.Workloads, src)
+	} else if src := strings.Fields(wl.args)[0]; src != "plans/workloads.sample.yaml" {
+		t.Errorf("Dockerfile: %s comes from %s, want plans/workloads.sample.yaml", cfg.Optimize.Workloads, src)
 	}
 	var volumes []string
 	for _, v := range final.all("VOLUME") {

@@ -186,7 +186,7 @@ func checkSubcommand(t *testing.T, what string, args []string) {
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
-			case line == "Commands:":
+			case line == "Commands:", line == "Available Commands:": // cobra says the latter
 				in = true
 			case in && strings.HasPrefix(line, "  "):
 				subcommandSet[strings.Fields(line)[0]] = true

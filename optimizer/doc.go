@@ -103,7 +103,7 @@
 //
 // # Workloads file
 //
-// See deploy/workloads.sample.yaml. Keys:
+// See plans/workloads.sample.yaml. Keys:
 //
 //	teams:
 //	  - name, email, workloads:

@@ -29,11 +29,11 @@ func MustParse(tb testing.TB, name, doc string) *optimizer.File {
 	return f
 }
 
-// MustReadSample parses the sample workloads file the repo ships (deploy/workloads.sample.yaml).
+// MustReadSample parses the sample workloads file the repo ships (plans/workloads.sample.yaml).
 func MustReadSample(tb testing.TB) *optimizer.File {
 	tb.Helper()
 	const name = "workloads.sample.yaml"
-	data, err := os.ReadFile(filepath.Join("..", "deploy", name))
+	data, err := os.ReadFile(filepath.Join("..", "plans", name))
 	if err != nil {
 		tb.Fatal(err)
 	}

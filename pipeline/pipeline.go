@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -140,8 +141,10 @@ type Options struct {
 	// DryRun extracts, normalizes and validates but neither loads nor spools: the Report's
 	// Batches hold what would have been loaded.
 	DryRun bool
-	// Progress, when set, is called as each provider finishes (for a terminal progress line).
-	Progress func(p ProviderReport)
+	// Progress, when set, is told how far the fetch has come as each source reads a page and
+	// as each finishes (for a terminal's progress line); calls come one at a time, from the
+	// sources' goroutines, so it must return quickly.
+	Progress func(p Progress)
 	// RunID, when set, is the id of every run instead of a fresh one. A replay of a recorded
 	// folder uses an id derived from the recording, so loading it twice stores it once.
 	RunID string
@@ -195,10 +198,37 @@ func New(cfg Config, sources []Source, sink Sink, history History, opts Options)
 	return r, nil
 }
 
+// Progress is how far a run's fetch has come.
+type Progress struct {
+	Sources int // sources in the run
+	Done    int // sources that finished fetching
+	Offers  int // offers read so far, from every source, before validation
+}
+
+// progress adds up the Progress of a run's sources and reports it; nil reports nothing.
+type progress struct {
+	mu     sync.Mutex
+	p      Progress
+	report func(Progress)
+}
+
+// add counts offers read and sources done, and reports the sum.
+func (t *progress) add(offers, done int) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.p.Offers += offers
+	t.p.Done += done
+	t.report(t.p)
+}
+
 // Report is the outcome of one run.
 type Report struct {
 	RunID      string
 	ObservedAt time.Time
+	DryRun     bool             // nothing was loaded or spooled (Options.DryRun)
 	Status     schema.RunStatus // ok: every provider ok; failed: every provider failed; else partial
 	Providers  []ProviderReport // sorted by provider
 	Replayed   []ReplayReport   // spooled batches of earlier runs handled first
@@ -219,11 +249,17 @@ type ProviderReport struct {
 	Provider string
 	Status   schema.RunStatus
 	Parsed   int
-	Loaded   int            // offers loaded (or to load, on a dry run)
+	Loaded   int            // valid offers, loaded or to load (the run-log row's offers_loaded)
 	Rejected map[string]int // rejected offers by reason
 	Flagged  map[string]int // kept offers by data-quality flag
 	Error    string         // why it failed or is partial; no secrets
 	Spooled  bool           // the batch waits in the spool folder instead of the store
+	// Stored is how many offers this run stored: Loaded once its batch is in the store, 0 when
+	// the batch was already stored (AlreadyStored), waits in the spool, or on a dry run.
+	Stored int
+	// AlreadyStored: the store held the whole batch already (the same recording replayed
+	// again), so nothing new was stored.
+	AlreadyStored bool
 	// Quarantined: the batch was moved to the spool's quarantine folder (it will not load).
 	Quarantined bool
 	Duration    time.Duration
@@ -247,7 +283,7 @@ type ReplayReport struct {
 // Report.
 func (r *Runner) Run(ctx context.Context) (Report, error) {
 	run := schema.Run{ID: r.newRunID(), ObservedAt: r.now().UTC().Truncate(time.Second)}
-	rep := Report{RunID: run.ID, ObservedAt: run.ObservedAt}
+	rep := Report{RunID: run.ID, ObservedAt: run.ObservedAt, DryRun: r.opts.DryRun}
 	var sp *spool
 	if !r.opts.DryRun {
 		var err error
@@ -288,12 +324,16 @@ func (r *Runner) Run(ctx context.Context) (Report, error) {
 	}
 	for _, pr := range rep.Providers {
 		r.opts.Metrics.observe(pr, run.ObservedAt)
-		if r.opts.Progress != nil {
-			r.opts.Progress(pr)
+		level := slog.LevelInfo // a failure is an error, a partial result a warning
+		switch pr.Status {
+		case schema.RunFailed:
+			level = slog.LevelError
+		case schema.RunPartial:
+			level = slog.LevelWarn
 		}
-		r.logger.Info("Provider scraped", "run", run.ID, "provider", pr.Provider, "status", pr.Status,
-			"parsed", pr.Parsed, "loaded", pr.Loaded, "rejected", sum(pr.Rejected), "spooled", pr.Spooled,
-			"duration", pr.Duration, "err", pr.Error)
+		r.logger.Log(ctx, level, "Provider scraped", "run", run.ID, "provider", pr.Provider, "status", pr.Status,
+			"parsed", pr.Parsed, "loaded", pr.Loaded, "rejected", sum(pr.Rejected), "stored", pr.Stored,
+			"already_stored", pr.AlreadyStored, "spooled", pr.Spooled, "duration", pr.Duration, "err", pr.Error)
 	}
 	rep.Status = overall(rep.Providers)
 	return rep, nil
@@ -347,6 +387,10 @@ type extracted struct {
 // comes. A failing source does not cancel the others.
 func (r *Runner) extract(ctx context.Context, run schema.Run, sp *spool, prev map[string]map[schema.Key]decimal.Decimal) []extracted {
 	out := make([]extracted, len(r.sources))
+	var tr *progress
+	if r.opts.Progress != nil {
+		tr = &progress{p: Progress{Sources: len(r.sources)}, report: r.opts.Progress}
+	}
 	var g errgroup.Group
 	g.SetLimit(r.cfg.Parallelism)
 	for i, s := range r.sources {
@@ -356,7 +400,7 @@ func (r *Runner) extract(ctx context.Context, run schema.Run, sp *spool, prev ma
 			if p, ok := s.(interface{ ParserVersion() string }); ok {
 				w.parser = p.ParserVersion()
 			}
-			out[i] = r.fetch(ctx, s, run, w)
+			out[i] = r.fetch(ctx, s, run, w, tr)
 			return nil
 		})
 	}
@@ -365,7 +409,7 @@ func (r *Runner) extract(ctx context.Context, run schema.Run, sp *spool, prev ma
 	return out
 }
 
-func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWriter) (ex extracted) {
+func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWriter, tr *progress) (ex extracted) {
 	ex.name, ex.w = s.Name(), w
 	ex.started = r.now().UTC()
 	defer func() {
@@ -373,6 +417,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWr
 			ex.err = fmt.Errorf("%s: source panicked: %v", s.Name(), p)
 		}
 		ex.finished = r.now().UTC()
+		tr.add(0, 1)
 	}()
 	fd := newFetchDeadline(ctx, r.cfg.SourceTimeout, r.cfg.SourceTimeoutMax)
 	defer fd.stop()
@@ -394,6 +439,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWr
 		}()
 		for p := range pages {
 			w.page(p)
+			tr.add(len(p.Offers), 0)
 		}
 	}()
 	run.Emit = func(p schema.Page) error {
@@ -410,6 +456,7 @@ func (r *Runner) fetch(ctx context.Context, s Source, run schema.Run, w *batchWr
 	ex.err, ex.attempts, ex.problems = cmp.Or(pageErr, err), res.Attempts, res.Problems
 	// What the source kept in its Extract rather than emitting goes the same way.
 	w.page(schema.Page{Payloads: res.Payloads, Offers: res.Offers})
+	tr.add(len(res.Offers), 0)
 	if ex.err == nil && w.parsed == 0 {
 		ex.err = fmt.Errorf("%s: the source returned no offers", s.Name())
 	}
@@ -506,9 +553,14 @@ func (r *Runner) load(ctx context.Context, sp *spool, p prepared, pr *ProviderRe
 	if ctx.Err() == nil {
 		// A fresh deadline, not cancelled by a shutdown signal: a load in flight finishes.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.LoadTimeout)
-		_, err = r.sink.LoadBatch(lctx, b)
+		var skipped bool
+		skipped, err = r.sink.LoadBatch(lctx, b)
 		cancel()
 		if err == nil {
+			pr.AlreadyStored = skipped
+			if !skipped {
+				pr.Stored = int(b.Run.OffersLoaded)
+			}
 			r.stage(StageLoaded)
 			if walErr == nil {
 				if err := sp.remove(name); err != nil {

@@ -1,4 +1,5 @@
-// Package plans makes the plan of the day: it reads the teams' workloads file, measures how
+// Package plans makes the plan of the day: it reads the teams' workloads file (or the sample
+// teams built in, when none is named), measures how
 // busy each workload's GPUs were when a measurer is given (package gpuusage reads Prometheus),
 // plans the workloads on the store's latest offers whose prices still hold (package optimizer
 // does the planning, without I/O), and stores the plan, one row per workload per run, so
@@ -8,6 +9,7 @@ package plans
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -59,9 +61,21 @@ type Sink interface {
 // so it can say when age is why nothing fits; older ones (delisted long ago) stay in the store.
 const lately = 7 * 24 * time.Hour
 
-// ReadWorkloads reads and parses a workloads file. A file that cannot be read or parsed is an
-// *optimizer.InputError naming it.
+// sampleWorkloads are the sample teams, planned when no workloads file is named.
+//
+//go:embed workloads.sample.yaml
+var sampleWorkloads []byte
+
+// SampleName is the name the sample workloads go by in a plan and its errors.
+const SampleName = "the sample workloads (built in)"
+
+// ReadWorkloads reads and parses a workloads file; an empty path reads the sample teams built
+// into gpucost (workloads.sample.yaml, named SampleName). A file that cannot be read or parsed
+// is an *optimizer.InputError naming it.
 func ReadWorkloads(path string) (*optimizer.File, error) {
+	if path == "" {
+		return optimizer.ParseWorkloads(SampleName, sampleWorkloads)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError

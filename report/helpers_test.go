@@ -64,7 +64,7 @@ func MustOffers(tb testing.TB) []schema.Offer {
 // MustSamplePlan plans the shipped sample workloads on the fixed offers.
 func MustSamplePlan(tb testing.TB, offers []schema.Offer, runs []schema.ScrapeRun) *optimizer.Plan {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "deploy", "workloads.sample.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "plans", "workloads.sample.yaml"))
 	if err != nil {
 		tb.Fatal(err)
 	}

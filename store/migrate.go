@@ -88,7 +88,8 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) (MigrateResult, error
 		if err := s.recordMigration(ctx, m); err != nil {
 			return res, err
 		}
-		s.logger.Info("Applied migration", "migration", m.Name, "database", s.database)
+		// Debug: the caller reports what was applied (MigrateResult; gpucost migrate prints it).
+		s.logger.Debug("Applied migration", "migration", m.Name, "database", s.database)
 		res.Applied = append(res.Applied, m.Name)
 		res.Current = m.Version
 	}

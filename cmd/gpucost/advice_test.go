@@ -24,7 +24,7 @@ func TestWeeklyEmailAdviceWhereItApplies(t *testing.T) {
 	sink := startSMTPSink(t)
 
 	x := newE2E(t, nil)
-	cfg := x.writeConfig(fmt.Sprintf("optimize:\n  workloads: ../../deploy/workloads.sample.yaml\n"+
+	cfg := x.writeConfig(fmt.Sprintf("optimize:\n  workloads: ../../plans/workloads.sample.yaml\n"+
 		"prometheus:\n  url: %s\n  window: 30s\n  timeout: 5s\n"+
 		"  query: avg_over_time(DCGM_FI_DEV_GPU_UTIL{job=\"%s\",$selector}[$window]) / 100\n"+
 		"report:\n  out_dir: %s\n  smtp:\n    port: %d\n    from: gpucost@example.com\n    starttls: \"off\"\n    retry_wait: 10ms\n",

@@ -569,7 +569,7 @@ http:
   retry_wait_min: 1ms
   retry_wait_max: 5ms
 %soptimize:
-  workloads: ../../deploy/workloads.sample.yaml
+  workloads: ../../plans/workloads.sample.yaml
 report:
   out_dir: %q
   smtp:

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/selection"
@@ -17,42 +18,54 @@ and when each price was seen. An offer is one provider's offer id at one price t
 [since, until) selects when the new price was first seen. The same rows are in the
 price_changes view for SQL (docs/analysts.md).`
 
-func runChanges(ctx context.Context, e env, args []string) error {
-	fs := newFlags("changes", "[flags]", changesHelp)
-	fs.withConfig()
-	var req selection.Request
-	fs.StringVar(&req.GPU, "gpu", "", "comma-separated canonical GPU models (default all)")
-	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
-	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types (default all)")
-	fs.StringVar(&req.Since, "since", "7d", "start of the range: a date, a time, or an age like 7d")
-	fs.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
-	fs.StringVar(&req.MinPct, "min-pct", "0", "only moves of at least this many percent, up or down")
-	fs.StringVar(&req.Limit, "limit", "200", "at most this many rows, newest first (0: all)")
-	output := fs.String("output", "table", "table, json or csv")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+func changesCommand(e env) *cobra.Command {
+	var (
+		cf     configFlag
+		req    selection.Request
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "changes [flags]",
+		Short: "list price changes: each time an offer's price moved, old and new price and percent",
+		Long:  changesHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			q, err := req.Changes(time.Now(), selection.Bounds{})
+			if err != nil {
+				return err
+			}
+			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+				return err
+			}
+			s, err := cf.openStore(ctx, e)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			changes, err := s.Changes(ctx, q)
+			if err != nil {
+				return err
+			}
+			if err := export.Changes(e.stdout, export.Format(output), changes); err != nil {
+				return fmt.Errorf("writing the output: %w", err)
+			}
+			if q.Limit > 0 && len(changes) == q.Limit {
+				fmt.Fprintf(e.stderr, "gpucost changes: showing the newest %d; --limit 0 shows all\n", q.Limit)
+			}
+			return nil
+		},
 	}
-	q, err := req.Changes(time.Now(), selection.Bounds{})
-	if err != nil {
-		return err
-	}
-	if err := checkOutput(*output); err != nil {
-		return err
-	}
-	s, err := fs.openStore(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	changes, err := s.Changes(ctx, q)
-	if err != nil {
-		return err
-	}
-	if err := export.Changes(e.stdout, export.Format(*output), changes); err != nil {
-		return fmt.Errorf("writing the output: %w", err)
-	}
-	if q.Limit > 0 && len(changes) == q.Limit {
-		fmt.Fprintf(e.stderr, "gpucost changes: showing the newest %d; --limit 0 shows all\n", q.Limit)
-	}
-	return nil
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&req.GPU, "gpu", "", "comma-separated canonical GPU models (default all)")
+	fl.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
+	fl.StringVar(&req.PriceType, "price-type", "", "comma-separated price types (default all)")
+	fl.StringVar(&req.Since, "since", "7d", "start of the range: a date, a time, or an age like 7d")
+	fl.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
+	fl.StringVar(&req.MinPct, "min-pct", "0", "only moves of at least this many percent, up or down")
+	fl.StringVar(&req.Limit, "limit", "200", "at most this many rows, newest first (0: all)")
+	outputFlag(cmd, &output, "table", "json", "csv")
+	completeSelection(cmd)
+	return cmd
 }

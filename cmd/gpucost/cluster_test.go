@@ -72,8 +72,8 @@ func countRowsOn(addr, db, query string) (int, error) {
 func TestClusterGivesTheSameResultsAsOneServer(t *testing.T) {
 	db, section := clusterDB(t)
 	single := newE2E(t, nil)
-	singleCfg := single.writeConfig("optimize:\n  workloads: ../../deploy/workloads.sample.yaml\n")
-	clusterCfg := writeConfigFile(t, section+"scrape:\n  spool_dir: "+t.TempDir()+"\noptimize:\n  workloads: ../../deploy/workloads.sample.yaml\n")
+	singleCfg := single.writeConfig("optimize:\n  workloads: ../../plans/workloads.sample.yaml\n")
+	clusterCfg := writeConfigFile(t, section+"scrape:\n  spool_dir: "+t.TempDir()+"\noptimize:\n  workloads: ../../plans/workloads.sample.yaml\n")
 	if code, out := runCLI("migrate", "--config", clusterCfg); code != exitOK || !strings.Contains(out, "applied 0001_offers.sql") {
 		t.Fatalf("migrate --cluster: exit %d\n%s", code, out)
 	}
@@ -191,7 +191,7 @@ func TestClusterReplicasStoppedDuringARunLoseAndDoubleNothing(t *testing.T) {
 	if code != exitOK || !stopped {
 		t.Fatalf("scrape with two replicas down: exit %d (nodes stopped: %v)\n%s", code, stopped, out)
 	}
-	loaded := loadedTotal(t, out)
+	loaded := storedTotal(t, out)
 	for _, n := range []string{"2", "3"} {
 		if out, err := exec.Command(clusterScript, "start-node", n).CombinedOutput(); err != nil {
 			t.Fatalf("starting node %s: %v\n%s", n, err, out)

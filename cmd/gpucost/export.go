@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
@@ -13,7 +14,8 @@ import (
 	"github.com/gpucost/gpucost/store"
 )
 
-const exportHelp = `Write price data for notebooks and spreadsheets, as CSV or Parquet.
+const exportHelp = `Write price data for notebooks and spreadsheets, as CSV or Parquet (--output; --format is
+another name of it).
 
   gpucost export offers  [--since 30d] [--until now] [--gpu M] [--provider P] [--price-type T]
       every observation in the range (one row per offer per scrape), oldest first;
@@ -32,87 +34,134 @@ spreadsheet would run as a formula (starting with = + - @) gets a leading apostr
 (-1.5) stay numbers. Parquet keeps the text as stored.
 --out - (the default) writes to standard output, except Parquet to a terminal.`
 
-func runExport(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || (args[0] != "offers" && args[0] != "history" && !strings.HasPrefix(args[0], "-")) {
-		got := "nothing"
-		if len(args) > 0 {
-			got = selection.Quote(args[0])
-		}
-		return badUsage("want offers or history, got %s (see gpucost export --help)", got)
-	}
-	what := ""
-	if args[0] == "offers" || args[0] == "history" {
-		what, args = args[0], args[1:]
-	}
-	fs := newFlags("export", "offers|history [flags]", exportHelp)
-	fs.withConfig()
-	var req selection.Request
-	fs.StringVar(&req.GPU, "gpu", "", "canonical GPU model(s), comma-separated for offers; one, required, for history")
-	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
-	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types (default all)")
-	fs.StringVar(&req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
-	fs.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
-	fs.StringVar(&req.Interval, "interval", "day", "history buckets: hour, day or week")
-	latest := fs.Bool("latest", false, "offers: only the newest observation of each offer")
-	format := fs.String("format", "csv", "csv or parquet")
-	outPath := fs.String("out", "-", "output file; - is standard output")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
-	}
-	if what == "" {
-		return badUsage("want offers or history before the flags")
-	}
-	if *format != "csv" && *format != "parquet" {
-		return badUsage("--format %s: want csv or parquet", selection.Quote(*format))
-	}
-	if *format == "parquet" && *outPath == "-" && isTerminal(e.stdout) {
-		return badUsage("not writing Parquet to a terminal: use --out FILE.parquet or redirect")
-	}
-	now := time.Now().UTC()
-	var write func(s *store.Store, w io.Writer) (int, error)
-	switch what {
-	case "history":
-		q, err := req.History(now)
-		if err != nil {
-			return err
-		}
-		write = func(s *store.Store, w io.Writer) (int, error) {
-			points, err := s.History(ctx, q)
-			if err != nil {
-				return 0, err
+// exportFlags are the flags of export offers and export history.
+type exportFlags struct {
+	cf          configFlag
+	req         selection.Request
+	output, out string
+}
+
+func exportCommand(e env) *cobra.Command {
+	var x exportFlags
+	cmd := &cobra.Command{
+		Use:   "export offers|history [flags]",
+		Short: "write offers or history as CSV or Parquet for notebooks",
+		Long:  exportHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return badUsageOf(cmd, "want offers or history, got %s", selection.Quote(args[0]))
 			}
-			return len(points), export.History(w, export.Format(*format), q.Interval, points)
-		}
-	default:
-		f, err := req.Observations(now)
-		if err != nil {
-			return err
-		}
-		write = func(s *store.Store, w io.Writer) (int, error) {
-			if *latest {
-				offers, err := s.LatestOffers(ctx, schema.OfferFilter{Selection: f.Selection, MaxAge: now.Sub(f.From)})
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().NFlag() > 0 {
+				return badUsageOf(cmd, "want offers or history before the flags")
+			}
+			return badUsageOf(cmd, "want offers or history, got nothing")
+		},
+	}
+	fl := cmd.PersistentFlags()
+	fl.StringVar(&x.req.GPU, "gpu", "", "canonical GPU model(s), comma-separated for offers; one, required, for history")
+	fl.StringVar(&x.req.Provider, "provider", "", "comma-separated providers (default all)")
+	fl.StringVar(&x.req.PriceType, "price-type", "", "comma-separated price types (default all)")
+	fl.StringVar(&x.req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
+	fl.StringVar(&x.req.Until, "until", "now", "end of the range (exclusive)")
+	fl.StringVar(&x.output, "output", "csv", "csv or parquet (--format is another name of it)")
+	fl.StringVar(&x.out, "out", "-", "output file; - is standard output")
+	fl.StringVar(&x.cf.path, "config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	for name, exts := range map[string][]string{"config": {"yaml", "yml"}, "out": {"csv", "parquet"}} {
+		must(cmd.MarkPersistentFlagFilename(name, exts...))
+	}
+	completeFlag(cmd, "output", "csv", "parquet")
+	completeSelection(cmd)
+
+	var latest bool
+	offers := &cobra.Command{
+		Use:   "offers [--since 30d] [--until now] [--gpu M] [--provider P] [--price-type T] [--latest]",
+		Short: "every observation in the range, oldest first (--latest: the newest of each offer)",
+		Long:  exportHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := x.check(e); err != nil {
+				return err
+			}
+			now := time.Now().UTC()
+			f, err := x.req.Observations(now)
+			if err != nil {
+				return err
+			}
+			format := export.Format(x.output)
+			return x.write(cmd.Context(), e, func(s *store.Store, w io.Writer) (int, error) {
+				if latest {
+					offers, err := s.LatestOffers(cmd.Context(), schema.OfferFilter{Selection: f.Selection, MaxAge: now.Sub(f.From)})
+					if err != nil {
+						return 0, err
+					}
+					return len(offers), export.Offers(w, format, offers)
+				}
+				ow, err := export.NewOfferWriter(w, format)
 				if err != nil {
 					return 0, err
 				}
-				return len(offers), export.Offers(w, export.Format(*format), offers)
-			}
-			ow, err := export.NewOfferWriter(w, export.Format(*format))
-			if err != nil {
-				return 0, err
-			}
-			n, err := s.Observations(ctx, f, ow.Write)
-			if err != nil {
-				return n, err
-			}
-			return n, ow.Close()
-		}
+				n, err := s.Observations(cmd.Context(), f, ow.Write)
+				if err != nil {
+					return n, err
+				}
+				return n, ow.Close()
+			})
+		},
 	}
-	s, err := fs.openStore(ctx, e)
+	offers.Flags().BoolVar(&latest, "latest", false, "only the newest observation of each offer")
+
+	history := &cobra.Command{
+		Use:   "history --gpu MODEL [--interval day] [--since 30d] [--until now] [--provider P] [--price-type T]",
+		Short: "the rows of gpucost history",
+		Long:  exportHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := x.check(e); err != nil {
+				return err
+			}
+			q, err := x.req.History(time.Now().UTC())
+			if err != nil {
+				return err
+			}
+			return x.write(cmd.Context(), e, func(s *store.Store, w io.Writer) (int, error) {
+				points, err := s.History(cmd.Context(), q)
+				if err != nil {
+					return 0, err
+				}
+				return len(points), export.History(w, export.Format(x.output), q.Interval, points)
+			})
+		},
+	}
+	history.Flags().StringVar(&x.req.Interval, "interval", "day", "history buckets: hour, day or week")
+	completeFlag(history, "interval", "hour", "day", "week")
+	cmd.AddCommand(offers, history)
+	formatAlias(cmd)
+	return cmd
+}
+
+// check checks --output against where it goes.
+func (x *exportFlags) check(e env) error {
+	if err := checkOutput(x.output, "csv", "parquet"); err != nil {
+		return err
+	}
+	if x.output == "parquet" && x.out == "-" && e.stdoutTTY {
+		return badUsage("not writing Parquet to a terminal: use --out FILE.parquet or redirect")
+	}
+	return nil
+}
+
+// write opens the store and --out, writes the rows of write into it and says how many when
+// they went to a file.
+func (x *exportFlags) write(ctx context.Context, e env, write func(s *store.Store, w io.Writer) (int, error)) error {
+	s, err := x.cf.openStore(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	out, err := export.Create(*outPath, e.stdout)
+	out, err := export.Create(x.out, e.stdout)
 	if err != nil {
 		return err
 	}
@@ -124,8 +173,8 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	if *outPath != "-" {
-		fmt.Fprintf(e.stderr, "gpucost export: wrote %d rows to %s\n", n, *outPath)
+	if x.out != "-" {
+		fmt.Fprintf(e.stderr, "gpucost export: wrote %d rows to %s\n", n, x.out)
 	}
 	return nil
 }

@@ -153,7 +153,9 @@ func TestExportUsage(t *testing.T) {
 		{"nothing", nil, "want offers or history, got nothing"},
 		{"unknown kind", []string{"plans"}, `want offers or history, got "plans"`},
 		{"flags first", []string{"--format", "csv"}, "want offers or history before the flags"},
-		{"bad format", []string{"offers", "--format", "xlsx"}, `--format "xlsx": want csv or parquet`},
+		{"bad output", []string{"offers", "--output", "xlsx"}, `--output "xlsx": want csv or parquet`},
+		// --format is another name of --output (the flag of earlier releases): its value is checked as one.
+		{"bad format", []string{"offers", "--format", "xlsx"}, `--output "xlsx": want csv or parquet`},
 		{"history without a GPU", []string{"history"}, "a GPU model is required"},
 		{"unknown GPU", []string{"offers", "--gpu", "TPUv5"}, `unknown GPU model "TPUv5"`},
 	}

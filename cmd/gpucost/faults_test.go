@@ -161,7 +161,7 @@ func TestKillClickHouseDuringLoads(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		code := execute(context.Background(), e, "scrape", func(ctx context.Context, e env, args []string) error { return scrape(ctx, e, args, hooks) }, []string{"--config", x.configPath})
+		code := execute(context.Background(), e, []string{"scrape", "--config", x.configPath}, hooks)
 		runs++
 		completedEarlier += strings.Count(stdout.String(), "loaded spooled batch")
 		repairs += strings.Count(stderr.String(), "Rolled up offers a crash had kept from a rollup") +

@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/gpus"
@@ -43,49 +44,56 @@ untrusted: the table and CSV clean them as gpucost offers does.`
 // valueFlags are the flags only --value reads.
 var valueFlags = []string{"price-type", "precision", "max-age"}
 
-func runGPUs(ctx context.Context, e env, args []string) error {
-	fs := newFlags("gpus", "[--output table|json|csv|markdown] | --value [--price-type TYPE] [--precision P] [--output table|json|csv]", gpusHelp)
-	fs.withConfig()
-	output := fs.String("output", "table", "table, json, csv or markdown (markdown: the catalog only)")
-	value := fs.Bool("value", false, "rank the GPU models of the latest market by $ per dense TFLOP-hour (reads the store)")
-	var req selection.Request
-	fs.StringVar(&req.PriceType, "price-type", string(schema.OnDemand), "with --value, the price: "+schema.List(market.Bases)+" (commitment: the cheapest reserved or term price)")
-	fs.StringVar(&req.Precision, "precision", string(gpus.BF16), "with --value, rank at this precision: "+schema.List(market.RatedPrecisions))
-	fs.StringVar(&req.MaxAge, "max-age", "6h", "with --value, drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
-	}
-	if *value {
-		return runValue(ctx, e, fs, req, *output)
-	}
-	var misplaced error
-	fs.Visit(func(f *flag.Flag) {
-		for _, name := range valueFlags {
-			if f.Name == name && misplaced == nil {
-				misplaced = badUsage("--%s is a flag of --value", name)
+func gpusCommand(e env) *cobra.Command {
+	var (
+		cf     configFlag
+		output string
+		value  bool
+		req    selection.Request
+	)
+	cmd := &cobra.Command{
+		Use:   "gpus [--output table|json|csv|markdown] | --value [--price-type TYPE] [--precision P] [--output table|json|csv]",
+		Short: "list the GPU catalog: throughput, memory, fabric, engines; --value: $ per TFLOP-hour now",
+		Long:  gpusHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if value {
+				return runValue(cmd.Context(), e, &cf, req, output)
 			}
-		}
-	})
-	if misplaced != nil {
-		return misplaced
+			for _, name := range valueFlags {
+				if cmd.Flags().Changed(name) {
+					return badUsage("--%s is a flag of --value", name)
+				}
+			}
+			if err := checkOutput(output, "table", "json", "csv", "markdown"); err != nil {
+				return err
+			}
+			return export.GPUs(e.stdout, export.Format(output), gpus.Models())
+		},
 	}
-	switch *output {
-	case "table", "json", "csv", "markdown":
-		return export.GPUs(e.stdout, export.Format(*output), gpus.Models())
-	}
-	return badUsage("--output %q: want table, json, csv or markdown", *output)
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&output, "output", "table", "table, json, csv or markdown (markdown: the catalog only)")
+	completeFlag(cmd, "output", "table", "json", "csv", "markdown")
+	fl.BoolVar(&value, "value", false, "rank the GPU models of the latest market by $ per dense TFLOP-hour (reads the store)")
+	fl.StringVar(&req.PriceType, "price-type", string(schema.OnDemand), "with --value, the price: "+schema.List(market.Bases)+" (commitment: the cheapest reserved or term price)")
+	completeFlag(cmd, "price-type", names(market.Bases)...)
+	fl.StringVar(&req.Precision, "precision", string(gpus.BF16), "with --value, rank at this precision: "+schema.List(market.RatedPrecisions))
+	completeFlag(cmd, "precision", names(market.RatedPrecisions)...)
+	fl.StringVar(&req.MaxAge, "max-age", "6h", "with --value, drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
+	return cmd
 }
 
 // runValue is gpus --value: the value figures of the latest market.
-func runValue(ctx context.Context, e env, fs *flags, req selection.Request, output string) error {
-	if err := checkOutput(output); err != nil {
+func runValue(ctx context.Context, e env, cf *configFlag, req selection.Request, output string) error {
+	if err := checkOutput(output, "table", "json", "csv"); err != nil {
 		return err
 	}
 	f, q, err := req.Value(selection.Bounds{})
 	if err != nil {
 		return err
 	}
-	s, err := fs.openStore(ctx, e)
+	s, err := cf.openStore(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -99,4 +107,13 @@ func runValue(ctx context.Context, e env, fs *flags, req selection.Request, outp
 		fmt.Fprintf(e.stderr, "gpucost gpus: no offer of a catalog GPU at %s in the market (--max-age %s)\n", q.Basis, req.MaxAge)
 	}
 	return export.Values(e.stdout, export.Format(output), q.Precision, values)
+}
+
+// names are the values of a string enum, as text.
+func names[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
 }

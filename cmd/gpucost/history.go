@@ -1,11 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/chart"
 	"github.com/gpucost/gpucost/export"
@@ -25,64 +26,70 @@ given), "now", or an age such as 90m, 36h, 7d or 2w (before now). The range is [
 --chart FILE.png or FILE.svg also draws the cheapest $/GPU-hour of each provider and price type
 per bucket.`
 
-func runHistory(ctx context.Context, e env, args []string) error {
-	fs := newFlags("history", "--gpu MODEL [flags]", historyHelp)
-	fs.withConfig()
-	var req selection.Request
-	fs.StringVar(&req.GPU, "gpu", "", "canonical GPU model, e.g. H100-SXM-80GB (required)")
-	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
-	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: "+schema.List(schema.PriceTypes)+" (default all)")
-	fs.StringVar(&req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
-	fs.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
-	fs.StringVar(&req.Interval, "interval", "day", "bucket width: hour, day or week")
-	output := fs.String("output", "table", "table, json or csv")
-	chartPath := fs.String("chart", "", "also draw a chart to this .png or .svg file")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+func historyCommand(e env) *cobra.Command {
+	var (
+		cf                configFlag
+		req               selection.Request
+		output, chartPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "history --gpu MODEL [flags]",
+		Short: "price history of one GPU model per hour, day or week, by provider (table, JSON, CSV, chart)",
+		Long:  historyHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			q, err := req.History(time.Now())
+			if err != nil {
+				return err
+			}
+			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+				return err
+			}
+			if chartPath != "" {
+				if err := checkChartPath(chartPath); err != nil {
+					return err
+				}
+			}
+			s, err := cf.openStore(ctx, e)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			points, err := s.History(ctx, q)
+			if err != nil {
+				return err
+			}
+			if len(points) == 0 {
+				fmt.Fprintf(e.stderr, "gpucost history: no observations of %s between %s and %s\n", q.Model(), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+			}
+			if err := export.History(e.stdout, export.Format(output), q.Interval, points); err != nil {
+				return fmt.Errorf("writing the output: %w", err)
+			}
+			if chartPath != "" {
+				title := fmt.Sprintf("%s: cheapest $/GPU-hour per %s", q.Model(), q.Interval)
+				if err := chart.WriteFile(chartPath, chart.FromHistory(title, q, points)); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "gpucost history: chart written to %s\n", chartPath)
+			}
+			return nil
+		},
 	}
-	q, err := req.History(time.Now())
-	if err != nil {
-		return err
-	}
-	if err := checkOutput(*output); err != nil {
-		return err
-	}
-	if *chartPath != "" {
-		if err := checkChartPath(*chartPath); err != nil {
-			return err
-		}
-	}
-	s, err := fs.openStore(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	points, err := s.History(ctx, q)
-	if err != nil {
-		return err
-	}
-	if len(points) == 0 {
-		fmt.Fprintf(e.stderr, "gpucost history: no observations of %s between %s and %s\n", q.Model(), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
-	}
-	if err := export.History(e.stdout, export.Format(*output), q.Interval, points); err != nil {
-		return fmt.Errorf("writing the output: %w", err)
-	}
-	if *chartPath != "" {
-		title := fmt.Sprintf("%s: cheapest $/GPU-hour per %s", q.Model(), q.Interval)
-		if err := chart.WriteFile(*chartPath, chart.FromHistory(title, q, points)); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "gpucost history: chart written to %s\n", *chartPath)
-	}
-	return nil
-}
-
-func checkOutput(output string) error {
-	switch output {
-	case "table", "json", "csv":
-		return nil
-	}
-	return badUsage("--output %s: want table, json or csv", selection.Quote(output))
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&req.GPU, "gpu", "", "canonical GPU model, e.g. H100-SXM-80GB (required)")
+	fl.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
+	fl.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: "+schema.List(schema.PriceTypes)+" (default all)")
+	fl.StringVar(&req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
+	fl.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
+	fl.StringVar(&req.Interval, "interval", "day", "bucket width: hour, day or week")
+	completeFlag(cmd, "interval", "hour", "day", "week")
+	outputFlag(cmd, &output, "table", "json", "csv")
+	fl.StringVar(&chartPath, "chart", "", "also draw a chart to this .png or .svg file")
+	must(cmd.MarkFlagFilename("chart", "png", "svg"))
+	completeSelection(cmd)
+	return cmd
 }
 
 func checkChartPath(path string) error {

@@ -1,11 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
+	"github.com/spf13/cobra"
+
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/pricetable"
 	"github.com/gpucost/gpucost/store"
@@ -28,61 +31,124 @@ Importing the same file again loads nothing. Imports write no scrape run-log row
 takes the scrape run lock (scrape.spool_dir), so it waits for a scrape or a re-derivation
 (gpucost reparse) to finish, up to scrape.lock_wait (exit 4 after that).
 
+--output table says what was loaded in a sentence; json and csv as one record: file, run_id,
+observations, providers (by provider; in CSV "name count, ..."), stored (rows this import
+stored: 0 when the file was already imported), already_imported, dry_run.
+
 Exit codes: 0 loaded (or already loaded); 1 bad lines or a store failure; 2 bad flags.`
 
 // maxImportErrorWidth caps one printed error line: the file name, line, column and message.
 const maxImportErrorWidth = 600
 
-func runImport(ctx context.Context, e env, args []string) error {
-	fs := newFlags("import", "[flags] FILE.csv", importHelp)
-	fs.withConfig()
-	dryRun := fs.Bool("dry-run", false, "check the file and say what would be loaded; load nothing")
-	if err := fs.parse(e, args, -1); err != nil {
-		return err
+// imported is what import did, as --output json and csv write it.
+type imported struct {
+	File  string `json:"file"`
+	RunID string `json:"run_id"`
+	// Observations are the file's rows; Providers how many of them each provider has.
+	Observations int            `json:"observations"`
+	Providers    map[string]int `json:"providers"`
+	// Stored is how many rows this import stored: 0 on a dry run and when the file was
+	// already imported (AlreadyImported).
+	Stored          int  `json:"stored"`
+	AlreadyImported bool `json:"already_imported"`
+	DryRun          bool `json:"dry_run"`
+}
+
+func importCommand(e env) *cobra.Command {
+	var (
+		cf     configFlag
+		dryRun bool
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "import [flags] FILE.csv",
+		Short: "load a published price table (CSV) as observations, checked line by line",
+		Long:  importHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badUsageOf(cmd, "want exactly one CSV file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return []cobra.Completion{"csv"}, cobra.ShellCompDirectiveFilterFileExt
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			path := args[0]
+			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+				return err
+			}
+			cfg, err := cf.load(e)
+			if err != nil {
+				return err
+			}
+			imp, err := pricetable.Read(path, pricetable.Options{Pipeline: cfg.Scrape.Pipeline(), MaxRows: store.MaxImportRows, Redactor: e.secrets})
+			var bad pricetable.Errors
+			if errors.As(err, &bad) {
+				printBadLines(e.stderr, bad)
+				return fmt.Errorf("%w: nothing loaded", bad)
+			}
+			if err != nil {
+				return err
+			}
+			res := imported{File: path, RunID: imp.RunID, Observations: len(imp.Offers), Providers: map[string]int{}, DryRun: dryRun}
+			for _, o := range imp.Offers {
+				res.Providers[o.Provider]++
+			}
+			if !dryRun {
+				// No load while a re-derivation swaps months (gpucost reparse): the run lock of the spool.
+				unlock, err := pipeline.Lock(ctx, cfg.Scrape.SpoolDir, cfg.Scrape.LockWait.Std(), "import")
+				if err != nil {
+					return err
+				}
+				defer unlock()
+				s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: newLogger(e.stderr, cfg.Log)})
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				loaded, err := s.LoadImport(ctx, imp)
+				if err != nil {
+					return err
+				}
+				res.Stored, res.AlreadyImported = loaded.OffersWritten, loaded.Skipped()
+			}
+			return writeImported(e.stdout, output, res, pricetable.Summary(imp.Offers))
+		},
 	}
-	if fs.NArg() != 1 {
-		return &usageError{err: fmt.Errorf("want exactly one CSV file, got %d arguments", fs.NArg()), usage: fs.usageText()}
+	cf.add(cmd)
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the file and say what would be loaded; load nothing")
+	outputFlag(cmd, &output, "table", "json", "csv")
+	return cmd
+}
+
+// writeImported writes what import did in format output; summary counts the rows by provider.
+func writeImported(w io.Writer, output string, r imported, summary string) error {
+	switch output {
+	case "json":
+		return export.WriteJSON(w, r)
+	case "csv":
+		c := textcell.NewCSVWriter(w)
+		if err := c.Write([]string{"file", "run_id", "observations", "providers", "stored", "already_imported", "dry_run"}); err != nil {
+			return err
+		}
+		if err := c.Write([]string{r.File, r.RunID, strconv.Itoa(r.Observations), summary, strconv.Itoa(r.Stored),
+			strconv.FormatBool(r.AlreadyImported), strconv.FormatBool(r.DryRun)}); err != nil {
+			return err
+		}
+		return c.Flush()
 	}
-	path := fs.Arg(0)
-	cfg, err := fs.config(e)
-	if err != nil {
-		return err
+	var err error
+	switch {
+	case r.DryRun:
+		_, err = fmt.Fprintf(w, "dry run: %s is valid: %d observations (%s) as run %s; nothing loaded\n", r.File, r.Observations, summary, r.RunID)
+	case r.AlreadyImported:
+		_, err = fmt.Fprintf(w, "%s was already imported as run %s: nothing loaded\n", r.File, r.RunID)
+	default:
+		_, err = fmt.Fprintf(w, "imported %d observations (%s) from %s as run %s\n", r.Stored, summary, r.File, r.RunID)
 	}
-	imp, err := pricetable.Read(path, pricetable.Options{Pipeline: cfg.Scrape.Pipeline(), MaxRows: store.MaxImportRows, Redactor: e.secrets})
-	var bad pricetable.Errors
-	if errors.As(err, &bad) {
-		printBadLines(e.stderr, bad)
-		return fmt.Errorf("%w: nothing loaded", bad)
-	}
-	if err != nil {
-		return err
-	}
-	summary := pricetable.Summary(imp.Offers)
-	if *dryRun {
-		fmt.Fprintf(e.stdout, "dry run: %s is valid: %d observations (%s) as run %s; nothing loaded\n", path, len(imp.Offers), summary, imp.RunID)
-		return nil
-	}
-	// No load while a re-derivation swaps months (gpucost reparse): the run lock of the spool.
-	unlock, err := pipeline.Lock(ctx, cfg.Scrape.SpoolDir, cfg.Scrape.LockWait.Std(), "import")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: newLogger(e)})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	res, err := s.LoadImport(ctx, imp)
-	if err != nil {
-		return err
-	}
-	if res.Skipped() {
-		fmt.Fprintf(e.stdout, "%s was already imported as run %s: nothing loaded\n", path, imp.RunID)
-		return nil
-	}
-	fmt.Fprintf(e.stdout, "imported %d observations (%s) from %s as run %s\n", res.OffersWritten, summary, path, imp.RunID)
-	return nil
+	return err
 }
 
 // printBadLines prints the first 200 problems of a table, one clean line each: an error quotes

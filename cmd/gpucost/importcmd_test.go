@@ -90,6 +90,24 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 	if !strings.Contains(stdout.String(), "was already imported as run import-") || !strings.Contains(stdout.String(), "nothing loaded") {
 		t.Errorf("second import stdout: %s", stdout)
 	}
+	// The same as one record, in JSON and CSV: nothing stored, already imported.
+	e, stdout, stderr = fx.env()
+	if code := runCommand("import", ctx, e, []string{good, "--output", "json"}); code != exitOK {
+		t.Fatalf("good file again, JSON: exit %d\n%s", code, stderr)
+	}
+	var rec imported
+	if err := json.Unmarshal(stdout.Bytes(), &rec); err != nil || rec.File != good || rec.Observations != 6 || rec.Providers["aws"] != 4 ||
+		rec.Stored != 0 || !rec.AlreadyImported || rec.DryRun || !strings.HasPrefix(rec.RunID, "import-") {
+		t.Errorf("second import as JSON: %+v (%v)\n%s", rec, err, stdout)
+	}
+	e, stdout, stderr = fx.env()
+	if code := runCommand("import", ctx, e, []string{"--output", "csv", good}); code != exitOK {
+		t.Fatalf("good file again, CSV: exit %d\n%s", code, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(stdout.String()), "\n"); len(lines) != 2 || lines[0] != "file,run_id,observations,providers,stored,already_imported,dry_run" ||
+		!strings.HasSuffix(lines[1], `,6,"aws 4, azure 2",0,true,false`) {
+		t.Errorf("second import as CSV:\n%s", stdout)
+	}
 	if o, p := countImports(); o != 6 || p != 1 {
 		t.Fatalf("after importing twice the store holds %d imported offers and %d payloads, want 6 and 1", o, p)
 	}
@@ -211,7 +229,7 @@ func TestImportedPricesArePlanned(t *testing.T) {
         concurrency: 8
         hours_per_month: 730
 `)
-	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\noptimize:\n  workloads: %q\n", dsn, workloads))
+	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\nscrape:\n  spool_dir: %q\noptimize:\n  workloads: %q\n", dsn, t.TempDir(), workloads))
 	for _, table := range []string{fresh, stale, expired} {
 		if code, out := runCLI("import", "--config", cfg, table); code != exitOK {
 			t.Fatalf("import %s: exit %d\n%s", table, code, out)

@@ -66,7 +66,7 @@ func TestKillHelper(t *testing.T) {
 		onLoadStep: func(s string) { kill("store:" + s) },
 	}
 	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: func(string) string { return "" }}
-	code := execute(context.Background(), e, "scrape", func(ctx context.Context, e env, args []string) error { return scrape(ctx, e, args, hooks) }, args[1:]) // args[0] is "scrape"
+	code := execute(context.Background(), e, args, hooks) // args[0] is "scrape"
 	fmt.Printf("gpucost scrape exited %d without reaching %s\n", code, at)
 	os.Exit(100)
 }

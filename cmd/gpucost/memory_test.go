@@ -138,18 +138,18 @@ func runMeasured(t *testing.T, bin, base string, limit int64, dryRun bool) (int,
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	// The summary table: PROVIDER STATUS PARSED LOADED REJECTED SPOOLED ERROR.
+	// The summary table: PROVIDER SCRAPE PARSED REJECTED STORED BATCH ERROR.
 	var outcome []string
 	summary := stdout.String()
 	if i := strings.LastIndex(summary, "PROVIDER"); i >= 0 {
 		for _, line := range strings.Split(summary[i:], "\n")[1:] {
-			f := strings.Fields(line)
-			if len(f) < 6 {
+			m := summaryRows.FindStringSubmatchIndex(line)
+			if m == nil {
 				continue
 			}
-			o := f[0] + " " + f[1] + " " + f[2] + "/" + f[3] // parsed/loaded
-			if len(f) > 6 {
-				o += " (" + textcell.Clean(strings.Join(f[6:], " "), 90) + ")"
+			o := line[m[2]:m[3]] + " " + line[m[4]:m[5]] + " " + line[m[6]:m[7]] + "/" + line[m[10]:m[11]] // parsed/stored
+			if rest := strings.TrimSpace(line[m[1]:]); rest != "" {
+				o += " (" + textcell.Clean(rest, 90) + ")"
 			}
 			outcome = append(outcome, o)
 		}

@@ -1,10 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/store"
+	"github.com/gpucost/gpucost/textcell"
 )
 
 const migrateHelp = `Create the ClickHouse database and tables, or upgrade them to this version's schema.
@@ -16,42 +22,90 @@ With --cluster NAME (or clickhouse.cluster), the same migrations create, ON CLUS
 replicated local tables (TABLE_local, Replicated*MergeTree) and Distributed tables under the
 usual names, which every gpucost command then reads and writes. The servers need the cluster in
 remote_servers, {shard} and {replica} macros, and ZooKeeper or ClickHouse Keeper
-(deploy/clickhouse-cluster has a 2 × 2 example).`
+(deploy/clickhouse-cluster has a 2 × 2 example).
 
-func runMigrate(ctx context.Context, e env, args []string) error {
-	fs := newFlags("migrate", "[--dsn DSN] [--cluster NAME]", migrateHelp)
-	fs.withConfig()
-	dsn := fs.String("dsn", "", "ClickHouse DSN, clickhouse://user:password@host:9000/database (default clickhouse.dsn)")
-	cluster := fs.String("cluster", "", "create the schema on this ClickHouse cluster (default clickhouse.cluster)")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+--output table prints a line per migration applied and the schema version; json and csv the
+same as one record: database, schema_version, clickhouse_version, applied (a list; in CSV
+joined by ';').`
+
+// migration is what migrate did, as --output json and csv write it.
+type migration struct {
+	Database          string   `json:"database"`
+	SchemaVersion     int      `json:"schema_version"`
+	ClickHouseVersion string   `json:"clickhouse_version"`
+	Applied           []string `json:"applied"`
+}
+
+func migrateCommand(e env) *cobra.Command {
+	var (
+		cf           configFlag
+		dsn, cluster string
+		output       string
+	)
+	cmd := &cobra.Command{
+		Use:   "migrate [--dsn DSN] [--cluster NAME]",
+		Short: "create or upgrade the ClickHouse schema",
+		Long:  migrateHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+				return err
+			}
+			cfg, err := cf.load(e)
+			if err != nil {
+				return err
+			}
+			if dsn != "" {
+				cfg.ClickHouse.DSN = dsn
+			}
+			if cluster != "" {
+				cfg.ClickHouse.Cluster = cluster
+			}
+			s, err := openStore(cmd.Context(), cfg.ClickHouse, store.Options{Logger: newLogger(e.stderr, cfg.Log)})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			res, err := s.Migrate(cmd.Context())
+			if err != nil {
+				return err
+			}
+			m := migration{Database: s.Database(), SchemaVersion: res.Current, ClickHouseVersion: s.ServerVersion(), Applied: res.Applied}
+			if m.Applied == nil {
+				m.Applied = []string{}
+			}
+			return writeMigration(e.stdout, output, m)
+		},
 	}
-	cfg, err := fs.config(e)
-	if err != nil {
-		return err
+	cf.add(cmd)
+	cmd.Flags().StringVar(&dsn, "dsn", "", "ClickHouse DSN, clickhouse://user:password@host:9000/database (default clickhouse.dsn)")
+	cmd.Flags().StringVar(&cluster, "cluster", "", "create the schema on this ClickHouse cluster (default clickhouse.cluster)")
+	outputFlag(cmd, &output, "table", "json", "csv")
+	return cmd
+}
+
+// writeMigration writes what migrate did in format output.
+func writeMigration(w io.Writer, output string, m migration) error {
+	switch output {
+	case "json":
+		return export.WriteJSON(w, m)
+	case "csv":
+		c := textcell.NewCSVWriter(w)
+		if err := c.Write([]string{"database", "schema_version", "clickhouse_version", "applied"}); err != nil {
+			return err
+		}
+		if err := c.Write([]string{m.Database, strconv.Itoa(m.SchemaVersion), m.ClickHouseVersion, strings.Join(m.Applied, ";")}); err != nil {
+			return err
+		}
+		return c.Flush()
 	}
-	if *dsn != "" {
-		cfg.ClickHouse.DSN = *dsn
-	}
-	if *cluster != "" {
-		cfg.ClickHouse.Cluster = *cluster
-	}
-	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: newLogger(e)})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	res, err := s.Migrate(ctx)
-	if err != nil {
-		return err
-	}
-	for _, name := range res.Applied {
-		fmt.Fprintf(e.stdout, "applied %s\n", name)
+	for _, name := range m.Applied {
+		fmt.Fprintf(w, "applied %s\n", name)
 	}
 	state := "is up to date (schema version %d, ClickHouse %s)"
-	if len(res.Applied) > 0 {
+	if len(m.Applied) > 0 {
 		state = "is at schema version %d (ClickHouse %s)"
 	}
-	fmt.Fprintf(e.stdout, "database %s "+state+"\n", s.Database(), res.Current, s.ServerVersion())
-	return nil
+	_, err := fmt.Fprintf(w, "database %s "+state+"\n", m.Database, m.SchemaVersion, m.ClickHouseVersion)
+	return err
 }

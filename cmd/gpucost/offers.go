@@ -1,8 +1,9 @@
 package main
 
 import (
-	"context"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
@@ -19,57 +20,72 @@ spreadsheet would run as a formula (starting with = + - @) gets a leading apostr
 numbers stay numbers. JSON keeps the text as stored. CSV and JSON carry every column of the
 offers table, under its names, with exact prices (docs/analysts.md).`
 
-func runOffers(ctx context.Context, e env, args []string) error {
-	fs := newFlags("offers", "[flags]", offersHelp)
-	fs.withConfig()
-	var req selection.Request
-	fs.StringVar(&req.GPU, "gpu", "", "comma-separated canonical GPU models, e.g. H100-SXM-80GB (see the GPU catalog)")
-	fs.StringVar(&req.MinVRAM, "min-vram", "0", "minimum VRAM per GPU, GB")
-	fs.StringVar(&req.Provider, "provider", "", "comma-separated providers")
-	fs.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: "+schema.List(schema.PriceTypes))
-	interconnect := fs.String("interconnect", "", "minimum intra-node interconnect: nvswitch, nvlink, pcie")
-	fs.StringVar(&req.MaxAge, "max-age", "6h", "drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
-	perGPU := fs.Bool("cheapest-per-gpu", false, "only the cheapest offer of each GPU model, in model order")
-	limit := fs.Int("limit", 50, "at most this many rows (0: all)")
-	output := fs.String("output", "table", "table, json or csv")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+func offersCommand(e env) *cobra.Command {
+	var (
+		cf                   configFlag
+		req                  selection.Request
+		interconnect, output string
+		perGPU               bool
+		limit                int
+	)
+	cmd := &cobra.Command{
+		Use:   "offers [flags]",
+		Short: "list the current market from the store, cheapest first",
+		Long:  offersHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+				return err
+			}
+			f, err := req.Offers(time.Now(), selection.Bounds{})
+			if err != nil {
+				return err
+			}
+			if interconnect != "" {
+				if f.MinIntraNode, err = schema.ParseIntraNode(interconnect); err != nil || f.MinIntraNode == schema.IntraUnknown {
+					return badUsage("--interconnect %s: want nvswitch, nvlink or pcie", selection.Quote(interconnect))
+				}
+			}
+			if !perGPU {
+				f.Limit = limit // the store returns only the rows shown
+			}
+			s, err := cf.openStore(ctx, e)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var offers []schema.Offer
+			if perGPU {
+				models, err := s.LatestPerGPU(ctx, f)
+				if err != nil {
+					return err
+				}
+				offers = make([]schema.Offer, len(models))
+				for i, m := range models {
+					offers[i] = m.Cheapest[0]
+				}
+			} else if offers, err = s.LatestOffers(ctx, f); err != nil {
+				return err
+			}
+			if limit > 0 && len(offers) > limit {
+				offers = offers[:limit]
+			}
+			return export.Offers(e.stdout, export.Format(output), offers)
+		},
 	}
-	if err := checkOutput(*output); err != nil {
-		return err
-	}
-	f, err := req.Offers(time.Now(), selection.Bounds{})
-	if err != nil {
-		return err
-	}
-	if *interconnect != "" {
-		if f.MinIntraNode, err = schema.ParseIntraNode(*interconnect); err != nil || f.MinIntraNode == schema.IntraUnknown {
-			return badUsage("--interconnect %s: want nvswitch, nvlink or pcie", selection.Quote(*interconnect))
-		}
-	}
-	if !*perGPU {
-		f.Limit = *limit // the store returns only the rows shown
-	}
-	s, err := fs.openStore(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	var offers []schema.Offer
-	if *perGPU {
-		models, err := s.LatestPerGPU(ctx, f)
-		if err != nil {
-			return err
-		}
-		offers = make([]schema.Offer, len(models))
-		for i, m := range models {
-			offers[i] = m.Cheapest[0]
-		}
-	} else if offers, err = s.LatestOffers(ctx, f); err != nil {
-		return err
-	}
-	if *limit > 0 && len(offers) > *limit {
-		offers = offers[:*limit]
-	}
-	return export.Offers(e.stdout, export.Format(*output), offers)
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&req.GPU, "gpu", "", "comma-separated canonical GPU models, e.g. H100-SXM-80GB (see the GPU catalog)")
+	fl.StringVar(&req.MinVRAM, "min-vram", "0", "minimum VRAM per GPU, GB")
+	fl.StringVar(&req.Provider, "provider", "", "comma-separated providers")
+	fl.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: "+schema.List(schema.PriceTypes))
+	fl.StringVar(&interconnect, "interconnect", "", "minimum intra-node interconnect: nvswitch, nvlink, pcie")
+	completeFlag(cmd, "interconnect", "nvswitch", "nvlink", "pcie")
+	fl.StringVar(&req.MaxAge, "max-age", "6h", "drop offers not seen for this long, unless their valid_until is ahead (0 keeps all)")
+	fl.BoolVar(&perGPU, "cheapest-per-gpu", false, "only the cheapest offer of each GPU model, in model order")
+	fl.IntVar(&limit, "limit", 50, "at most this many rows (0: all)")
+	outputFlag(cmd, &output, "table", "json", "csv")
+	completeSelection(cmd)
+	return cmd
 }

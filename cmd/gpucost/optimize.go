@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/gpuusage"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/plans"
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
 )
 
@@ -39,33 +43,61 @@ whole rent-or-buy case).
 
 The plan is written as the weekly report writes it: --output table a line per workload, the
 organisation's totals and the advice, markdown the report's organisation, workloads and advice,
-csv the report's CSV (the columns of gpucost report --format csv), json the plan itself.`
+csv the report's CSV (the columns of gpucost report --output csv), json the plan itself.
 
-func runOptimize(ctx context.Context, e env, args []string) error {
-	fs := newFlags("optimize", "[flags]", optimizeHelp)
-	fs.withConfig()
-	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
-	output := fs.String("output", "table", "table, json, csv or markdown")
-	noStore := fs.Bool("no-store", false, "print the plan without storing it")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+Without a workloads file (no --workloads, optimize.workloads empty) the plan is of the sample
+teams built into gpucost (plans/workloads.sample.yaml documents every field), and a note on
+stderr says so. --quiet prints nothing when the plan is made and stored: for cron.`
+
+func optimizeCommand(e env) *cobra.Command {
+	var (
+		cf                configFlag
+		workloads, output string
+		noStore, quiet    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "optimize [flags]",
+		Short: "plan each team's workloads on the cheapest fitting offers; store and print the plan",
+		Long:  optimizeHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, ok := planFormats[output]
+			if !ok {
+				return badUsage("--output %s: want table, json, csv or markdown", selection.Quote(output))
+			}
+			return quietly(e, quiet, func(e env) error {
+				cfg, err := cf.load(e)
+				if err != nil {
+					return err
+				}
+				if workloads != "" {
+					cfg.Optimize.Workloads = workloads
+				}
+				noteSample(e, "optimize", cfg.Optimize.Workloads)
+				plan, err := optimizeOnce(cmd.Context(), cfg, e, newLogger(e.stderr, cfg.Log), !noStore)
+				if err != nil {
+					return err
+				}
+				return report.WritePlan(e.stdout, plan, format)
+			})
+		},
 	}
-	format, ok := planFormats[*output]
-	if !ok {
-		return badUsage("--output %q: want table, json, csv or markdown", *output)
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&workloads, "workloads", "", "workloads file (default optimize.workloads; none: the sample teams built in)")
+	must(cmd.MarkFlagFilename("workloads", "yaml", "yml"))
+	outputFlag(cmd, &output, "table", "json", "csv", "markdown")
+	fl.BoolVar(&noStore, "no-store", false, "print the plan without storing it")
+	quietFlag(cmd, &quiet, "the plan is made and stored")
+	return cmd
+}
+
+// noteSample says on stderr, when the workloads are the sample teams built in (no file named),
+// that the plan is theirs.
+func noteSample(e env, command, workloads string) {
+	if workloads == "" {
+		fmt.Fprintf(e.stderr, "gpucost %s: planning the sample teams built in; name yours with --workloads FILE\n", command)
 	}
-	cfg, err := fs.config(e)
-	if err != nil {
-		return err
-	}
-	if *workloads != "" {
-		cfg.Optimize.Workloads = *workloads
-	}
-	plan, err := optimizeOnce(ctx, cfg, e, newLogger(e), !*noStore)
-	if err != nil {
-		return err
-	}
-	return report.WritePlan(e.stdout, plan, format)
 }
 
 // optimizeOnce reads the workloads and today's offers, measures the workloads' GPUs when
@@ -85,7 +117,7 @@ func optimizeOnce(ctx context.Context, cfg config.Config, e env, logger *slog.Lo
 	}
 	defer s.Close()
 	now := time.Now().UTC().Truncate(time.Second)
-	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: m, Logger: logger}, cfg.Optimize.Workloads, wl, cfg.Optimize.Options, now)
+	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: m, Logger: logger}, wl.Name, wl, cfg.Optimize.Options, now)
 	if err != nil {
 		return nil, err
 	}

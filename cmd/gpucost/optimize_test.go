@@ -34,7 +34,7 @@ func optimizeJSON(t *testing.T, cfg string) optimizer.Plan {
 // the hourly price times the hours.
 func TestOptimizeSampleOnSnapshot(t *testing.T) {
 	x := newE2E(t, nil)
-	cfg := x.writeConfig("optimize:\n  workloads: ../../deploy/workloads.sample.yaml\n")
+	cfg := x.writeConfig("optimize:\n  workloads: ../../plans/workloads.sample.yaml\n")
 	if code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg); code != exitOK {
 		t.Fatalf("scrape: exit %d\n%s", code, out)
 	}

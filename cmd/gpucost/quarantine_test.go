@@ -74,7 +74,7 @@ func TestScrapeQuarantinesAPoisonedBatchAndLoadsTheRest(t *testing.T) {
 	if code != exitPartial {
 		t.Fatalf("scrape with ClickHouse down: exit %d, want %d\n%s", code, exitPartial, out)
 	}
-	spooled := loadedTotal(t, out)
+	spooled := spooledTotal(t, out)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	poisoned := schema.Batch{
 		Run:    schema.ScrapeRun{RunID: "20000101T000000Z-poison", Provider: "vastai", StartedAt: at, FinishedAt: at, Status: schema.RunOK},
@@ -96,7 +96,7 @@ func TestScrapeQuarantinesAPoisonedBatchAndLoadsTheRest(t *testing.T) {
 	if !strings.Contains(out, "spooled batch "+name+" moved to quarantine") || strings.Count(out, "loaded spooled batch") != defaultProviders(t) {
 		t.Errorf("the summary does not say the poisoned batch was quarantined and the %d behind it loaded:\n%s", defaultProviders(t), out)
 	}
-	if got, want := x.count("offers", ""), spooled+loadedTotal(t, out); got != want {
+	if got, want := x.count("offers", ""), spooled+storedTotal(t, out); got != want {
 		t.Errorf("offers holds %d rows, want %d (the spooled run's and this run's)", got, want)
 	}
 	if got := x.count("offers", "run_id = 'another-run' OR run_id LIKE '%poison%'"); got != 0 {

@@ -1,17 +1,19 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/reparse"
 	"github.com/gpucost/gpucost/scrapers"
 	"github.com/gpucost/gpucost/selection"
+	"github.com/gpucost/gpucost/store"
 )
 
 var reparseHelp = `Re-derive stored runs with today's parsers: the offers of every run observed in
@@ -32,70 +34,84 @@ and run again: an interrupted re-derivation is completed by the next. It takes t
 lock (scrape.spool_dir), so no scrape or import loads meanwhile; it runs on a single server, not
 a cluster. docs/operations.md has more.`
 
-func runReparse(ctx context.Context, e env, args []string) error {
-	fs := newFlags("reparse", "--from WHEN --to WHEN [--providers LIST] [--dry-run]", reparseHelp)
-	fs.withConfig()
-	fromFlag := fs.String("from", "", "start of the range of runs: a date, a time or an age like 30d (required)")
-	toFlag := fs.String("to", "now", "end of the range (exclusive)")
-	providers := fs.String("providers", "", "comma-separated providers (default every provider with a parser)")
-	dryRun := fs.Bool("dry-run", false, "report what would change; write nothing")
-	output := fs.String("output", "table", "table or json")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+func reparseCommand(e env) *cobra.Command {
+	var (
+		cf                                  configFlag
+		fromFlag, toFlag, providers, output string
+		dryRun                              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "reparse --from WHEN [--to WHEN] [--providers LIST] [--dry-run]",
+		Short: "re-derive stored runs' offers from their raw payloads with today's parsers",
+		Long:  reparseHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			now := time.Now()
+			from, err := selection.When(fromFlag, now)
+			if err != nil {
+				return badUsage("--from: %v", err)
+			}
+			to, err := selection.When(toFlag, now)
+			if err != nil {
+				return badUsage("--to: %v", err)
+			}
+			if !from.Before(to) {
+				return badUsage("--from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
+			}
+			if err := checkOutput(output, "table", "json"); err != nil {
+				return err
+			}
+			cfg, err := cf.load(e)
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, p := range strings.Split(providers, ",") {
+				if p = strings.TrimSpace(p); p == "" {
+					continue
+				}
+				if !slices.Contains(scrapers.StoredParsers(), p) {
+					return badUsage("--providers: no parser for the stored payloads of %q (want some of %s)", p, strings.Join(scrapers.StoredParsers(), ", "))
+				}
+				names = append(names, p)
+			}
+			unlock, err := pipeline.Lock(ctx, cfg.Scrape.SpoolDir, cfg.Scrape.LockWait.Std(), "reparse")
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			logger := newLogger(e.stderr, cfg.Log)
+			s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rep, err := reparse.Run(ctx, s, reparse.Options{
+				From: from, To: to, Providers: names, DryRun: dryRun,
+				Validation: cfg.Scrape.Pipeline(), Redactor: e.secrets, Logger: logger,
+			})
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				err = export.WriteJSON(e.stdout, rep)
+			} else {
+				err = rep.Write(e.stdout)
+			}
+			if err != nil {
+				return fmt.Errorf("writing the report: %w", err)
+			}
+			return rep.Err()
+		},
 	}
-	now := time.Now()
-	from, err := selection.When(*fromFlag, now)
-	if err != nil {
-		return badUsage("--from: %v", err)
-	}
-	to, err := selection.When(*toFlag, now)
-	if err != nil {
-		return badUsage("--to: %v", err)
-	}
-	if !from.Before(to) {
-		return badUsage("--from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
-	}
-	if *output != "table" && *output != "json" {
-		return badUsage("--output %q: want table or json", *output)
-	}
-	cfg, err := fs.config(e)
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, p := range strings.Split(*providers, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		if !slices.Contains(scrapers.StoredParsers(), p) {
-			return badUsage("--providers: no parser for the stored payloads of %q (want some of %s)", p, strings.Join(scrapers.StoredParsers(), ", "))
-		}
-		names = append(names, p)
-	}
-	unlock, err := pipeline.Lock(ctx, cfg.Scrape.SpoolDir, cfg.Scrape.LockWait.Std(), "reparse")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	s, err := fs.openStore(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	rep, err := reparse.Run(ctx, s, reparse.Options{
-		From: from, To: to, Providers: names, DryRun: *dryRun,
-		Validation: cfg.Scrape.Pipeline(), Redactor: e.secrets, Logger: newLogger(e),
-	})
-	if err != nil {
-		return err
-	}
-	if *output == "json" {
-		err = export.WriteJSON(e.stdout, rep)
-	} else {
-		err = rep.Write(e.stdout)
-	}
-	if err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	return rep.Err()
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&fromFlag, "from", "", "start of the range of runs: a date, a time or an age like 30d (required)")
+	fl.StringVar(&toFlag, "to", "now", "end of the range (exclusive)")
+	fl.StringVar(&providers, "providers", "", "comma-separated providers (default every provider with a parser)")
+	completeList(cmd, "providers", scrapers.StoredParsers()...)
+	fl.BoolVar(&dryRun, "dry-run", false, "report what would change; write nothing")
+	outputFlag(cmd, &output, "table", "json")
+	return cmd
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/delivery"
 	"github.com/gpucost/gpucost/report"
@@ -24,8 +26,8 @@ providers, workloads nothing fits) and a price-history chart per recommended GPU
 --week names another week (the send log's key, the market's "now" and the charts' end); the
 plan itself is always made on the latest offers in the store.
 
-Without --email it writes --format (text, markdown, html, csv, json; a comma-separated list, or
-all) to stdout, or into --out DIR/WEEK/: all.EXT for every team selected, TEAM.EXT for each
+Without --email it writes --output (text, markdown, html, csv, json; a comma-separated list,
+or all; --format is another name of it) to stdout, or into --out DIR/WEEK/: all.EXT for every team selected, TEAM.EXT for each
 one, and the charts as charts/TEAM-CHART.svg and .png (linked from the Markdown).
 
 With --email each team gets its own report from report.smtp (multipart text + HTML with the
@@ -35,74 +37,97 @@ transient SMTP failures are retried. Each week is sent to a team once: sends are
 ClickHouse (report_sends) and a rerun skips the teams already sent, unless --force.
 --dry-run writes each message as an .eml file into --out (default report.out_dir) instead.
 
+--quiet (with --email or --out) prints nothing when the command exits 0, and everything it
+would have printed otherwise: the weekly cron line mails only when something went wrong.
+
 Exit codes: 0 done (every team sent or already sent); 3 some teams failed; 1 every team
 failed, or the report could not be made; 2 bad flags, config or workloads file.`
 
-func runReport(ctx context.Context, e env, args []string) error {
-	fs := newFlags("report", "[flags]", reportHelp)
-	fs.withConfig()
-	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
-	teams := fs.String("team", "", "comma-separated teams (default all)")
-	weekFlag := fs.String("week", "", "the report week, as 2025-W48 or a date in it (default this week)")
-	formats := fs.String("format", "text", "text, markdown, html, csv, json: one, a comma-separated list, or all")
-	out := fs.String("out", "", "write files into this folder instead of stdout (the .eml files of --dry-run too)")
-	email := fs.Bool("email", false, "email each team its report over SMTP (report.smtp)")
-	dryRun := fs.Bool("dry-run", false, "with --email: write .eml files instead of sending; record nothing")
-	force := fs.Bool("force", false, "with --email: send again to teams already sent this week's report")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+func reportCommand(e env) *cobra.Command {
+	var (
+		cf                                  configFlag
+		workloads, teams, weekFlag, formats string
+		out                                 string
+		email, dryRun, force, quiet         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "report [flags]",
+		Short: "write the weekly savings report, or email each team its own",
+		Long:  reportHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (dryRun || force) && !email {
+				return badUsage("--dry-run and --force go with --email")
+			}
+			if quiet && !email && out == "" {
+				return badUsage("--quiet goes with --email or --out: without them the report is the output")
+			}
+			var week report.Week
+			if weekFlag != "" {
+				w, err := report.ParseWeek(weekFlag)
+				if err != nil {
+					return badUsage("--week: %v", err)
+				}
+				week = w
+			}
+			fmts, err := delivery.ParseFormats(formats)
+			if err != nil {
+				return badUsage("--output: %v", err)
+			}
+			if !email && out == "" && len(fmts) > 1 {
+				return badUsage("--output: several formats need --out DIR")
+			}
+			return quietly(e, quiet, func(e env) error {
+				cfg, err := cf.load(e)
+				if err != nil {
+					return err
+				}
+				if workloads != "" {
+					cfg.Optimize.Workloads = workloads
+				}
+				noteSample(e, "report", cfg.Optimize.Workloads)
+				logger := newLogger(e.stderr, cfg.Log)
+				job := delivery.Job{Week: week, Teams: selection.List(teams), Formats: fmts, Out: out, Mail: email, Force: force}
+				var sender delivery.Sender
+				if dryRun {
+					job.EMLDir = out
+					if job.EMLDir == "" {
+						job.EMLDir = cfg.Report.OutDir
+					}
+				} else if email {
+					if sender, err = smtpSender(cfg.Report.SMTP, e.getenv, logger); err != nil {
+						return err
+					}
+				}
+				opts, err := deliveryOptions(cfg, e, logger)
+				if err != nil {
+					return err
+				}
+				s, err := openStore(cmd.Context(), cfg.ClickHouse, store.Options{Logger: logger})
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				return delivery.Run(cmd.Context(), s, s, sender, e.stdout, job, opts)
+			})
+		},
 	}
-	if (*dryRun || *force) && !*email {
-		return badUsage("--dry-run and --force go with --email")
-	}
-	var week report.Week
-	if *weekFlag != "" {
-		w, err := report.ParseWeek(*weekFlag)
-		if err != nil {
-			return badUsage("--week: %v", err)
-		}
-		week = w
-	}
-	fmts, err := delivery.ParseFormats(*formats)
-	if err != nil {
-		return badUsage("--format: %v", err)
-	}
-	if !*email && *out == "" && len(fmts) > 1 {
-		return badUsage("--format: several formats need --out DIR")
-	}
-	cfg, err := fs.config(e)
-	if err != nil {
-		return err
-	}
-	if *workloads != "" {
-		cfg.Optimize.Workloads = *workloads
-	}
-	logger := newLogger(e)
-	if *email {
-		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	job := delivery.Job{Week: week, Teams: selection.List(*teams), Formats: fmts, Out: *out, Mail: *email, Force: *force}
-	var sender delivery.Sender
-	if *dryRun {
-		job.EMLDir = *out
-		if job.EMLDir == "" {
-			job.EMLDir = cfg.Report.OutDir
-		}
-	} else if *email {
-		if sender, err = smtpSender(cfg.Report.SMTP, e.getenv, logger); err != nil {
-			return err
-		}
-	}
-	opts, err := deliveryOptions(cfg, e, logger)
-	if err != nil {
-		return err
-	}
-	s, err := openStore(ctx, cfg.ClickHouse, store.Options{Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return delivery.Run(ctx, s, s, sender, e.stdout, job, opts)
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&workloads, "workloads", "", "workloads file (default optimize.workloads; none: the sample teams built in)")
+	must(cmd.MarkFlagFilename("workloads", "yaml", "yml"))
+	fl.StringVar(&teams, "team", "", "comma-separated teams (default all)")
+	fl.StringVar(&weekFlag, "week", "", "the report week, as 2025-W48 or a date in it (default this week)")
+	fl.StringVar(&formats, "output", "text", "text, markdown, html, csv, json: one, a comma-separated list, or all (--format is another name of it)")
+	completeList(cmd, "output", "text", "markdown", "html", "csv", "json", "all")
+	formatAlias(cmd)
+	fl.StringVar(&out, "out", "", "write files into this folder instead of stdout (the .eml files of --dry-run too)")
+	must(cmd.MarkFlagDirname("out"))
+	fl.BoolVar(&email, "email", false, "email each team its report over SMTP (report.smtp)")
+	fl.BoolVar(&dryRun, "dry-run", false, "with --email: write .eml files instead of sending; record nothing")
+	fl.BoolVar(&force, "force", false, "with --email: send again to teams already sent this week's report")
+	quietFlag(cmd, &quiet, "every team is sent its report (or the files are written)")
+	return cmd
 }
 
 // sendWeekly is the weekly job of `gpucost serve` (delivery.Weekly) on the store and the SMTP

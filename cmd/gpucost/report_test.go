@@ -44,7 +44,7 @@ func TestReportCommandSendsOnce(t *testing.T) {
 	sink := startSMTPSink(t)
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "gpucost.yaml")
-	workloads := filepath.Join("..", "..", "deploy", "workloads.sample.yaml")
+	workloads := filepath.Join("..", "..", "plans", "workloads.sample.yaml")
 	cfgYAML := fmt.Sprintf("clickhouse:\n  dsn: %s\noptimize:\n  workloads: %s\nreport:\n  out_dir: %s\n  smtp:\n    port: %d\n    from: gpucost@example.com\n    starttls: \"off\"\n    retry_wait: 10ms\n",
 		dsn, workloads, filepath.Join(dir, "out"), sink.port())
 	if err := os.WriteFile(cfgFile, []byte(cfgYAML), 0o644); err != nil {
@@ -108,7 +108,7 @@ func TestReportCommandWritesFormats(t *testing.T) {
 		case "GPUCOST_CLICKHOUSE_DSN":
 			return dsn
 		case "GPUCOST_OPTIMIZE_WORKLOADS":
-			return filepath.Join("..", "..", "deploy", "workloads.sample.yaml")
+			return filepath.Join("..", "..", "plans", "workloads.sample.yaml")
 		}
 		return ""
 	}

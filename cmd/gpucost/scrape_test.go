@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/pipeline"
 )
 
 // stdoutOf cuts runCLI's output down to what went to stdout.
@@ -20,16 +22,45 @@ func stdoutOf(out string) string {
 	return s
 }
 
-// loadedTotal sums the LOADED column of a scrape summary.
-func loadedTotal(t *testing.T, out string) int {
+// summaryRows are the provider rows of a scrape summary's table: PROVIDER SCRAPE PARSED
+// REJECTED STORED BATCH.
+var summaryRows = regexp.MustCompile(`(?m)^(` + strings.Join(config.ProviderNames, "|") + `)\s+(ok|partial|failed)\s+(\d+)\s+(\d+)\s+(\d+)\s+(stored|already stored|spooled|quarantined|none|dry run)\b`)
+
+// storedTotal sums the STORED column of a scrape summary: the offers the run stored.
+func storedTotal(t *testing.T, out string) int {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^(` + strings.Join(config.ProviderNames, "|") + `)\s+(ok|partial|failed)\s+(\d+)\s+(\d+)`)
 	total := 0
-	for _, m := range re.FindAllStringSubmatch(out, -1) {
-		n, _ := strconv.Atoi(m[4])
+	for _, m := range summaryRows.FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.Atoi(m[5])
 		total += n
 	}
 	return total
+}
+
+// spooledTotal sums the valid offers (PARSED - REJECTED) of the batches a scrape summary says
+// were spooled: what the next run loads.
+func spooledTotal(t *testing.T, out string) int {
+	t.Helper()
+	total := 0
+	for _, m := range summaryRows.FindAllStringSubmatch(out, -1) {
+		if m[6] == "spooled" {
+			parsed, _ := strconv.Atoi(m[3])
+			rejected, _ := strconv.Atoi(m[4])
+			total += parsed - rejected
+		}
+	}
+	return total
+}
+
+// batches counts the providers of a scrape summary whose batch ended as batch says.
+func batches(out, batch string) int {
+	n := 0
+	for _, m := range summaryRows.FindAllStringSubmatch(out, -1) {
+		if m[6] == batch {
+			n++
+		}
+	}
+	return n
 }
 
 func TestScrapeGoodRun(t *testing.T) {
@@ -38,7 +69,7 @@ func TestScrapeGoodRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("scrape: exit %d, want 0\n%s", code, out)
 	}
-	loaded := loadedTotal(t, out)
+	loaded := storedTotal(t, out)
 	if loaded < 300 {
 		t.Fatalf("loaded %d offers, want the whole snapshot (hundreds)\n%s", loaded, out)
 	}
@@ -107,8 +138,8 @@ func TestScrapeOneProviderDown(t *testing.T) {
 	if got := x.count("offers", "provider = 'runpod'"); got != 0 {
 		t.Errorf("%d runpod offers loaded from a failed provider", got)
 	}
-	if got := x.count("offers", ""); got != loadedTotal(t, out) || got == 0 {
-		t.Errorf("offers table holds %d rows, the run reported %d", got, loadedTotal(t, out))
+	if got := x.count("offers", ""); got != storedTotal(t, out) || got == 0 {
+		t.Errorf("offers table holds %d rows, the run reported %d", got, storedTotal(t, out))
 	}
 }
 
@@ -126,9 +157,13 @@ func TestScrapeClickHouseDownDuringRunThenBack(t *testing.T) {
 	if code != exitPartial {
 		t.Fatalf("scrape with ClickHouse down: exit %d, want %d\n%s", code, exitPartial, out)
 	}
-	firstLoaded := loadedTotal(t, out)
-	if n := len(regexp.MustCompile(`(?m)^\w+\s+ok\s+\d+\s+\d+\s+\d+\s+true\b`).FindAllString(stdoutOf(out), -1)); n != defaultProviders(t) {
+	firstLoaded := spooledTotal(t, out)
+	if n := batches(stdoutOf(out), "spooled"); n != defaultProviders(t) || firstLoaded == 0 {
 		t.Errorf("%d providers' batches spooled, want all %d:\n%s", n, defaultProviders(t), out)
+	}
+	// The summary agrees with the exit code: nothing was stored, the batches were spooled.
+	if !regexp.MustCompile(`(?m)^run \S+: spooled: \d+ batch(es)? waits? in the spool; 0 offers stored$`).MatchString(out) || storedTotal(t, out) != 0 {
+		t.Errorf("the summary of a run whose batches were all spooled does not say so:\n%s", out)
 	}
 	if got := x.count("offers", ""); got != 0 {
 		t.Fatalf("%d offers reached ClickHouse while it was down", got)
@@ -142,7 +177,7 @@ func TestScrapeClickHouseDownDuringRunThenBack(t *testing.T) {
 	if n := strings.Count(out, "loaded spooled batch"); n != defaultProviders(t) {
 		t.Errorf("loaded %d spooled batches, want %d\n%s", n, defaultProviders(t), out)
 	}
-	secondLoaded := loadedTotal(t, out)
+	secondLoaded := storedTotal(t, out)
 	if got, want := x.count("offers", ""), firstLoaded+secondLoaded; got != want {
 		t.Errorf("offers table holds %d rows, want %d (both runs, each once)", got, want)
 	}
@@ -154,7 +189,7 @@ func TestScrapeClickHouseDownDuringRunThenBack(t *testing.T) {
 	if code != exitOK || strings.Contains(out, "spooled batch") {
 		t.Fatalf("third scrape: exit %d\n%s", code, out)
 	}
-	if got, want := x.count("offers", ""), firstLoaded+secondLoaded+loadedTotal(t, out); got != want {
+	if got, want := x.count("offers", ""), firstLoaded+secondLoaded+storedTotal(t, out); got != want {
 		t.Errorf("offers table holds %d rows after three runs, want %d", got, want)
 	}
 }
@@ -167,13 +202,42 @@ func TestScrapeSameReplayTwice(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("first replay: exit %d\n%s", code, out)
 	}
-	loaded := loadedTotal(t, out)
+	loaded := storedTotal(t, out)
+	if !regexp.MustCompile(`(?m)^run \S+: ok: \d+ offers stored from \d+ providers?$`).MatchString(out) || loaded == 0 {
+		t.Errorf("the first replay's summary does not say it stored the snapshot:\n%s", out)
+	}
 	code, out = runCLI("scrape", "--replay", snapshotDir, "--config", cfg)
 	if code != exitOK {
 		t.Fatalf("second replay: exit %d\n%s", code, out)
 	}
+	// The second says nothing new was stored, for the run and for each provider.
+	if !regexp.MustCompile(`(?m)^run \S+: already loaded: .*nothing new stored$`).MatchString(out) ||
+		batches(out, "already stored") != defaultProviders(t) || storedTotal(t, out) != 0 {
+		t.Errorf("the second replay's summary does not say every batch was already stored:\n%s", out)
+	}
+	// The same in JSON and CSV.
+	code, out = runCLI("scrape", "--replay", snapshotDir, "--config", cfg, "--output", "json")
+	var s pipeline.Summary
+	if err := json.Unmarshal([]byte(stdoutOf(out)), &s); code != exitOK || err != nil || s.Outcome != pipeline.OutcomeAlreadyLoaded || s.Stored != 0 || len(s.Providers) != defaultProviders(t) {
+		t.Errorf("a third replay, JSON: exit %d, %+v (%v)\n%s", code, s, err, out)
+	}
+	for _, p := range s.Providers {
+		if p.Batch != pipeline.BatchAlreadyStored || p.Stored != 0 || p.Valid == 0 {
+			t.Errorf("a third replay, JSON: %+v, want its valid offers already stored", p)
+		}
+	}
+	code, out = runCLI("scrape", "--replay", snapshotDir, "--config", cfg, "--output", "csv")
+	rows, err := csv.NewReader(strings.NewReader(stdoutOf(out))).ReadAll()
+	if code != exitOK || err != nil || len(rows) != defaultProviders(t)+1 || strings.Join(rows[0], ",") != "run_id,outcome,provider,status,batch,parsed,valid,rejected,stored,duration_seconds,error" {
+		t.Fatalf("a fourth replay, CSV: exit %d, %d rows (%v)\n%s", code, len(rows), err, out)
+	}
+	for _, r := range rows[1:] {
+		if r[1] != "already loaded" || r[4] != "already stored" || r[8] != "0" {
+			t.Errorf("a fourth replay, CSV row %q", r)
+		}
+	}
 	if got := x.count("offers", ""); got != loaded {
-		t.Errorf("offers table holds %d rows after replaying the same snapshot twice, want %d", got, loaded)
+		t.Errorf("offers table holds %d rows after replaying the same snapshot four times, want %d", got, loaded)
 	}
 	if got := x.count("scrape_runs", ""); got != defaultProviders(t) {
 		t.Errorf("%d run-log rows, want %d", got, defaultProviders(t))

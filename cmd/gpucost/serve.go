@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/pipeline"
@@ -33,23 +35,28 @@ A job still running when its next time comes is skipped; a job that panics is lo
 service carries on. On SIGTERM or SIGINT the scheduler stops, the run in flight finishes or
 spools its batches (within serve.shutdown_grace), and the process exits 0.`
 
-func runServe(ctx context.Context, e env, args []string) error {
-	fs := newFlags("serve", "[flags]", serveHelp)
-	fs.withConfig()
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+func serveCommand(e env) *cobra.Command {
+	var cf configFlag
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "run the scheduled jobs with /healthz, /metrics, the JSON API and the dashboard",
+		Long:  serveHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load(e)
+			if err != nil {
+				return err
+			}
+			svc, st, err := newService(cfg, e, newLogger(e.stderr, cfg.Log))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return svc.Run(cmd.Context())
+		},
 	}
-	cfg, err := fs.config(e)
-	if err != nil {
-		return err
-	}
-	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	svc, st, err := newService(cfg, e, logger)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return svc.Run(ctx)
+	cf.add(cmd)
+	return cmd
 }
 
 // newService assembles gpucost serve from cfg: the store, opened on first use, the enabled

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/gpus"
@@ -52,68 +52,84 @@ overrides each). --output table, json or csv.`
 // calculatorFlags are the flags of the calculator: given without --gpu they are an error.
 var calculatorFlags = []string{"count", "utilization", "hours-per-month", "rent", "purchase"}
 
-func runTCO(ctx context.Context, e env, args []string) error {
-	fs := newFlags("tco", "[--workloads FILE] | --gpu MODEL [--count N] [--utilization 60%] [--hours-per-month H] [--rent USD] [--purchase USD]", tcoHelp)
-	fs.withConfig()
-	workloads := fs.String("workloads", "", "workloads file (default optimize.workloads)")
-	gpu := fs.String("gpu", "", "calculator: a catalog GPU model, e.g. H100-SXM-80GB")
-	count := fs.Int("count", 1, "calculator: how many GPUs")
-	utilization := fs.String("utilization", "100%", "calculator: the share of the hours the GPUs are busy (0.6 or 60%)")
-	hours := fs.Float64("hours-per-month", 0, "calculator: hours a month the GPUs are wanted (default optimize.options.hours_per_month)")
-	rent := fs.String("rent", "", "calculator: USD per GPU-hour rented (default today's cheapest on-demand offer in the store)")
-	purchase := fs.String("purchase", "", "calculator: USD per GPU bought (default the catalog's price)")
-	output := fs.String("output", "table", "table, json or csv")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
-	}
-	format, ok := tcoFormats[*output]
-	if !ok {
-		return badUsage("--output %s: want table, json or csv", selection.Quote(*output))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *gpu == "" {
-		for _, name := range calculatorFlags {
-			if set[name] {
-				return badUsage("--%s is a flag of the calculator: give --gpu too", name)
+func tcoCommand(e env) *cobra.Command {
+	var (
+		cf                                configFlag
+		workloads, gpu, utilization, rent string
+		purchase, output                  string
+		count                             int
+		hours                             float64
+	)
+	cmd := &cobra.Command{
+		Use:   "tco [--workloads FILE] | --gpu MODEL [--count N] [--utilization 60%] [--hours-per-month H] [--rent USD] [--purchase USD]",
+		Short: "rent or buy: each workload's rental against owning its GPUs, or one GPU's break-even",
+		Long:  tcoHelp,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			format, ok := tcoFormats[output]
+			if !ok {
+				return badUsage("--output %s: want table, json or csv", selection.Quote(output))
 			}
-		}
-	} else if *workloads != "" {
-		return badUsage("--workloads plans the workloads, --gpu weighs one GPU model: give one of them")
-	}
-	cfg, err := fs.config(e)
-	if err != nil {
-		return err
-	}
-	if *gpu == "" {
-		if *workloads != "" {
-			cfg.Optimize.Workloads = *workloads
-		}
-		plan, err := optimizeOnce(ctx, cfg, e, newLogger(e), false)
-		if err != nil {
-			return err
-		}
-		return report.WriteOwnership(e.stdout, plan, format)
-	}
+			if gpu == "" {
+				for _, name := range calculatorFlags {
+					if cmd.Flags().Changed(name) {
+						return badUsage("--%s is a flag of the calculator: give --gpu too", name)
+					}
+				}
+			} else if workloads != "" {
+				return badUsage("--workloads plans the workloads, --gpu weighs one GPU model: give one of them")
+			}
+			cfg, err := cf.load(e)
+			if err != nil {
+				return err
+			}
+			logger := newLogger(e.stderr, cfg.Log)
+			if gpu == "" {
+				if workloads != "" {
+					cfg.Optimize.Workloads = workloads
+				}
+				noteSample(e, "tco", cfg.Optimize.Workloads)
+				plan, err := optimizeOnce(ctx, cfg, e, logger, false)
+				if err != nil {
+					return err
+				}
+				return report.WriteOwnership(e.stdout, plan, format)
+			}
 
-	opts := cfg.Optimize.Options
-	calc, err := readCalculator(*gpu, *count, *utilization, *hours, *purchase, opts)
-	if err != nil {
-		return err
+			opts := cfg.Optimize.Options
+			calc, err := readCalculator(gpu, count, utilization, hours, purchase, opts)
+			if err != nil {
+				return err
+			}
+			perGPUHour, basis, err := rentOf(ctx, cfg.ClickHouse, logger, calc.model, rent, opts)
+			if err != nil {
+				return err
+			}
+			q := optimizer.RentedByTheHour(calc.model, calc.count, calc.hours, calc.utilization, perGPUHour, calc.purchase)
+			if basis != "" {
+				q.RentBasis += ": " + basis
+			}
+			c, err := opts.Own(q)
+			if err != nil {
+				return err
+			}
+			return report.WriteOwnershipCase(e.stdout, c, format)
+		},
 	}
-	perGPUHour, basis, err := rentOf(ctx, cfg.ClickHouse, newLogger(e), calc.model, *rent, opts)
-	if err != nil {
-		return err
-	}
-	q := optimizer.RentedByTheHour(calc.model, calc.count, calc.hours, calc.utilization, perGPUHour, calc.purchase)
-	if basis != "" {
-		q.RentBasis += ": " + basis
-	}
-	c, err := opts.Own(q)
-	if err != nil {
-		return err
-	}
-	return report.WriteOwnershipCase(e.stdout, c, format)
+	cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&workloads, "workloads", "", "workloads file (default optimize.workloads)")
+	must(cmd.MarkFlagFilename("workloads", "yaml", "yml"))
+	fl.StringVar(&gpu, "gpu", "", "calculator: a catalog GPU model, e.g. H100-SXM-80GB")
+	fl.IntVar(&count, "count", 1, "calculator: how many GPUs")
+	fl.StringVar(&utilization, "utilization", "100%", "calculator: the share of the hours the GPUs are busy (0.6 or 60%)")
+	fl.Float64Var(&hours, "hours-per-month", 0, "calculator: hours a month the GPUs are wanted (default optimize.options.hours_per_month)")
+	fl.StringVar(&rent, "rent", "", "calculator: USD per GPU-hour rented (default today's cheapest on-demand offer in the store)")
+	fl.StringVar(&purchase, "purchase", "", "calculator: USD per GPU bought (default the catalog's price)")
+	outputFlag(cmd, &output, "table", "json", "csv")
+	completeSelection(cmd)
+	return cmd
 }
 
 // calculator is the calculator's question as its flags (but --rent) give it.

@@ -158,7 +158,7 @@ func TestTCOOnTheStore(t *testing.T) {
 	}
 	workloads := writeFile(t, dir, "workloads.yaml", "teams:\n  - name: render\n    email: render@example.com\n    workloads:\n"+
 		job("steady", 438, "H100-SXM-80GB")+job("occasional", 60, "H100-SXM-80GB")+job("small", 200, "A16-16GB"))
-	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\noptimize:\n  workloads: %q\n", dsn, workloads)+strings.TrimPrefix(guideConfig, "optimize:\n"))
+	cfg := writeFile(t, dir, "gpucost.yaml", fmt.Sprintf("clickhouse:\n  dsn: %q\nscrape:\n  spool_dir: %q\noptimize:\n  workloads: %q\n", dsn, t.TempDir(), workloads)+strings.TrimPrefix(guideConfig, "optimize:\n"))
 	if code, out := runCLI("import", "--config", cfg, table); code != exitOK {
 		t.Fatalf("import: exit %d\n%s", code, out)
 	}

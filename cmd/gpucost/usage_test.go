@@ -25,7 +25,7 @@ func TestOptimizeReadsUtilizationFromPrometheus(t *testing.T) {
 	// The query keeps to this test's exporter (other tests serve search's pods too), and the
 	// window is the half minute the exporter has been scraped.
 	section := func(url string) string {
-		return fmt.Sprintf("optimize:\n  workloads: ../../deploy/workloads.sample.yaml\nprometheus:\n  url: %s\n  window: 30s\n  timeout: 5s\n"+
+		return fmt.Sprintf("optimize:\n  workloads: ../../plans/workloads.sample.yaml\nprometheus:\n  url: %s\n  window: 30s\n  timeout: 5s\n"+
 			"  query: avg_over_time(DCGM_FI_DEV_GPU_UTIL{job=\"%s\",$selector}[$window]) / 100\n", url, ex.Job)
 	}
 	cfg := x.writeConfig(section(ex.Prometheus))

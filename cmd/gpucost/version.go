@@ -1,16 +1,20 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"runtime"
+
+	"github.com/spf13/cobra"
 )
 
-func runVersion(_ context.Context, e env, args []string) error {
-	fs := newFlags("version", "", "Print the gpucost version and the Go it was built with.")
-	if err := fs.parse(e, args, 0); err != nil {
-		return err
+func versionCommand(e env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print the gpucost version (as gpucost --version does)",
+		Long:  "Print the gpucost version and the Go it was built with, as gpucost --version does.",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(e.stdout, "gpucost %s\n", versionLine())
+			return err
+		},
 	}
-	fmt.Fprintf(e.stdout, "gpucost %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
 }
