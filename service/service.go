@@ -1,9 +1,10 @@
 // Package service is gpucost serve, the long-running process: a scheduler (UTC cron) that runs
-// the scrape, the nightly plan and the weekly report, the state of each of those jobs and their
-// metrics, the Prometheus registry, and the HTTP server of package web, from listening to a
-// graceful shutdown within serve.shutdown_grace. What the jobs do comes from its caller: the
-// scrape's sources, sink and history, and the other jobs as functions; the store the HTTP side
-// reads, as a function that opens it.
+// the scrape (and, with serve.scrape_on_start, once at start-up), the nightly plan and the
+// weekly report, the state of each of those jobs and their metrics, the Prometheus registry,
+// and the HTTP server of package web, from listening to a graceful shutdown within
+// serve.shutdown_grace. What the jobs do comes from its caller: the scrape's sources, sink and
+// history, and the other jobs as functions; the store the HTTP side reads, as a function that
+// opens it.
 package service
 
 import (
@@ -109,6 +110,7 @@ type Service struct {
 	web     *web.Handler
 	metrics *Metrics
 	now     func() time.Time
+	startup sync.WaitGroup // the start-up scrape, which cron does not wait for
 
 	mu   sync.Mutex
 	jobs map[string]*job
@@ -246,6 +248,21 @@ func (s *Service) Schedule(name, spec string, fn Job) error {
 	return nil
 }
 
+// runNow runs the job name at once, outside its schedule but through the same wrappers: a run
+// of it still in flight makes this one skip, and a panic is recovered. Serve waits for it at
+// shutdown.
+func (s *Service) runNow(name string) {
+	s.mu.Lock()
+	j := s.jobs[name]
+	s.mu.Unlock()
+	run := s.cron.Entry(j.entry).WrappedJob
+	s.startup.Add(1)
+	go func() {
+		defer s.startup.Done()
+		run.Run()
+	}()
+}
+
 // Jobs returns the state of every scheduled job by name, with its next run.
 func (s *Service) Jobs() map[string]schema.JobState {
 	s.mu.Lock()
@@ -276,7 +293,9 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Serve runs the scheduler and the HTTP server on ln until ctx is done, then shuts both down:
 // the scheduler stops starting jobs, a job in flight gets serve.shutdown_grace to finish (the
-// pipeline spools what it cannot load), and the HTTP server drains.
+// pipeline spools what it cannot load), and the HTTP server drains. With serve.scrape_on_start
+// it starts a scrape at once, which a failure of does not stop: it is logged and counted like
+// any run.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	s.ctx = ctx
@@ -289,6 +308,10 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	jobs := len(s.jobs)
 	s.mu.Unlock()
 	s.logger.Info("Serving", "addr", ln.Addr().String(), "jobs", jobs)
+	if s.cfg.Serve.ScrapeOnStart {
+		s.logger.Info("Scraping at start-up (serve.scrape_on_start)")
+		s.runNow(scrapeJob)
+	}
 
 	var err error
 	select {
@@ -297,8 +320,14 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.logger.Info("Shutting down")
 	grace := s.cfg.Serve.ShutdownGrace.Std()
+	stopped := make(chan struct{})
+	go func() {
+		<-s.cron.Stop().Done()
+		s.startup.Wait()
+		close(stopped)
+	}()
 	select {
-	case <-s.cron.Stop().Done():
+	case <-stopped:
 	case <-time.After(grace):
 		s.logger.Error("A job did not finish within the shutdown grace", "grace", grace)
 	}
