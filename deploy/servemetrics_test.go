@@ -40,6 +40,10 @@ func TestAlertsOnServeMetricsInPrometheus(t *testing.T) {
 	addr, refused := freeAddr(t), freeAddr(t)
 	_, smtpPort, _ := net.SplitHostPort(refused)
 	dir := t.TempDir()
+	workloads := filepath.Join(dir, "workloads.yaml")
+	if err := os.WriteFile(workloads, []byte(oneTeam), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	serve := startServe(t, bin,
 		"GPUCOST_CLICKHOUSE_DSN="+dsn,
 		"GPUCOST_SERVE_LISTEN="+addr,
@@ -47,7 +51,7 @@ func TestAlertsOnServeMetricsInPrometheus(t *testing.T) {
 		"GPUCOST_SERVE_SCRAPE_ON_START=false",
 		"GPUCOST_SCRAPE_SPOOL_DIR="+filepath.Join(dir, "spool"),
 		"GPUCOST_OPTIMIZE_SCHEDULE=@every 20s",
-		"GPUCOST_OPTIMIZE_WORKLOADS="+filepath.Join(repoRoot(t), "deploy", "workloads.sample.yaml"),
+		"GPUCOST_OPTIMIZE_WORKLOADS="+workloads,
 		"GPUCOST_REPORT_SCHEDULE=@every 20s",
 		"GPUCOST_REPORT_OUT_DIR="+filepath.Join(dir, "reports"),
 		"GPUCOST_REPORT_SMTP_HOST=127.0.0.1",
@@ -116,6 +120,20 @@ func TestAlertsOnServeMetricsInPrometheus(t *testing.T) {
 		}
 	}
 }
+
+// oneTeam is a workloads file of one team with one workload.
+const oneTeam = `teams:
+  - name: search
+    email: search-ml@example.com
+    workloads:
+      - name: chat-7b
+        kind: inference
+        params_b: 7
+        precision: fp16
+        context_tokens: 4096
+        concurrency: 8
+        hours_per_month: 730
+`
 
 // serveProcess is a gpucost serve child process.
 type serveProcess struct {
