@@ -230,12 +230,18 @@ func (s *Service) Schedule(name, spec string, fn Job) error {
 		s.logger.Info("Job started", "job", name)
 		res, err = fn(ctx)
 		outcome = res.outcome(err)
-		seconds := s.now().Sub(start).Seconds()
-		if outcome != OK {
-			s.logger.Error("Job failed", "job", name, "outcome", outcome, "status", res.status(outcome), "duration_seconds", seconds, "err", err)
-			return
+		attrs := []any{"job", name, "outcome", outcome, "status", res.status(outcome), "duration_seconds", s.now().Sub(start).Seconds()}
+		if err != nil {
+			attrs = append(attrs, "err", err)
 		}
-		s.logger.Info("Job finished", "job", name, "outcome", outcome, "status", res.status(outcome), "duration_seconds", seconds)
+		switch outcome {
+		case OK:
+			s.logger.Info("Job finished", attrs...)
+		case Partial:
+			s.logger.Warn("Job partly failed", attrs...)
+		default:
+			s.logger.Error("Job failed", attrs...)
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("job %s: schedule %q: %w", name, spec, err)
