@@ -300,8 +300,8 @@ func (s *Service) Run(ctx context.Context) error {
 // Serve runs the scheduler and the HTTP server on ln until ctx is done, then shuts both down:
 // the scheduler stops starting jobs, a job in flight gets serve.shutdown_grace to finish (the
 // pipeline spools what it cannot load), and the HTTP server drains. With serve.scrape_on_start
-// it starts a scrape at once, which a failure of does not stop: it is logged and counted like
-// any run.
+// it also starts a scrape at once; its failure is logged and counted like any run's, and serving
+// goes on.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	s.ctx = ctx
