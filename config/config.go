@@ -195,6 +195,7 @@ type ProviderConfig struct {
 type ServeConfig struct {
 	Listen           string   `yaml:"listen"`
 	ScrapeSchedule   string   `yaml:"scrape_schedule"`
+	ScrapeOnStart    bool     `yaml:"scrape_on_start"`
 	StaleAfter       Duration `yaml:"stale_after"`
 	ShutdownGrace    Duration `yaml:"shutdown_grace"`
 	QueryTimeout     Duration `yaml:"query_timeout"`

@@ -12,7 +12,8 @@
 //   - systemd/: units parse, pass `systemd-analyze verify` and `security`, and their timers fire
 //     when gpucost serve's schedules do.
 //   - prometheus/: the alerting rules name gpucost's real metrics and pass their promtool unit
-//     tests.
+//     tests; with GPUCOST_INTEGRATION=1, a real Prometheus scrapes a running `gpucost serve` and
+//     evaluates the rules on its job metrics (a failed weekly report, a plan that ran).
 //   - docker-compose.yml (at the repo root): the gpucost services build from the Dockerfile and reach ClickHouse.
 //
 // Checks that need a tool (systemd-analyze, promtool) skip when it is missing, unless

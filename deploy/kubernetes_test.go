@@ -786,8 +786,8 @@ func checkGpucostContainer(t *testing.T, what string, w workload, c corev1.Conta
 	}
 }
 
-// checkServeContainer checks serve's port and probes: readiness on /healthz, which answers 503
-// while data is stale, and liveness on something that does not.
+// checkServeContainer checks serve's port and probes: readiness on /readyz, liveness on /livez,
+// never /healthz.
 func checkServeContainer(t *testing.T, what string, c corev1.Container, listen string) {
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {
@@ -816,7 +816,10 @@ func checkServeContainer(t *testing.T, what string, c corev1.Container, listen s
 	if !found {
 		t.Errorf("%s: serve listens on %d, not a container port", what, port)
 	}
-	check := func(kind string, p *corev1.Probe, wantHealthz bool) {
+	// Readiness asks /readyz (ClickHouse answers gpucost's check within a second), liveness and
+	// startup /livez (the process answers) or the port. /healthz, which one stale provider
+	// turns 503, is none of them.
+	check := func(kind string, p *corev1.Probe, path string) {
 		if p == nil {
 			t.Errorf("%s: no %s probe", what, kind)
 			return
@@ -826,17 +829,16 @@ func checkServeContainer(t *testing.T, what string, c corev1.Container, listen s
 			if portOf(p.HTTPGet.Port) != port {
 				t.Errorf("%s: %s probe on port %s, serve listens on %d", what, kind, p.HTTPGet.Port.String(), port)
 			}
-			if isHealthz := strings.HasPrefix(p.HTTPGet.Path, "/healthz"); isHealthz != wantHealthz {
-				if wantHealthz {
-					t.Errorf("%s: the %s probe should use /healthz, not %s", what, kind, p.HTTPGet.Path)
-				} else {
-					t.Errorf("%s: the %s probe uses /healthz, which answers 503 while a provider's data is stale: Kubernetes would restart a healthy pod during a provider outage", what, kind)
-				}
+			switch got := p.HTTPGet.Path; {
+			case strings.HasPrefix(got, "/healthz"):
+				t.Errorf("%s: the %s probe asks /healthz, which answers 503 while one provider's data is stale: a provider's page change would take serve out of the Service (or restart it); ask %s", what, kind, path)
+			case got != path:
+				t.Errorf("%s: the %s probe asks %s, want %s", what, kind, got, path)
 			}
-			if wantHealthz && p.TimeoutSeconds <= 5 {
-				t.Errorf("%s: %s probe timeoutSeconds %d: /healthz queries ClickHouse with a 5 s deadline", what, kind, p.TimeoutSeconds)
+			if path == "/readyz" && p.TimeoutSeconds < 2 {
+				t.Errorf("%s: %s probe timeoutSeconds %d: /readyz waits up to a second for ClickHouse's answer", what, kind, p.TimeoutSeconds)
 			}
-		case p.TCPSocket != nil && !wantHealthz:
+		case p.TCPSocket != nil && path == "/livez":
 			if portOf(p.TCPSocket.Port) != port {
 				t.Errorf("%s: %s probe on port %s, serve listens on %d", what, kind, p.TCPSocket.Port.String(), port)
 			}
@@ -844,10 +846,10 @@ func checkServeContainer(t *testing.T, what string, c corev1.Container, listen s
 			t.Errorf("%s: unexpected %s probe", what, kind)
 		}
 	}
-	check("readiness", c.ReadinessProbe, true)
-	check("liveness", c.LivenessProbe, false)
+	check("readiness", c.ReadinessProbe, "/readyz")
+	check("liveness", c.LivenessProbe, "/livez")
 	if c.StartupProbe != nil {
-		check("startup", c.StartupProbe, false)
+		check("startup", c.StartupProbe, "/livez")
 	}
 }
 

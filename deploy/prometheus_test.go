@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucost/gpucost/pipeline"
+	"github.com/gpucost/gpucost/service"
 	"github.com/gpucost/gpucost/tooltest"
 )
 
@@ -68,10 +69,11 @@ func (r *descRecorder) MustRegister(cs ...prometheus.Collector) {
 func (r *descRecorder) Unregister(prometheus.Collector) bool { return false }
 
 // gpucostMetrics are the series names gpucost's /metrics can have (histograms with their
-// _bucket, _sum and _count).
+// _bucket, _sum and _count): the scrape's per provider and serve's own.
 func gpucostMetrics() map[string]bool {
 	rec := &descRecorder{}
 	pipeline.NewMetrics(rec)
+	service.NewMetrics(rec, "test")
 	names := map[string]bool{}
 	for _, n := range rec.names {
 		names[n] = true
@@ -95,26 +97,28 @@ func TestPrometheusAlerts(t *testing.T) {
 	if err := yaml.UnmarshalStrict(data, &rf); err != nil {
 		t.Fatalf("prometheus/alerts.yaml: %v", err)
 	}
-	testData, err := os.ReadFile(filepath.Join("prometheus", "alerts_test.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rt ruleTests
-	if err := yaml.Unmarshal(testData, &rt); err != nil {
-		t.Fatalf("prometheus/alerts_test.yaml: %v", err)
-	}
 	fired := map[string]bool{}
-	for _, tc := range rt.Tests {
-		for _, a := range tc.AlertRuleTest {
-			if len(a.ExpAlerts) > 0 {
-				fired[a.Alertname] = true
+	for _, file := range ruleTestFiles(t) {
+		testData, err := os.ReadFile(filepath.Join("prometheus", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rt ruleTests
+		if err := yaml.Unmarshal(testData, &rt); err != nil {
+			t.Fatalf("prometheus/%s: %v", file, err)
+		}
+		for _, tc := range rt.Tests {
+			for _, a := range tc.AlertRuleTest {
+				if len(a.ExpAlerts) > 0 {
+					fired[a.Alertname] = true
+				}
 			}
 		}
 	}
 
 	known := gpucostMetrics()
 	if len(known) == 0 {
-		t.Fatal("pipeline.NewMetrics registered nothing")
+		t.Fatal("pipeline.NewMetrics and service.NewMetrics registered nothing")
 	}
 	n := 0
 	for _, g := range rf.Groups {
@@ -144,7 +148,7 @@ func TestPrometheusAlerts(t *testing.T) {
 				t.Errorf("%s: needs a summary and a description", what)
 			}
 			if !fired[r.Alert] {
-				t.Errorf("%s: no test in alerts_test.yaml makes it fire", what)
+				t.Errorf("%s: no test in prometheus/*_test.yaml makes it fire", what)
 			}
 		}
 	}
@@ -160,7 +164,20 @@ func TestPrometheusAlertsPromtool(t *testing.T) {
 	if r := runIn(t, dir, cleanEnv(), promtool, "check", "rules", "alerts.yaml"); r.code != 0 {
 		t.Errorf("promtool check rules: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := runIn(t, dir, cleanEnv(), promtool, "test", "rules", "alerts_test.yaml"); r.code != 0 {
+	if r := runIn(t, dir, cleanEnv(), promtool, append([]string{"test", "rules"}, ruleTestFiles(t)...)...); r.code != 0 {
 		t.Errorf("promtool test rules: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// ruleTestFiles are the promtool unit test files of the rules: prometheus/*_test.yaml.
+func ruleTestFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("prometheus", "*_test.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no prometheus/*_test.yaml: %v", err)
+	}
+	for i, f := range files {
+		files[i] = filepath.Base(f)
+	}
+	return files
 }

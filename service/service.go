@@ -1,9 +1,10 @@
 // Package service is gpucost serve, the long-running process: a scheduler (UTC cron) that runs
-// the scrape, the nightly plan and the weekly report, the state of each of those jobs, the
-// Prometheus registry, and the HTTP server of package web, from listening to a graceful shutdown
-// within serve.shutdown_grace. What the jobs do comes from its caller: the scrape's sources,
-// sink and history, and the other jobs as functions; the store the HTTP side reads, as a
-// function that opens it.
+// the scrape (and, with serve.scrape_on_start, once at start-up), the nightly plan and the
+// weekly report, the state of each of those jobs and their metrics, the Prometheus registry,
+// and the HTTP server of package web, from listening to a graceful shutdown within
+// serve.shutdown_grace. What the jobs do comes from its caller: the scrape's sources, sink and
+// history, and the other jobs as functions; the store the HTTP side reads, as a function that
+// opens it.
 package service
 
 import (
@@ -27,10 +28,53 @@ import (
 )
 
 // Job is one run of a scheduled job. It runs under the service's context, which ends at
-// shutdown; its status is the job's own word for the outcome (a scrape's run status, a plan's
-// totals) and, with its error, what /healthz reports of the job. A job that panics is logged and
-// reported as "panicked"; the service carries on.
-type Job func(ctx context.Context) (status string, err error)
+// shutdown, and returns its result and, unless the outcome is OK, why. A job that panics is
+// logged and counted as Panicked; the service carries on.
+type Job func(ctx context.Context) (Result, error)
+
+// Result is what one run of a job says of itself.
+type Result struct {
+	// Outcome is counted by gpucost_job_runs_total. A job that returns an error counts as
+	// Failed unless it says Partial.
+	Outcome Outcome
+	// Status is the job's own word for the run (a plan's totals), which /healthz reports as the
+	// job's last_status; empty, the outcome is reported.
+	Status string
+}
+
+// Outcome is how one run of a job went: the outcome label of gpucost_job_runs_total.
+type Outcome string
+
+// The outcomes of a run.
+const (
+	OK       Outcome = "ok"       // the job did all its work
+	Partial  Outcome = "partial"  // part of it failed: some providers of a scrape, some teams of a report
+	Failed   Outcome = "failed"   // the job failed
+	Panicked Outcome = "panicked" // the job panicked; the service carried on
+)
+
+// outcomes are every outcome a run can have: the series each job has from the start.
+var outcomes = []Outcome{OK, Partial, Failed, Panicked}
+
+// outcome is the outcome r and err count as: Partial and Failed as the job says, any other
+// Failed with an error and OK without.
+func (r Result) outcome(err error) Outcome {
+	switch {
+	case r.Outcome == Partial || r.Outcome == Failed:
+		return r.Outcome
+	case err != nil:
+		return Failed
+	}
+	return OK
+}
+
+// status is what /healthz reports of a run with outcome o.
+func (r Result) status(o Outcome) string {
+	if r.Status != "" {
+		return r.Status
+	}
+	return string(o)
+}
 
 // Scrape is what the scrape job runs: pipeline.New's arguments. Options.Metrics is the service's
 // own (served on /metrics); Options.Logger defaults to the service's logger.
@@ -53,16 +97,20 @@ type Deps struct {
 	// Optimize runs at optimize.schedule and Report at report.schedule; a nil one is not
 	// scheduled.
 	Optimize, Report Job
-	Logger           *slog.Logger // nil discards
+	// Version is the binary's version, the version label of gpucost_build_info.
+	Version string
+	Logger  *slog.Logger // nil discards
 }
 
 // Service is gpucost serve: build it with New, then Run it.
 type Service struct {
-	cfg    config.Config
-	logger *slog.Logger
-	cron   *cron.Cron
-	web    *web.Handler
-	now    func() time.Time
+	cfg     config.Config
+	logger  *slog.Logger
+	cron    *cron.Cron
+	web     *web.Handler
+	metrics *Metrics
+	now     func() time.Time
+	startup sync.WaitGroup // the start-up scrape, which cron does not wait for
 
 	mu   sync.Mutex
 	jobs map[string]*job
@@ -86,8 +134,9 @@ func New(cfg config.Config, d Deps) (*Service, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cl := cronLogger{logger}
 	s := &Service{
-		cfg:    cfg,
-		logger: logger,
+		cfg:     cfg,
+		logger:  logger,
+		metrics: NewMetrics(reg, d.Version),
 		// SkipIfStillRunning must wrap Recover, not the other way round: its token is put back
 		// without a defer (robfig/cron v3.0.1), so a panic passing through it would skip the job
 		// forever after (TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM in service_test.go
@@ -122,12 +171,12 @@ func New(cfg config.Config, d Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	errs := []error{s.Schedule("scrape", cfg.Serve.ScrapeSchedule, func(ctx context.Context) (string, error) {
+	errs := []error{s.Schedule(scrapeJob, cfg.Serve.ScrapeSchedule, func(ctx context.Context) (Result, error) {
 		rep, err := runner.Run(ctx)
 		if err != nil {
-			return string(schema.RunFailed), err
+			return Result{Outcome: Failed}, err
 		}
-		return string(rep.Status), nil
+		return Result{Outcome: scrapeOutcome(rep.Status)}, nil
 	})}
 	if d.Optimize != nil {
 		errs = append(errs, s.Schedule("optimize", cfg.Optimize.Schedule, d.Optimize))
@@ -141,8 +190,23 @@ func New(cfg config.Config, d Deps) (*Service, error) {
 	return s, nil
 }
 
-// Schedule adds a job at spec (a cron spec, UTC). The job's status and error are kept for
-// /healthz. A panic inside fn propagates to cron's Recover, which logs it and carries on.
+// scrapeJob is the name of the scrape's job: in /healthz, the logs and the job_name label.
+const scrapeJob = "scrape"
+
+// scrapeOutcome is the outcome of a scrape run whose status is st.
+func scrapeOutcome(st schema.RunStatus) Outcome {
+	switch st {
+	case schema.RunOK:
+		return OK
+	case schema.RunPartial:
+		return Partial
+	}
+	return Failed
+}
+
+// Schedule adds a job at spec (a cron spec, UTC). The job's state is kept for /healthz and its
+// runs are counted in the service's metrics, whose series for it exist from now on. A panic
+// inside fn is counted, then propagates to cron's Recover, which logs it and carries on.
 func (s *Service) Schedule(name, spec string, fn Job) error {
 	j := &job{state: schema.JobState{Schedule: spec}}
 	id, err := s.cron.AddFunc(spec, func() {
@@ -151,11 +215,12 @@ func (s *Service) Schedule(name, spec string, fn Job) error {
 		j.state.Running, j.state.LastStart = true, &start
 		ctx := s.ctx
 		s.mu.Unlock()
-		status, err := "panicked", error(nil)
+		res, outcome, err := Result{}, Panicked, error(nil)
 		defer func() {
-			s.mu.Lock()
 			finish := s.now().UTC()
-			j.state.Running, j.state.LastFinish, j.state.LastStatus = false, &finish, status
+			s.metrics.observe(name, outcome, start, finish)
+			s.mu.Lock()
+			j.state.Running, j.state.LastFinish, j.state.LastStatus = false, &finish, res.status(outcome)
 			j.state.LastError = ""
 			if err != nil {
 				j.state.LastError = err.Error()
@@ -163,21 +228,45 @@ func (s *Service) Schedule(name, spec string, fn Job) error {
 			s.mu.Unlock()
 		}()
 		s.logger.Info("Job started", "job", name)
-		status, err = fn(ctx)
+		res, err = fn(ctx)
+		outcome = res.outcome(err)
+		attrs := []any{"job", name, "outcome", outcome, "status", res.status(outcome), "duration_seconds", s.now().Sub(start).Seconds()}
 		if err != nil {
-			s.logger.Error("Job failed", "job", name, "status", status, "err", err)
-			return
+			attrs = append(attrs, "err", err)
 		}
-		s.logger.Info("Job finished", "job", name, "status", status, "duration", time.Since(start))
+		switch outcome {
+		case OK:
+			s.logger.Info("Job finished", attrs...)
+		case Partial:
+			s.logger.Warn("Job partly failed", attrs...)
+		default:
+			s.logger.Error("Job failed", attrs...)
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("job %s: schedule %q: %w", name, spec, err)
 	}
 	j.entry = id
+	s.metrics.add(name)
 	s.mu.Lock()
 	s.jobs[name] = j
 	s.mu.Unlock()
 	return nil
+}
+
+// runNow runs the job name at once, outside its schedule but through the same wrappers: a run
+// of it still in flight makes this one skip, and a panic is recovered. Serve waits for it at
+// shutdown.
+func (s *Service) runNow(name string) {
+	s.mu.Lock()
+	j := s.jobs[name]
+	s.mu.Unlock()
+	run := s.cron.Entry(j.entry).WrappedJob
+	s.startup.Add(1)
+	go func() {
+		defer s.startup.Done()
+		run.Run()
+	}()
 }
 
 // Jobs returns the state of every scheduled job by name, with its next run.
@@ -210,7 +299,9 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Serve runs the scheduler and the HTTP server on ln until ctx is done, then shuts both down:
 // the scheduler stops starting jobs, a job in flight gets serve.shutdown_grace to finish (the
-// pipeline spools what it cannot load), and the HTTP server drains.
+// pipeline spools what it cannot load), and the HTTP server drains. With serve.scrape_on_start
+// it also starts a scrape at once; its failure is logged and counted like any run's, and serving
+// goes on.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	s.ctx = ctx
@@ -223,6 +314,10 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	jobs := len(s.jobs)
 	s.mu.Unlock()
 	s.logger.Info("Serving", "addr", ln.Addr().String(), "jobs", jobs)
+	if s.cfg.Serve.ScrapeOnStart {
+		s.logger.Info("Scraping at start-up (serve.scrape_on_start)")
+		s.runNow(scrapeJob)
+	}
 
 	var err error
 	select {
@@ -231,8 +326,14 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.logger.Info("Shutting down")
 	grace := s.cfg.Serve.ShutdownGrace.Std()
+	stopped := make(chan struct{})
+	go func() {
+		<-s.cron.Stop().Done()
+		s.startup.Wait()
+		close(stopped)
+	}()
 	select {
-	case <-s.cron.Stop().Done():
+	case <-stopped:
 	case <-time.After(grace):
 		s.logger.Error("A job did not finish within the shutdown grace", "grace", grace)
 	}

@@ -47,7 +47,7 @@ func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	var panics atomic.Int32
-	if err := srv.Schedule("boom", "@every 1s", func(context.Context) (string, error) {
+	if err := srv.Schedule("boom", "@every 1s", func(context.Context) (Result, error) {
 		panics.Add(1)
 		panic("boom")
 	}); err != nil {
@@ -225,7 +225,7 @@ func TestServeKeepsJobStatesAndStopsWithItsContext(t *testing.T) {
 	}
 	cfg.Serve.ScrapeSchedule = "@every 1h"
 	deps := Deps{Scrape: Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(cfg.Scrape.Providers), Sink: discard{}, History: discard{}},
-		Report: func(context.Context) (string, error) { return "", nil }}
+		Report: func(context.Context) (Result, error) { return Result{Outcome: OK}, nil }}
 	bad := cfg
 	bad.Report.Schedule = "every tuesday"
 	if _, err := New(bad, deps); err == nil || !strings.Contains(err.Error(), "job report") {
@@ -236,9 +236,9 @@ func TestServeKeepsJobStatesAndStopsWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran := make(chan struct{}, 10)
-	if err := srv.Schedule("fails", "@every 1s", func(context.Context) (string, error) {
+	if err := srv.Schedule("fails", "@every 1s", func(context.Context) (Result, error) {
 		defer func() { ran <- struct{}{} }()
-		return "failed", fmt.Errorf("no plan today")
+		return Result{Outcome: Failed}, fmt.Errorf("no plan today")
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,48 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
 )
 
 // healthzRefresh is how often /healthz reads the run log at most.
 const healthzRefresh = 2 * time.Second
 
+// Liveness is the /livez document.
+type Liveness struct {
+	Status string `json:"status"` // always ok
+}
+
+// Readiness is the /readyz document.
+type Readiness struct {
+	Status string `json:"status"`           // ready or unavailable
+	Reason string `json:"reason,omitempty"` // why it is unavailable
+}
+
+// livez serves /livez: the process answers.
+func (h *Handler) livez(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, Liveness{Status: "ok"})
+}
+
+// readyz serves /readyz: the store answers the gate's liveness check, which every request in
+// flight shares and whose answer holds for storeProbeFresh, so probes add at most one trivial
+// query a second however often they come.
+func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
+	var err error
+	select {
+	case err = <-h.gate.check(r.Context()):
+	case <-r.Context().Done():
+		return // the prober has gone: nobody reads an answer
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, Readiness{Status: "unavailable", Reason: errStoreUnavailable.Error() + ": " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, Readiness{Status: "ready"})
+}
+
 // Health is the /healthz document. Its status is "degraded", and the answer a 503, when a
-// provider's last good run is older than Config.StaleAfter or the run log cannot be read.
+// provider's last good run is older than Config.StaleAfter (or it has none yet) or the run log
+// cannot be read. It is for people and alerting, not a probe: see /readyz.
 type Health struct {
 	Status     string                     `json:"status"` // ok or degraded
 	Time       time.Time                  `json:"time"`
@@ -70,11 +103,11 @@ func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
 		doc.Providers = append(doc.Providers, ph)
 	}
 	sort.Slice(doc.Providers, func(i, j int) bool { return doc.Providers[i].Provider < doc.Providers[j].Provider })
-	w.Header().Set("Content-Type", "application/json")
+	code := http.StatusOK
 	if doc.Status != "ok" {
-		w.WriteHeader(http.StatusServiceUnavailable)
+		code = http.StatusServiceUnavailable
 	}
-	_ = export.WriteJSON(w, doc)
+	writeJSON(w, code, doc)
 }
 
 // runLog is the last run and the last good run of each provider.

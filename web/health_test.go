@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,69 @@ func TestHealthz(t *testing.T) {
 			}
 			if doc.StaleAfter != "3h0m0s" || !doc.Time.Equal(now) {
 				t.Errorf("stale_after %q, time %s", doc.StaleAfter, doc.Time)
+			}
+		})
+	}
+}
+
+// TestProbes: /livez answers 200 whatever the store does; /readyz answers 200 while the store
+// answers, stale providers or not, and 503 with the reason within about a second when it
+// refuses or hangs; /healthz is the one that a stale provider turns 503.
+func TestProbes(t *testing.T) {
+	now := time.Now().UTC()
+	good := func(provider string, finished time.Time) schema.ScrapeRun {
+		return schema.ScrapeRun{RunID: "run-" + provider, Provider: provider, Status: schema.RunOK, FinishedAt: finished}
+	}
+	fresh := runStore{last: []schema.ScrapeRun{good("vastai", now), good("coreweave", now)}, good: []schema.ScrapeRun{good("vastai", now), good("coreweave", now)}}
+	stale := runStore{last: []schema.ScrapeRun{good("vastai", now), good("coreweave", now.Add(-5*time.Hour))},
+		good: []schema.ScrapeRun{good("vastai", now), good("coreweave", now.Add(-5*time.Hour))}}
+	tests := []struct {
+		name                  string
+		open                  func(context.Context) (Store, error)
+		wantReady, wantHealth int
+		wantReason            string
+	}{
+		{"fresh", func(context.Context) (Store, error) { return fresh, nil }, http.StatusOK, http.StatusOK, ""},
+		{"coreweave stale", func(context.Context) (Store, error) { return stale, nil }, http.StatusOK, http.StatusServiceUnavailable, ""},
+		{"store refuses", func(context.Context) (Store, error) {
+			return nil, errors.New("dialing 127.0.0.1:9: connection refused")
+		}, http.StatusServiceUnavailable, http.StatusServiceUnavailable, "the price store is unavailable: dialing 127.0.0.1:9: connection refused"},
+		{"store hangs", func(ctx context.Context) (Store, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, http.StatusServiceUnavailable, http.StatusServiceUnavailable, "the price store is unavailable: no answer to a check within 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := New(Config{Open: tt.open, Providers: []string{"vastai", "coreweave"}, StaleAfter: 3 * time.Hour, QueryTimeout: 5 * time.Second, MaxQueries: 1})
+			get := func(path string) (int, []byte, time.Duration) {
+				start := time.Now()
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+				if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+					t.Errorf("%s: Content-Type %q", path, ct)
+				}
+				return rec.Code, rec.Body.Bytes(), time.Since(start)
+			}
+			code, body, _ := get("/livez")
+			var live Liveness
+			if err := json.Unmarshal(body, &live); err != nil || code != http.StatusOK || live.Status != "ok" {
+				t.Errorf("/livez: %d %s (%v), want 200 ok", code, body, err)
+			}
+			code, body, took := get("/readyz")
+			var ready Readiness
+			if err := json.Unmarshal(body, &ready); err != nil {
+				t.Fatalf("/readyz: %v: %s", err, body)
+			}
+			wantStatus := map[int]string{http.StatusOK: "ready", http.StatusServiceUnavailable: "unavailable"}[tt.wantReady]
+			if code != tt.wantReady || ready.Status != wantStatus || ready.Reason != tt.wantReason {
+				t.Errorf("/readyz: %d %+v, want %d %q reason %q", code, ready, tt.wantReady, wantStatus, tt.wantReason)
+			}
+			if took > 2*time.Second {
+				t.Errorf("/readyz took %s: want the answer within the check's second", took)
+			}
+			if code, body, _ := get("/healthz"); code != tt.wantHealth {
+				t.Errorf("/healthz: %d, want %d: %s", code, tt.wantHealth, body)
 			}
 		})
 	}

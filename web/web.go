@@ -1,12 +1,25 @@
 // Package web is gpucost serve's HTTP side: the JSON API (/api/v1/offers, /api/v1/history,
 // /api/v1/changes, /api/v1/value, /api/v1/plans, /api/v1/gpus, each answer an export.Envelope,
 // described by the OpenAPI document at /api/v1/openapi.json and in docs/analysts.md), the
-// dashboard (/: tables rendered on the server, charts drawn in the browser from the API), /healthz
-// (the run log of each provider, its staleness and the scheduled jobs' state) and /metrics
-// (Prometheus, from the registry it is given). It reads the price store through the Store interface it declares and
-// runs every read through one gate: bounded concurrency, a deadline, and an honest 503 when the
-// store is down or paused (504 only for a slow query on a store that answers). It knows nothing
-// of the scheduler or of ClickHouse: what it needs of them comes in a Config.
+// dashboard (/: tables rendered on the server, charts drawn in the browser from the API), the
+// probes, and /metrics (Prometheus, from the registry it is given). It reads the price store
+// through the Store interface it declares and runs every read through one gate: bounded
+// concurrency, a deadline, and an honest 503 when the store is down or paused (504 only for a
+// slow query on a store that answers). It knows nothing of the scheduler or of ClickHouse: what
+// it needs of them comes in a Config.
+//
+// The probes each answer one question, for one reader:
+//
+//   - /livez, for a liveness probe: the process serves HTTP. It is 200 whenever it answers at
+//     all and touches nothing else, so a restart happens only for a process that is stuck.
+//   - /readyz, for a readiness probe: the API and the dashboard can answer, because the store
+//     answers the gate's liveness check (the smallest query on gpucost's own tables) within a
+//     second. 200, else 503 with the reason. How fresh the providers' prices are plays no part:
+//     a provider whose page changed leaves its own prices stale, and the API still answers with
+//     everyone's, so it must not take serve out of a load balancer.
+//   - /healthz, for people and alerting: each provider's last run, last good run and staleness,
+//     and the scheduled jobs' state; 503 when a provider is stale (or has no good run yet) or
+//     the run log cannot be read. Never a probe.
 package web
 
 import (
@@ -48,7 +61,7 @@ type Reader interface {
 
 // Store is everything the HTTP side reads of the store: the prices and plans, the run log
 // /healthz reports, and the schema version, the smallest query on gpucost's own tables, which
-// the gate asks as its liveness check. *store.Store implements it.
+// the gate asks as its liveness check (and /readyz through it). *store.Store implements it.
 type Store interface {
 	Reader
 	LastRuns(ctx context.Context) ([]schema.ScrapeRun, error)
@@ -108,6 +121,8 @@ func New(cfg Config) *Handler {
 	if cfg.Registry != nil {
 		h.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
 	}
+	h.mux.HandleFunc("GET /livez", h.livez)
+	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	reader := func(ctx context.Context) (Reader, error) {
 		st, err := cfg.Open(ctx)
@@ -121,7 +136,7 @@ func New(cfg Config) *Handler {
 	return h
 }
 
-// ServeHTTP serves /metrics, /healthz, the JSON API and the dashboard.
+// ServeHTTP serves /metrics, the probes, the JSON API and the dashboard.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // probe is the gate's liveness check: the smallest query on gpucost's own tables.

@@ -78,18 +78,19 @@ func newService(cfg config.Config, e env, logger *slog.Logger) (*service.Service
 		StoreErrors: web.StoreErrors{Busy: store.Busy, Refused: store.Refused, Unreachable: store.Unreachable},
 		Scrape: service.Scrape{Config: cfg.Scrape.Pipeline(), Sources: sources, Sink: st, History: st,
 			Options: pipeline.Options{Logger: logger, Redactor: e.secrets}},
-		Optimize: func(ctx context.Context) (string, error) {
+		Optimize: func(ctx context.Context) (service.Result, error) {
 			plan, err := optimizeOnce(ctx, cfg, e, logger, true)
 			if err != nil {
-				return "failed", err
+				return service.Result{Outcome: service.Failed}, err
 			}
-			return fmt.Sprintf("ok: %d workloads, saves %s/month", plan.Totals.Workloads, money.USD(plan.Totals.SavingsUSDPerMonth)), nil
+			return service.Result{Outcome: service.OK, Status: fmt.Sprintf("ok: %d workloads, saves %s/month", plan.Totals.Workloads, money.USD(plan.Totals.SavingsUSDPerMonth))}, nil
 		},
-		Report: func(ctx context.Context) (string, error) {
+		Report: func(ctx context.Context) (service.Result, error) {
 			outcome, err := sendWeekly(ctx, cfg, e, logger)
-			return string(outcome), err
+			return service.Result{Outcome: service.Outcome(outcome)}, err
 		},
-		Logger: logger,
+		Version: version,
+		Logger:  logger,
 	})
 	if err != nil {
 		return nil, nil, &usageError{err: err}
