@@ -92,7 +92,7 @@ func Build(ctx context.Context, s Store, week report.Week, o Options) (*report.R
 		return nil, err
 	}
 	now := o.now().UTC().Truncate(time.Second)
-	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: o.Measurer, Logger: o.logger()}, o.Workloads, wl, o.Planning, now)
+	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: o.Measurer, Logger: o.logger()}, wl, o.Planning, now)
 	if err != nil {
 		return nil, err
 	}

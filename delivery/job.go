@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpucost/gpucost/plans"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/selection"
 )
@@ -38,7 +39,7 @@ func Run(ctx context.Context, s Store, log SendLog, send Sender, w io.Writer, j 
 	teams := j.Teams
 	for _, name := range teams {
 		if !slices.Contains(rep.TeamNames(), name) {
-			return &selection.Error{Param: "team", Msg: fmt.Sprintf("no team %q in %s (teams: %s)", name, o.Workloads, strings.Join(rep.TeamNames(), ", "))}
+			return &selection.Error{Param: "team", Msg: fmt.Sprintf("no team %q in %s (teams: %s)", name, plans.Source(o.Workloads), strings.Join(rep.TeamNames(), ", "))}
 		}
 	}
 	if len(teams) == 0 {

@@ -85,7 +85,7 @@ func TestWeeklyEmailSinceLastWeek(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	today, err := plans.Make(ctx, s, plans.Measuring{}, workloads, wl, optimizer.DefaultOptions(), now)
+	today, err := plans.Make(ctx, s, plans.Measuring{}, wl, optimizer.DefaultOptions(), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,12 +69,21 @@ var sampleWorkloads []byte
 // SampleName is the name the sample workloads go by in a plan and its errors.
 const SampleName = "the sample workloads (built in)"
 
+// Source names the workloads ReadWorkloads(path) reads, as plans and errors name them: the
+// path, or SampleName for the built-in sample (path "").
+func Source(path string) string {
+	if path == "" {
+		return SampleName
+	}
+	return path
+}
+
 // ReadWorkloads reads and parses a workloads file; an empty path reads the sample teams built
 // into gpucost (workloads.sample.yaml, named SampleName). A file that cannot be read or parsed
 // is an *optimizer.InputError naming it.
 func ReadWorkloads(path string) (*optimizer.File, error) {
 	if path == "" {
-		return optimizer.ParseWorkloads(SampleName, sampleWorkloads)
+		return optimizer.ParseWorkloads(Source(path), sampleWorkloads)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -97,8 +106,8 @@ type Today struct {
 // Make plans wl on the latest offers of s whose prices still hold at now, with opts, each
 // workload with a metrics_selector measured first over the window before now (m). A failed
 // measurement does not fail the plan: the workload is planned without it, its plan says why,
-// and the failure is logged. file names the workloads in errors. wl is not changed.
-func Make(ctx context.Context, s Offers, m Measuring, file string, wl *optimizer.File, opts optimizer.Options, now time.Time) (Today, error) {
+// and the failure is logged. Errors name the workloads as wl.Name does. wl is not changed.
+func Make(ctx context.Context, s Offers, m Measuring, wl *optimizer.File, opts optimizer.Options, now time.Time) (Today, error) {
 	lookBack := time.Duration(opts.MaxOfferAgeHours*float64(time.Hour)) + lately
 	offers, err := s.LatestOffersToPlan(ctx, schema.OfferFilter{MaxAge: lookBack, ExpiredWithin: lately})
 	if err != nil {
@@ -111,7 +120,7 @@ func Make(ctx context.Context, s Offers, m Measuring, file string, wl *optimizer
 	wl = m.measure(ctx, wl, now)
 	plan, err := optimizer.Optimize(optimizer.Input{Now: now, Workloads: wl, Offers: offers}, opts)
 	if err != nil {
-		return Today{}, fmt.Errorf("planning %s: %w", file, err)
+		return Today{}, fmt.Errorf("planning %s: %w", wl.Name, err)
 	}
 	return Today{Plan: plan, Offers: offers, GoodRuns: good}, nil
 }

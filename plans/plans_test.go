@@ -79,7 +79,7 @@ func TestMakeMeasuresTheWorkloadsWithASelector(t *testing.T) {
 	}}
 	var logs bytes.Buffer
 	today, err := plans.Make(context.Background(), noOffers{}, plans.Measuring{Measurer: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
-		"teams.yaml", wl, optimizer.DefaultOptions(), now)
+		wl, optimizer.DefaultOptions(), now)
 	if err != nil {
 		t.Fatalf("a failed measurement failed the plan: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestMakeMeasuresTheWorkloadsWithASelector(t *testing.T) {
 	}
 
 	// No measurer: nothing is measured, nothing is said.
-	today, err = plans.Make(context.Background(), noOffers{}, plans.Measuring{}, "teams.yaml", wl, optimizer.DefaultOptions(), now)
+	today, err = plans.Make(context.Background(), noOffers{}, plans.Measuring{}, wl, optimizer.DefaultOptions(), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func optimizeOnce(ctx context.Context, cfg config.Config, e env, logger *slog.Lo
 	}
 	defer s.Close()
 	now := time.Now().UTC().Truncate(time.Second)
-	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: m, Logger: logger}, wl.Name, wl, cfg.Optimize.Options, now)
+	today, err := plans.Make(ctx, s, plans.Measuring{Measurer: m, Logger: logger}, wl, cfg.Optimize.Options, now)
 	if err != nil {
 		return nil, err
 	}

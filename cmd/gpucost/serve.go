@@ -15,18 +15,24 @@ import (
 	"github.com/gpucost/gpucost/web"
 )
 
-const serveHelp = `Run gpucost as a service: a scheduler (UTC cron) that runs the scrape (serve.scrape_schedule),
-the nightly plan (optimize.schedule) and the weekly report email (report.schedule), and an HTTP
-server on serve.listen with
+const serveHelp = `Run gpucost as a service: a scheduler (UTC cron) that runs the scrape (serve.scrape_schedule,
+and once as it starts unless serve.scrape_on_start is false), the nightly plan
+(optimize.schedule) and the weekly report email (report.schedule), and an HTTP server on
+serve.listen with
+  /livez       200 while the process serves HTTP: the liveness probe
+  /readyz      200 while ClickHouse answers gpucost's check within a second, else 503 with the
+               reason: the readiness probe (provider freshness plays no part)
   /healthz     the last run of each provider and its staleness (503 when a provider's last good
-               run is older than serve.stale_after, or the store is unreachable), and the state
-               of each job; the run log is read at most every 2 seconds, however often /healthz
-               is asked
-  /metrics     Prometheus metrics: runs, offers, rejects, HTTP attempts, durations, last success
-  /api/v1/...  offers, history, price changes and value per dollar as JSON (see
-               docs/analysts.md)
-  /            a dashboard: the cheapest offer per GPU model (on-demand, spot, commitment,
-               serverless), $ per TFLOP-hour, and price-history charts, rebuilt at most every
+               run is older than serve.stale_after, or the run log cannot be read), and the
+               state of each job: for people and alerting, never a probe
+  /metrics     Prometheus metrics: each job's runs by outcome, last success and failure and
+               durations, gpucost_build_info, the scrapes' offers, rejects and HTTP attempts
+  /api/v1/...  offers and price changes in cursor pages, history, value per dollar, the latest
+               plan and the GPU catalog as JSON, one versioned envelope each, described at
+               /api/v1/openapi.json (and in docs/analysts.md)
+  /            a dashboard: a price-history chart of the GPU model and range you pick, drawn in
+               the browser from the API, and the cheapest offer per GPU model (on-demand, spot,
+               commitment, serverless) and $ per TFLOP-hour, their data read at most every
                serve.dashboard_refresh (1m) and served from memory in between.
 The API and the dashboard run at most half of the DSN's max_open_conns queries at once, each
 within serve.query_timeout: a store that is down or paused is a 503 within about two seconds,
@@ -39,7 +45,7 @@ func serveCommand(e env) *cobra.Command {
 	var cf configFlag
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
-		Short: "run the scheduled jobs with /healthz, /metrics, the JSON API and the dashboard",
+		Short: "run the scheduled jobs with probes, /metrics, the JSON API and the dashboard",
 		Long:  serveHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
