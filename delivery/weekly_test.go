@@ -79,7 +79,7 @@ func TestWeeklyEmailSinceLastWeek(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	workloads := filepath.Join("..", "deploy", "workloads.sample.yaml")
+	workloads := filepath.Join("..", "plans", "workloads.sample.yaml")
 	wl, err := plans.ReadWorkloads(workloads)
 	if err != nil {
 		t.Fatal(err)
