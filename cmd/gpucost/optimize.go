@@ -70,10 +70,7 @@ func optimizeCommand(e env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if workloads != "" {
-					cfg.Optimize.Workloads = workloads
-				}
-				noteSample(e, "optimize", cfg.Optimize.Workloads)
+				useWorkloads(e, &cfg, "optimize", workloads)
 				plan, err := optimizeOnce(cmd.Context(), cfg, e, newLogger(e.stderr, cfg.Log), !noStore)
 				if err != nil {
 					return err
@@ -92,10 +89,13 @@ func optimizeCommand(e env) *cobra.Command {
 	return cmd
 }
 
-// noteSample says on stderr, when the workloads are the sample teams built in (no file named),
-// that the plan is theirs.
-func noteSample(e env, command, workloads string) {
-	if workloads == "" {
+// useWorkloads sets the workloads file of cfg to the one --workloads names, if any, and says on
+// stderr when the command plans the sample teams built in (no file named anywhere).
+func useWorkloads(e env, cfg *config.Config, command, flag string) {
+	if flag != "" {
+		cfg.Optimize.Workloads = flag
+	}
+	if cfg.Optimize.Workloads == "" {
 		fmt.Fprintf(e.stderr, "gpucost %s: planning the sample teams built in; name yours with --workloads FILE\n", command)
 	}
 }

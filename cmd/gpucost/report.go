@@ -82,10 +82,7 @@ func reportCommand(e env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if workloads != "" {
-					cfg.Optimize.Workloads = workloads
-				}
-				noteSample(e, "report", cfg.Optimize.Workloads)
+				useWorkloads(e, &cfg, "report", workloads)
 				logger := newLogger(e.stderr, cfg.Log)
 				job := delivery.Job{Week: week, Teams: selection.List(teams), Formats: fmts, Out: out, Mail: email, Force: force}
 				var sender delivery.Sender

@@ -86,10 +86,7 @@ func tcoCommand(e env) *cobra.Command {
 			}
 			logger := newLogger(e.stderr, cfg.Log)
 			if gpu == "" {
-				if workloads != "" {
-					cfg.Optimize.Workloads = workloads
-				}
-				noteSample(e, "tco", cfg.Optimize.Workloads)
+				useWorkloads(e, &cfg, "tco", workloads)
 				plan, err := optimizeOnce(ctx, cfg, e, logger, false)
 				if err != nil {
 					return err
