@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
@@ -22,7 +21,7 @@ func Offers(w io.Writer, f Format, offers []schema.Offer) error {
 	if f == Table {
 		return offersTable(w, offers)
 	}
-	ow, err := NewOfferWriter(w, f)
+	ow, err := NewOfferWriter(w, f, Snappy)
 	if err != nil {
 		return err
 	}
@@ -34,15 +33,16 @@ func Offers(w io.Writer, f Format, offers []schema.Offer) error {
 	return ow.Close()
 }
 
-// OfferWriter writes offers one at a time, as JSON (one array), CSV or Parquet: an export of
-// millions of observations is written as the store reads them. Close ends the output.
+// OfferWriter writes offers one at a time, as JSON (one array), CSV, NDJSON or Parquet: an
+// export of millions of observations is written as the store reads them. Close ends the output.
 type OfferWriter struct {
 	write func(*schema.Offer) error
 	close func() error
 }
 
-// NewOfferWriter returns an OfferWriter of format f (JSON, CSV or Parquet) on w.
-func NewOfferWriter(w io.Writer, f Format) (*OfferWriter, error) {
+// NewOfferWriter returns an OfferWriter of format f on w: JSON, CSV, NDJSON (one offer per
+// line, the keys of the JSON's items), or Parquet with its pages compressed with c.
+func NewOfferWriter(w io.Writer, f Format, c Compression) (*OfferWriter, error) {
 	switch f {
 	case JSON:
 		a := &jsonArray{w: w}
@@ -53,8 +53,14 @@ func NewOfferWriter(w io.Writer, f Format) (*OfferWriter, error) {
 			return nil, err
 		}
 		return &OfferWriter{write: func(o *schema.Offer) error { return cw.Write(offerCSVRow(o)) }, close: cw.Flush}, nil
+	case NDJSON:
+		write := newNDJSON(w)
+		return &OfferWriter{write: func(o *schema.Offer) error { return write(o) }, close: func() error { return nil }}, nil
 	case Parquet:
-		pw := parquet.NewGenericWriter[offerRecord](w, parquet.Compression(&parquet.Zstd))
+		pw, err := newParquetWriter[offerRecord](w, c)
+		if err != nil {
+			return nil, err
+		}
 		buf := make([]offerRecord, 0, 8192)
 		flush := func() error {
 			if len(buf) == 0 {

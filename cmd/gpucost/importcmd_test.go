@@ -125,10 +125,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 		"--since", "2026-01-01", "--until", "2026-02-01", "--output", "json"}); code != exitOK {
 		t.Fatalf("history: exit %d: %s", code, stderr)
 	}
-	var points []schema.HistoryPoint
-	if err := json.Unmarshal(stdout.Bytes(), &points); err != nil {
-		t.Fatal(err)
-	}
+	points := itemsOf[schema.HistoryPoint](t, stdout.Bytes())
 	var mins []string
 	for _, p := range points {
 		mins = append(mins, p.Bucket.Format("01-02")+" "+p.Min.String())

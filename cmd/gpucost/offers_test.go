@@ -137,10 +137,7 @@ func TestOffersAndHistoryShowEveryPriceType(t *testing.T) {
 		}
 	}
 
-	var points []schema.HistoryPoint
-	if err := json.Unmarshal([]byte(cli("history", "--gpu", "H100-SXM-80GB", "--since", "1d", "--interval", "hour", "--price-type", "term_3m,reserved,serverless", "--output", "json")), &points); err != nil {
-		t.Fatal(err)
-	}
+	points := itemsOf[schema.HistoryPoint](t, []byte(cli("history", "--gpu", "H100-SXM-80GB", "--since", "1d", "--interval", "hour", "--price-type", "term_3m,reserved,serverless", "--output", "json")))
 	got = nil
 	for _, p := range points {
 		got = append(got, p.Provider+" "+string(p.PriceType)+" "+p.Min.StringFixed(2))

@@ -1,0 +1,18 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/gpucost/gpucost/export"
+)
+
+// itemsOf reads the items of the JSON envelope a command printed.
+func itemsOf[T any](t *testing.T, out []byte) []T {
+	t.Helper()
+	var page export.Envelope[T]
+	if err := json.Unmarshal(out, &page); err != nil {
+		t.Fatalf("reading the JSON envelope: %v\n%.2000s", err, out)
+	}
+	return page.Items
+}
