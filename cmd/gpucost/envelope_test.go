@@ -16,3 +16,13 @@ func itemsOf[T any](t *testing.T, out []byte) []T {
 	}
 	return page.Items
 }
+
+// oneItem reads the one item of the JSON envelope a command printed about what it did.
+func oneItem[T any](t *testing.T, out []byte) T {
+	t.Helper()
+	items := itemsOf[T](t, out)
+	if len(items) != 1 {
+		t.Fatalf("%d items, want the one record of what the command did\n%.2000s", len(items), out)
+	}
+	return items[0]
+}

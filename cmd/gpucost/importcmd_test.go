@@ -95,10 +95,9 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 	if code := runCommand("import", ctx, e, []string{good, "--output", "json"}); code != exitOK {
 		t.Fatalf("good file again, JSON: exit %d\n%s", code, stderr)
 	}
-	var rec imported
-	if err := json.Unmarshal(stdout.Bytes(), &rec); err != nil || rec.File != good || rec.Observations != 6 || rec.Providers["aws"] != 4 ||
+	if rec := oneItem[imported](t, stdout.Bytes()); rec.File != good || rec.Observations != 6 || rec.Providers["aws"] != 4 ||
 		rec.Stored != 0 || !rec.AlreadyImported || rec.DryRun || !strings.HasPrefix(rec.RunID, "import-") {
-		t.Errorf("second import as JSON: %+v (%v)\n%s", rec, err, stdout)
+		t.Errorf("second import as JSON: %+v\n%s", rec, stdout)
 	}
 	e, stdout, stderr = fx.env()
 	if code := runCommand("import", ctx, e, []string{"--output", "csv", good}); code != exitOK {
