@@ -14,9 +14,10 @@ import (
 // offerColumns are the columns of offers and observations: the offers table's, in its order.
 var offerColumns = columnsOf[schema.Offer](nil)
 
-// Offers writes offers (the market now, or any list of observations) as a terminal table,
-// JSON, CSV or Parquet. JSON, CSV and Parquet carry every column; the table the ones a person
-// compares, with prices to 4 decimals.
+// Offers writes offers (the market now, or any list of observations) as a terminal table, CSV,
+// NDJSON or Parquet (Snappy). CSV, NDJSON and Parquet carry every column, as JSON does (the
+// items of an Envelope of OffersSchema); the table the ones a person compares, with prices to
+// 4 decimals.
 func Offers(w io.Writer, f Format, offers []schema.Offer) error {
 	if f == Table {
 		return offersTable(w, offers)
@@ -33,20 +34,17 @@ func Offers(w io.Writer, f Format, offers []schema.Offer) error {
 	return ow.Close()
 }
 
-// OfferWriter writes offers one at a time, as JSON (one array), CSV, NDJSON or Parquet: an
-// export of millions of observations is written as the store reads them. Close ends the output.
+// OfferWriter writes offers one at a time, as CSV, NDJSON or Parquet: an export of millions of
+// observations is written as the store reads them. Close ends the output.
 type OfferWriter struct {
 	write func(*schema.Offer) error
 	close func() error
 }
 
-// NewOfferWriter returns an OfferWriter of format f on w: JSON, CSV, NDJSON (one offer per
-// line, the keys of the JSON's items), or Parquet with its pages compressed with c.
+// NewOfferWriter returns an OfferWriter of format f on w: CSV, NDJSON (one offer per line, the
+// keys of the JSON's items), or Parquet with its pages compressed with c.
 func NewOfferWriter(w io.Writer, f Format, c Compression) (*OfferWriter, error) {
 	switch f {
-	case JSON:
-		a := &jsonArray{w: w}
-		return &OfferWriter{write: func(o *schema.Offer) error { return a.add(o) }, close: a.close}, nil
 	case CSV:
 		cw := textcell.NewCSVWriter(w)
 		if err := cw.Write(offerColumns.names); err != nil {
@@ -92,8 +90,8 @@ func NewOfferWriter(w io.Writer, f Format, c Compression) (*OfferWriter, error) 
 // Write writes one offer.
 func (ow *OfferWriter) Write(o *schema.Offer) error { return ow.write(o) }
 
-// Close writes what is buffered and ends the output (JSON's closing bracket, Parquet's footer);
-// it does not close the underlying writer.
+// Close writes what is buffered and ends the output (Parquet's footer); it does not close the
+// underlying writer.
 func (ow *OfferWriter) Close() error { return ow.close() }
 
 // offerCSVRow is an offer as a CSV record under offerColumns.

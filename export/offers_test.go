@@ -211,25 +211,6 @@ func TestMicros(t *testing.T) {
 	}
 }
 
-// TestOfferWriterJSON: a stream of offers is the JSON of the slice, byte for byte, empty too.
-func TestOfferWriterJSON(t *testing.T) {
-	for _, offers := range [][]schema.Offer{sampleOffers(), nil} {
-		var got, want bytes.Buffer
-		if err := Offers(&got, JSON, offers); err != nil {
-			t.Fatal(err)
-		}
-		if offers == nil {
-			offers = []schema.Offer{}
-		}
-		if err := WriteJSON(&want, offers); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
-			t.Errorf("streamed JSON of %d offers (-WriteJSON +stream):\n%s", len(offers), diff)
-		}
-	}
-}
-
 // TestHistoryFile: a history file in Parquet of either codec, and in NDJSON, reads back as the
 // points it was written from.
 func TestHistoryFile(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,10 +180,7 @@ func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 	if code := runCommand("offers", ctx, e, []string{"--output", "json", "--max-age", "6h"}); code != exitOK {
 		t.Fatalf("offers: exit %d\n%s", code, stderr)
 	}
-	var got []schema.Offer
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
+	got := itemsOf[schema.Offer](t, stdout.Bytes())
 	if len(got) != 1 {
 		t.Fatalf("today's market holds %d offers, want the one still valid:\n%s", len(got), stdout)
 	}
