@@ -30,11 +30,13 @@ var (
 	ImportsSchema = Schema{Resource: "imports", Version: 1}
 	// DatabasesSchema is gpucost migrate's: the one database it migrated.
 	DatabasesSchema = Schema{Resource: "databases", Version: 1}
+	// RederivationsSchema is gpucost reparse's: the one re-derivation it made (or would make).
+	RederivationsSchema = Schema{Resource: "rederivations", Version: 1}
 )
 
 // Schemas are every schema above, in that order: the documented ones (docs/analysts.md).
 var Schemas = []Schema{OffersSchema, HistorySchema, ChangesSchema, ValueSchema, PlansSchema, GPUsSchema,
-	TCOSchema, RunsSchema, ImportsSchema, DatabasesSchema}
+	TCOSchema, RunsSchema, ImportsSchema, DatabasesSchema, RederivationsSchema}
 
 // The queries below are what an envelope echoes of a request: every parameter with its default
 // filled in, lists as lists ([] is "all"), times resolved. The CLI's flags and the API's
