@@ -217,7 +217,7 @@ func filesDoc(t *testing.T) map[string][]string {
 	t.Helper()
 	kinds := map[string]string{"offers and observations": "offers", "history": "history", "price changes": "changes", "value per dollar": "value"}
 	out := map[string][]string{}
-	for _, row := range tableCells(analystsDoc(t, "## CSV, JSON and Parquet: one set of names")) {
+	for _, row := range tableCells(analystsDoc(t, "## CSV, JSON, NDJSON and Parquet: one set of names")) {
 		if kind, ok := kinds[row[0]]; ok && len(row) == 3 {
 			for _, m := range codeName.FindAllStringSubmatch(row[2], -1) {
 				out[kind] = append(out[kind], m[1])
