@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -12,29 +13,37 @@ import (
 // (schema/migrations/0008_price_changes.sql); change_pct has 2 decimals, as the view rounds it.
 var changeColumns = columnsOf[schema.PriceChange](map[string]int32{"change_pct": 2})
 
-// Changes writes price changes as a terminal table, JSON or CSV.
+// Changes writes price changes as a terminal table or CSV. In JSON they are the items of an
+// Envelope of ChangesSchema.
 func Changes(w io.Writer, f Format, changes []schema.PriceChange) error {
 	switch f {
-	case JSON:
-		if changes == nil {
-			changes = []schema.PriceChange{}
-		}
-		return WriteJSON(w, changes)
 	case CSV:
 		return writeCSV(w, changeColumns, changes)
 	case Table:
-		t := textcell.NewTable(w, textcell.NameWidth)
-		t.Row("CHANGED AT", "PROVIDER", "GPU", "N", "PRICE TYPE", "OLD $/GPU-H", "NEW $/GPU-H", "CHANGE", "OFFER", "PREVIOUSLY SEEN")
-		for _, c := range changes {
-			sign := ""
-			if c.ChangePct.IsPositive() {
-				sign = "+"
-			}
-			t.Row(c.ChangedAt.UTC().Format("2006-01-02 15:04"), c.Provider, c.GPUModel, strconv.Itoa(int(c.GPUCount)),
-				string(c.PriceType), c.OldPrice.StringFixed(4), c.NewPrice.StringFixed(4), sign+c.ChangePct.StringFixed(1)+"%", textcell.Clean(c.OfferID, 32),
-				c.PreviousAt.UTC().Format("2006-01-02 15:04"))
-		}
-		return t.Flush()
+		return changesTable(w, changes)
 	}
 	return unsupported("price changes", f)
+}
+
+// changesTable writes the changes as a table of textcell.TerminalWidth columns: the time the
+// new price was first seen, what moved (provider, GPU model and count, price type; "?" for a
+// GPU the catalog does not know), the prices per GPU-hour and the change in percent. The offer
+// id is left to CSV and JSON: ids run to 60 characters, and cut to the few left they would
+// name nothing. Should a line still be too wide, the GPU model gives up characters, then the
+// provider (scraped text passes textcell). `gpucost changes --help` is its legend.
+func changesTable(w io.Writer, changes []schema.PriceChange) error {
+	t := textcell.NewFitTable(w, textcell.TerminalWidth)
+	t.Right(3, 5, 6, 7)
+	t.Cut(2, 13)
+	t.Cut(1, 8)
+	t.Row("CHANGED (UTC)", "PROVIDER", "GPU", "N", "PRICE TYPE", "OLD", "NEW", "CHANGE")
+	for _, c := range changes {
+		model := c.GPUModel
+		if model == "" {
+			model = "?"
+		}
+		t.Row(c.ChangedAt.UTC().Format("2006-01-02 15:04"), c.Provider, model, strconv.Itoa(int(c.GPUCount)), string(c.PriceType),
+			money.Price(c.OldPrice), money.Price(c.NewPrice), money.SignedPercent(c.ChangePct))
+	}
+	return t.Flush()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 )
 
@@ -38,9 +39,12 @@ type Envelope[T any] struct {
 
 // Schema names a resource's JSON layout: gpucost.<Resource>/v<Version>.
 type Schema struct {
-	Resource string // lower case, e.g. offers; the items' key
+	Resource string // lower case, e.g. offers; the items' key, so none of the envelope's own
 	Version  int
 }
+
+// headKeys are the keys of an envelope before its items: no resource is named as one.
+var headKeys = []string{"schema", "query", "count", "truncated", "next"}
 
 // String returns the schema's name, e.g. gpucost.offers/v2.
 func (s Schema) String() string { return "gpucost." + s.Resource + "/v" + strconv.Itoa(s.Version) }
@@ -57,6 +61,9 @@ func ParseSchema(name string) (Schema, error) {
 	if err != nil {
 		return Schema{}, fmt.Errorf("%q: version: %w", name, err)
 	}
+	if slices.Contains(headKeys, m[1]) {
+		return Schema{}, fmt.Errorf("%q names a resource after a key of the envelope", name)
+	}
 	return Schema{Resource: m[1], Version: v}, nil
 }
 
@@ -72,8 +79,8 @@ type envelopeHead struct {
 // MarshalJSON writes the envelope's six keys in their order, the items last under the
 // schema's resource name.
 func (e Envelope[T]) MarshalJSON() ([]byte, error) {
-	if e.Schema.Resource == "" || e.Schema.Version < 1 {
-		return nil, fmt.Errorf("an envelope without a schema (%+v)", e.Schema)
+	if _, err := ParseSchema(e.Schema.String()); err != nil {
+		return nil, fmt.Errorf("an envelope without a valid schema (%+v): %w", e.Schema, err)
 	}
 	head := envelopeHead{Schema: e.Schema.String(), Query: e.Query, Count: len(e.Items), Truncated: e.Truncated}
 	if head.Query == nil {

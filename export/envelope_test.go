@@ -64,6 +64,10 @@ func TestEnvelope(t *testing.T) {
 	if _, err := json.Marshal(Envelope[item]{}); err == nil {
 		t.Error("an envelope without a schema was written")
 	}
+	// Items under "count" would hide the count: no resource is named as a key of the envelope.
+	if _, err := json.Marshal(Envelope[item]{Schema: Schema{"count", 1}}); err == nil {
+		t.Error("an envelope of a resource named count was written")
+	}
 	for name, doc := range map[string]string{
 		"a count that lies": `{"schema":"gpucost.gpus/v1","query":{},"count":3,"truncated":false,"next":null,"gpus":[]}`,
 		"items elsewhere":   `{"schema":"gpucost.gpus/v1","query":{},"count":0,"truncated":false,"next":null,"items":[]}`,
@@ -78,5 +82,24 @@ func TestEnvelope(t *testing.T) {
 		if _, err := ParseSchema(name); err == nil || !strings.Contains(err.Error(), "not a gpucost schema name") {
 			t.Errorf("ParseSchema(%q): %v", name, err)
 		}
+	}
+	if _, err := ParseSchema("gpucost.next/v1"); err == nil {
+		t.Error("ParseSchema read a resource named next")
+	}
+}
+
+// TestSchemas: every schema gpucost writes has a name that reads back as itself, and no two
+// share a resource, so the items' key tells every answer's kind.
+func TestSchemas(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Schemas {
+		back, err := ParseSchema(s.String())
+		if err != nil || back != s {
+			t.Errorf("%v reads back as %v (%v)", s, back, err)
+		}
+		if seen[s.Resource] {
+			t.Errorf("two schemas of the resource %s", s.Resource)
+		}
+		seen[s.Resource] = true
 	}
 }

@@ -19,16 +19,15 @@ import (
 // how a table is cut, a CSV cell escaped and a JSON document indented, for the catalog as for
 // prices. docs/gpus.md's catalog table is what GPUs writes as Markdown (gpus_test.go).
 
-// GPUs writes the catalog's models as a terminal table, JSON, CSV or Markdown (the tables of
-// docs/gpus.md: the catalog, then the purchase prices). JSON and CSV carry every field, the
-// source included, what the software rules make of the model (the serving engines that run on
-// it and whether FlashAttention-2 does) and its purchase price where the catalog has one.
+// GPUs writes the catalog's models as a terminal table, CSV or Markdown (the tables of
+// docs/gpus.md: the catalog, then the purchase prices). CSV carries every field, the source
+// included, what the software rules make of the model (the serving engines that run on it and
+// whether FlashAttention-2 does) and its purchase price where the catalog has one; in JSON the
+// models are the Listings in an Envelope of GPUsSchema.
 func GPUs(w io.Writer, f Format, models []gpus.Model) error {
 	switch f {
 	case Table:
 		return gpuTable(w, models)
-	case JSON:
-		return WriteJSON(w, Listings(models))
 	case CSV:
 		return gpuCSV(w, models)
 	case Markdown:

@@ -3,10 +3,10 @@ package export
 import (
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
+	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -14,30 +14,33 @@ import (
 // historyColumns are the columns of a price history.
 var historyColumns = columnsOf[schema.HistoryPoint](nil)
 
-// History writes history points as a terminal table (buckets labelled for interval), JSON, CSV
-// or Parquet.
+// History writes history points as a terminal table (buckets labelled for interval) or CSV.
+// In JSON they are the items of an Envelope of HistorySchema; HistoryFile writes them to files.
 func History(w io.Writer, f Format, interval schema.Interval, points []schema.HistoryPoint) error {
 	switch f {
-	case JSON:
-		if points == nil {
-			points = []schema.HistoryPoint{}
-		}
-		return WriteJSON(w, points)
 	case CSV:
 		return writeCSV(w, historyColumns, points)
-	case Parquet:
-		return writeHistoryParquet(w, points)
 	case Table:
-		t := textcell.NewTable(w, textcell.NameWidth)
-		t.Row("BUCKET", "PROVIDER", "PRICE TYPE", "MIN $/GPU-H", "AVG", "MEDIAN", "MAX", "OBS", "OFFERS", "")
-		for _, p := range points {
-			t.Row(bucketLabel(p.Bucket, interval), p.Provider, string(p.PriceType),
-				p.Min.StringFixed(4), p.Avg.StringFixed(4), p.Median.StringFixed(4), p.Max.StringFixed(4),
-				strconv.FormatUint(p.Observations, 10), strconv.FormatUint(p.Offers, 10), "")
-		}
-		return t.Flush()
+		return historyTable(w, interval, points)
 	}
 	return unsupported("history", f)
+}
+
+// historyTable writes the points as a table of textcell.TerminalWidth columns: the bucket
+// (headed by the interval), provider and price type, the figures in dollars per GPU-hour with
+// separators, and the counts; a provider's name gives up characters if a line would be wider.
+// `gpucost history --help` is its legend.
+func historyTable(w io.Writer, interval schema.Interval, points []schema.HistoryPoint) error {
+	t := textcell.NewFitTable(w, textcell.TerminalWidth)
+	t.Right(3, 4, 5, 6, 7, 8)
+	t.Cut(1, 8)
+	t.Row(strings.ToUpper(string(interval))+" (UTC)", "PROVIDER", "PRICE TYPE", "MIN", "AVG", "MEDIAN", "MAX", "OBS", "OFFERS")
+	for _, p := range points {
+		t.Row(bucketLabel(p.Bucket, interval), p.Provider, string(p.PriceType),
+			money.Price(p.Min), money.Price(p.Avg), money.Price(p.Median), money.Price(p.Max),
+			money.Thousands(strconv.FormatUint(p.Observations, 10)), money.Thousands(strconv.FormatUint(p.Offers, 10)))
+	}
+	return t.Flush()
 }
 
 // bucketLabel formats a bucket start for tables: a date for day and week buckets.
@@ -68,14 +71,33 @@ func toHistoryRecord(p *schema.HistoryPoint) historyRecord {
 		Observations: int64(p.Observations), Offers: int64(p.Offers)}
 }
 
-func writeHistoryParquet(w io.Writer, points []schema.HistoryPoint) error {
-	rows := make([]historyRecord, len(points))
-	for i := range points {
-		rows[i] = toHistoryRecord(&points[i])
+// HistoryFile writes history points as a file: CSV, NDJSON (one point per line, the keys of
+// the JSON's items), or Parquet with its pages compressed with c.
+func HistoryFile(w io.Writer, f Format, c Compression, points []schema.HistoryPoint) error {
+	switch f {
+	case CSV:
+		return writeCSV(w, historyColumns, points)
+	case NDJSON:
+		write := newNDJSON(w)
+		for i := range points {
+			if err := write(&points[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case Parquet:
+		pw, err := newParquetWriter[historyRecord](w, c)
+		if err != nil {
+			return err
+		}
+		rows := make([]historyRecord, len(points))
+		for i := range points {
+			rows[i] = toHistoryRecord(&points[i])
+		}
+		if _, err := pw.Write(rows); err != nil {
+			return err
+		}
+		return pw.Close()
 	}
-	pw := parquet.NewGenericWriter[historyRecord](w, parquet.Compression(&parquet.Zstd))
-	if _, err := pw.Write(rows); err != nil {
-		return err
-	}
-	return pw.Close()
+	return unsupported("a history file", f)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
+	"github.com/gpucost/gpucost/textcell"
 	"github.com/gpucost/gpucost/textcell/textcelltest"
 )
 
@@ -45,8 +46,8 @@ func TestHostileText(t *testing.T) {
 			RunsAt: gpus.BF16, USDPerTFLOPHour: x, BF16: &x, USDPerTBpsHour: decimal.RequireFromString("0.59701493")})
 	}
 
-	// A table line is at most the sum of its column caps and separators.
-	const wide = 600
+	// A table line is at most the sum of its column caps and separators, and the tables that
+	// fit a terminal fit it whatever their cells hold.
 	t.Run("offers table", func(t *testing.T) {
 		var b bytes.Buffer
 		if err := Offers(&b, Table, offers); err != nil {
@@ -59,14 +60,14 @@ func TestHostileText(t *testing.T) {
 		if err := Changes(&b, Table, changes); err != nil {
 			t.Fatal(err)
 		}
-		textcelltest.CheckTable(t, b.String(), 1+len(changes), wide)
+		textcelltest.CheckTable(t, b.String(), 1+len(changes), textcell.TerminalWidth)
 	})
 	t.Run("history table", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := History(&b, Table, schema.Day, points); err != nil {
+		if err := History(&b, Table, schema.Hour, points); err != nil {
 			t.Fatal(err)
 		}
-		textcelltest.CheckTable(t, b.String(), 1+len(points), wide)
+		textcelltest.CheckTable(t, b.String(), 1+len(points), textcell.TerminalWidth)
 	})
 	t.Run("offers csv", func(t *testing.T) {
 		var b bytes.Buffer
@@ -81,7 +82,7 @@ func TestHostileText(t *testing.T) {
 	})
 	t.Run("export offers csv", func(t *testing.T) {
 		var b bytes.Buffer
-		ow, err := NewOfferWriter(&b, CSV)
+		ow, err := NewOfferWriter(&b, CSV, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,5 +130,12 @@ func TestHostileText(t *testing.T) {
 			t.Fatal(err)
 		}
 		textcelltest.CheckCSV(t, b.String(), 1+len(points), "min_usd_per_gpu_hour", "observations")
+		var file bytes.Buffer
+		if err := HistoryFile(&file, CSV, "", points); err != nil {
+			t.Fatal(err)
+		}
+		if file.String() != b.String() {
+			t.Error("export history's CSV is not gpucost history's")
+		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
@@ -15,14 +14,15 @@ import (
 // offerColumns are the columns of offers and observations: the offers table's, in its order.
 var offerColumns = columnsOf[schema.Offer](nil)
 
-// Offers writes offers (the market now, or any list of observations) as a terminal table,
-// JSON, CSV or Parquet. JSON, CSV and Parquet carry every column; the table the ones a person
-// compares, with prices to 4 decimals.
+// Offers writes offers (the market now, or any list of observations) as a terminal table, CSV,
+// NDJSON or Parquet (Snappy). CSV, NDJSON and Parquet carry every column, as JSON does (the
+// items of an Envelope of OffersSchema); the table the ones a person compares, with prices to
+// 4 decimals.
 func Offers(w io.Writer, f Format, offers []schema.Offer) error {
 	if f == Table {
 		return offersTable(w, offers)
 	}
-	ow, err := NewOfferWriter(w, f)
+	ow, err := NewOfferWriter(w, f, Snappy)
 	if err != nil {
 		return err
 	}
@@ -34,27 +34,31 @@ func Offers(w io.Writer, f Format, offers []schema.Offer) error {
 	return ow.Close()
 }
 
-// OfferWriter writes offers one at a time, as JSON (one array), CSV or Parquet: an export of
-// millions of observations is written as the store reads them. Close ends the output.
+// OfferWriter writes offers one at a time, as CSV, NDJSON or Parquet: an export of millions of
+// observations is written as the store reads them. Close ends the output.
 type OfferWriter struct {
 	write func(*schema.Offer) error
 	close func() error
 }
 
-// NewOfferWriter returns an OfferWriter of format f (JSON, CSV or Parquet) on w.
-func NewOfferWriter(w io.Writer, f Format) (*OfferWriter, error) {
+// NewOfferWriter returns an OfferWriter of format f on w: CSV, NDJSON (one offer per line, the
+// keys of the JSON's items), or Parquet with its pages compressed with c.
+func NewOfferWriter(w io.Writer, f Format, c Compression) (*OfferWriter, error) {
 	switch f {
-	case JSON:
-		a := &jsonArray{w: w}
-		return &OfferWriter{write: func(o *schema.Offer) error { return a.add(o) }, close: a.close}, nil
 	case CSV:
 		cw := textcell.NewCSVWriter(w)
 		if err := cw.Write(offerColumns.names); err != nil {
 			return nil, err
 		}
 		return &OfferWriter{write: func(o *schema.Offer) error { return cw.Write(offerCSVRow(o)) }, close: cw.Flush}, nil
+	case NDJSON:
+		write := newNDJSON(w)
+		return &OfferWriter{write: func(o *schema.Offer) error { return write(o) }, close: func() error { return nil }}, nil
 	case Parquet:
-		pw := parquet.NewGenericWriter[offerRecord](w, parquet.Compression(&parquet.Zstd))
+		pw, err := newParquetWriter[offerRecord](w, c)
+		if err != nil {
+			return nil, err
+		}
 		buf := make([]offerRecord, 0, 8192)
 		flush := func() error {
 			if len(buf) == 0 {
@@ -86,8 +90,8 @@ func NewOfferWriter(w io.Writer, f Format) (*OfferWriter, error) {
 // Write writes one offer.
 func (ow *OfferWriter) Write(o *schema.Offer) error { return ow.write(o) }
 
-// Close writes what is buffered and ends the output (JSON's closing bracket, Parquet's footer);
-// it does not close the underlying writer.
+// Close writes what is buffered and ends the output (Parquet's footer); it does not close the
+// underlying writer.
 func (ow *OfferWriter) Close() error { return ow.close() }
 
 // offerCSVRow is an offer as a CSV record under offerColumns.

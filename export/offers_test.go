@@ -3,6 +3,8 @@ package export
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/schema"
@@ -89,34 +92,114 @@ func TestOffersCSV(t *testing.T) {
 	}
 }
 
+// TestOffersParquet: a file of either codec reads back, by a reader that knows nothing of how it
+// was written, as the offers it was written from; its pages say the codec asked for, and
+// prices are DECIMAL(18, 6).
 func TestOffersParquet(t *testing.T) {
 	offers := sampleOffers()
-	path := filepath.Join(t.TempDir(), "offers.parquet")
-	var b bytes.Buffer
-	if err := Offers(&b, Parquet, offers); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err := parquet.ReadFile[offerRecord](path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	wantRecs := make([]offerRecord, len(offers))
 	for i := range offers {
 		wantRecs[i] = toOfferRecord(&offers[i])
 	}
-	if diff := cmp.Diff(wantRecs, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
-		t.Errorf("Parquet (-want +got):\n%s", diff)
+	for _, c := range []struct {
+		compression Compression
+		codec       format.CompressionCodec
+	}{{"", format.Snappy}, {Snappy, format.Snappy}, {Zstd, format.Zstd}} {
+		t.Run(string(c.compression), func(t *testing.T) {
+			var b bytes.Buffer
+			ow, err := NewOfferWriter(&b, Parquet, c.compression)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range offers {
+				if err := ow.Write(&offers[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ow.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "offers.parquet")
+			if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := parquet.ReadFile[offerRecord](path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantRecs, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+				t.Errorf("Parquet (-want +got):\n%s", diff)
+			}
+			pf, err := parquet.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if codecs := pageCodecs(pf); len(codecs) != 1 || !codecs[c.codec] {
+				t.Errorf("the column chunks are compressed with %v, want %v only", codecs, c.codec)
+			}
+			col, ok := pf.Schema().Lookup("price_usd_per_gpu_hour")
+			if !ok || !strings.Contains(col.Node.Type().LogicalType().String(), "DECIMAL(18,6)") {
+				t.Errorf("price_usd_per_gpu_hour is %v, want DECIMAL(18,6)", col.Node.Type().LogicalType())
+			}
+		})
 	}
-	pf, err := parquet.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if _, err := NewOfferWriter(io.Discard, Parquet, "gzip"); err == nil {
+		t.Error("a Parquet writer of an unknown codec")
+	}
+}
+
+// pageCodecs are the codecs of every column chunk of a Parquet file, as its footer says.
+func pageCodecs(pf *parquet.File) map[format.CompressionCodec]bool {
+	codecs := map[format.CompressionCodec]bool{}
+	for _, rg := range pf.Metadata().RowGroups {
+		for _, col := range rg.Columns {
+			codecs[col.MetaData.Codec] = true
+		}
+	}
+	return codecs
+}
+
+// TestOffersNDJSON: one line per offer, each the offer's JSON as an envelope holds it (the
+// same keys, in the CSV's order), compact; nothing else, an empty list writing nothing.
+func TestOffersNDJSON(t *testing.T) {
+	offers := sampleOffers()
+	var b bytes.Buffer
+	ow, err := NewOfferWriter(&b, NDJSON, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	col, ok := pf.Schema().Lookup("price_usd_per_gpu_hour")
-	if !ok || !strings.Contains(col.Node.Type().LogicalType().String(), "DECIMAL(18,6)") {
-		t.Errorf("price_usd_per_gpu_hour is %v, want DECIMAL(18,6)", col.Node.Type().LogicalType())
+	for i := range offers {
+		if err := ow.Write(&offers[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ow.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != len(offers) || !strings.HasSuffix(b.String(), "}\n") {
+		t.Fatalf("%d lines for %d offers:\n%s", len(lines), len(offers), b.String())
+	}
+	for i, line := range lines {
+		var got schema.Offer
+		if err := json.Unmarshal([]byte(line), &got); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if diff := cmp.Diff(offers[i], got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) }),
+			cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
+			t.Errorf("line %d (-written +read):\n%s", i+1, diff)
+		}
+		if diff := cmp.Diff(offerColumns.names, objectKeys(t, json.RawMessage(line))); diff != "" {
+			t.Errorf("line %d: keys (-csv +ndjson):\n%s", i+1, diff)
+		}
+	}
+	b.Reset()
+	empty, err := NewOfferWriter(&b, NDJSON, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := empty.Close(); err != nil || b.Len() != 0 {
+		t.Errorf("no offers as NDJSON: %q (%v), want nothing", b.String(), err)
 	}
 }
 
@@ -128,62 +211,79 @@ func TestMicros(t *testing.T) {
 	}
 }
 
-// TestOfferWriterJSON: a stream of offers is the JSON of the slice, byte for byte, empty too.
-func TestOfferWriterJSON(t *testing.T) {
-	for _, offers := range [][]schema.Offer{sampleOffers(), nil} {
-		var got, want bytes.Buffer
-		if err := Offers(&got, JSON, offers); err != nil {
-			t.Fatal(err)
-		}
-		if offers == nil {
-			offers = []schema.Offer{}
-		}
-		if err := WriteJSON(&want, offers); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
-			t.Errorf("streamed JSON of %d offers (-WriteJSON +stream):\n%s", len(offers), diff)
-		}
-	}
-}
-
-func TestHistoryParquet(t *testing.T) {
+// TestHistoryFile: a history file in Parquet of either codec, and in NDJSON, reads back as the
+// points it was written from.
+func TestHistoryFile(t *testing.T) {
 	d := decimal.RequireFromString
 	at := time.Date(2026, 1, 26, 0, 0, 0, 0, time.UTC)
 	points := []schema.HistoryPoint{
 		{Bucket: at, Provider: "lambda", GPUModel: "A100-SXM-80GB", PriceType: schema.OnDemand, Min: d("1.29"), Avg: d("1.540001"), Median: d("1.79"), Max: d("1.79"), Observations: 28, Offers: 1},
 		{Bucket: at.AddDate(0, 0, 1), Provider: "runpod", GPUModel: "A100-SXM-80GB", PriceType: schema.Spot, Min: d("0.000001"), Avg: d("0.5"), Median: d("0.5"), Max: d("1"), Observations: 3, Offers: 2},
 	}
-	path := filepath.Join(t.TempDir(), "history.parquet")
-	var b bytes.Buffer
-	if err := History(&b, Parquet, schema.Day, points); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		compression Compression
+		codec       format.CompressionCodec
+	}{{Snappy, format.Snappy}, {Zstd, format.Zstd}} {
+		t.Run("parquet "+string(c.compression), func(t *testing.T) {
+			var b bytes.Buffer
+			if err := HistoryFile(&b, Parquet, c.compression, points); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "history.parquet")
+			if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := parquet.ReadFile[historyRecord](path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(points) {
+				t.Fatalf("%d rows, want %d", len(got), len(points))
+			}
+			for i, h := range points {
+				g := got[i]
+				if !g.Bucket.Equal(h.Bucket) || g.Provider != h.Provider || g.Min != micros(h.Min) || g.Max != micros(h.Max) || g.Avg != micros(h.Avg) || g.Observations != int64(h.Observations) {
+					t.Errorf("row %d = %+v, want %s %s min %s avg %s max %s n %d", i, g, h.Bucket, h.Provider, h.Min, h.Avg, h.Max, h.Observations)
+				}
+			}
+			pf, err := parquet.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if codecs := pageCodecs(pf); len(codecs) != 1 || !codecs[c.codec] {
+				t.Errorf("the column chunks are compressed with %v, want %v only", codecs, c.codec)
+			}
+		})
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err := parquet.ReadFile[historyRecord](path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(points) {
-		t.Fatalf("%d rows, want %d", len(got), len(points))
-	}
-	for i, h := range points {
-		g := got[i]
-		if !g.Bucket.Equal(h.Bucket) || g.Provider != h.Provider || g.Min != micros(h.Min) || g.Max != micros(h.Max) || g.Avg != micros(h.Avg) || g.Observations != int64(h.Observations) {
-			t.Errorf("row %d = %+v, want %s %s min %s avg %s max %s n %d", i, g, h.Bucket, h.Provider, h.Min, h.Avg, h.Max, h.Observations)
+	t.Run("ndjson", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := HistoryFile(&b, NDJSON, "", points); err != nil {
+			t.Fatal(err)
 		}
-	}
+		dec := json.NewDecoder(&b)
+		var got []schema.HistoryPoint
+		for dec.More() {
+			var p schema.HistoryPoint
+			if err := dec.Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, p)
+		}
+		if diff := cmp.Diff(points, got, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
+			t.Errorf("NDJSON (-written +read):\n%s", diff)
+		}
+	})
 }
 
 func TestUnsupportedFormat(t *testing.T) {
 	var b bytes.Buffer
 	for name, err := range map[string]error{
-		"offers as Markdown":  Offers(&b, Markdown, nil),
-		"history as XML":      History(&b, "xml", schema.Day, nil),
-		"changes as Parquet":  Changes(&b, Parquet, nil),
-		"the catalog as Parq": GPUs(&b, Parquet, nil),
+		"offers as Markdown":   Offers(&b, Markdown, nil),
+		"history as XML":       History(&b, "xml", schema.Day, nil),
+		"a history file table": HistoryFile(&b, Table, Snappy, nil),
+		"changes as NDJSON":    Changes(&b, NDJSON, nil),
+		"changes as Parquet":   Changes(&b, Parquet, nil),
+		"the catalog as Parq":  GPUs(&b, Parquet, nil),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "no ") {
 			t.Errorf("%s: %v, want an error", name, err)

@@ -23,16 +23,12 @@ var valueColumns = columnsOf[market.Value](func() map[string]int32 {
 	return places
 }())
 
-// Values writes value figures (market.Values, ranked at precision p) as a terminal table, JSON
-// or CSV. JSON and CSV carry every figure, exact to market.ValueDecimals places; the table the
-// ranking figure, the price and the bandwidth figure, in dollars to three significant digits.
+// Values writes value figures (market.Values, ranked at precision p) as a terminal table or
+// CSV. CSV carries every figure, exact to market.ValueDecimals places, as JSON does (the items
+// of an Envelope of ValueSchema); the table the ranking figure, the price and the bandwidth
+// figure, in dollars to three significant digits.
 func Values(w io.Writer, f Format, p gpus.Precision, values []market.Value) error {
 	switch f {
-	case JSON:
-		if values == nil {
-			values = []market.Value{}
-		}
-		return WriteJSON(w, values)
 	case CSV:
 		return writeCSV(w, valueColumns, values)
 	case Table:

@@ -21,11 +21,11 @@ import (
 )
 
 // TestOneVocabulary checks that every writer names each fact alike: for offers, history,
-// changes and value figures, the CSV header, the keys of the CLI's JSON, the keys of an item of
-// the API's JSON (which serves the schema types in {"offers": […]}, {"points": […]} and
-// {"changes": […]}, and market.Value in {"gpus": […]})
-// and the Parquet columns are the same names in the same order; and that they are the columns
-// docs/analysts.md lists for the files, the offers table's and the price_changes view's.
+// changes and value figures, the CSV header, the keys of each item of the JSON envelope (which
+// the CLI and the JSON API both write, the items under the schema's resource), the keys of each
+// line of NDJSON and the Parquet columns are the same names in the same order; and that they
+// are the columns docs/analysts.md lists for the files, the offers table's and the
+// price_changes view's.
 func TestOneVocabulary(t *testing.T) {
 	at := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
 	offers := sampleOffers()
@@ -36,63 +36,85 @@ func TestOneVocabulary(t *testing.T) {
 		OldPrice: decimal.New(299, -2), NewPrice: decimal.New(249, -2), ChangeUSD: decimal.New(-50, -2), ChangePct: decimal.New(-1672, -2), RunID: "run-2"}}
 	values := market.Values(market.PerGPU(offers), market.ValueQuery{Basis: market.Basis(schema.OnDemand), Precision: gpus.BF16})
 	doc := filesDoc(t)
+	writeOffers := func(f Format) func(*bytes.Buffer) error {
+		return func(b *bytes.Buffer) error {
+			ow, err := NewOfferWriter(b, f, "")
+			if err != nil {
+				return err
+			}
+			for i := range offers {
+				if err := ow.Write(&offers[i]); err != nil {
+					return err
+				}
+			}
+			return ow.Close()
+		}
+	}
+	writeHistory := func(f Format) func(*bytes.Buffer) error {
+		return func(b *bytes.Buffer) error { return HistoryFile(b, f, "", points) }
+	}
 
 	tests := []struct {
 		name     string
-		write    func(*bytes.Buffer, Format) error
-		apiKey   string
-		api      any
-		parquet  bool
-		docTable []string // the stored names, in their order where the doc gives one
+		csv      func(*bytes.Buffer) error
+		envelope any // an Envelope of the items
+		resource string
+		parquet  func(*bytes.Buffer) error // nil: no Parquet file
+		ndjson   func(*bytes.Buffer) error // nil: no NDJSON file
+		docTable []string                  // the stored names, in their order where the doc gives one
 		ordered  bool
 	}{
-		{"offers", func(b *bytes.Buffer, f Format) error { return Offers(b, f, offers) },
-			"offers", offers, true, offersTableDoc(t), true},
-		{"history", func(b *bytes.Buffer, f Format) error { return History(b, f, schema.Day, points) },
-			"points", points, true, nil, true},
-		{"changes", func(b *bytes.Buffer, f Format) error { return Changes(b, f, changes) },
-			"changes", changes, false, priceChangesDoc(t), false},
-		{"value", func(b *bytes.Buffer, f Format) error { return Values(b, f, gpus.BF16, values) },
-			"gpus", values, false, nil, false},
+		{"offers", writeOffers(CSV), Envelope[schema.Offer]{Schema: OffersSchema, Items: offers}, "offers",
+			writeOffers(Parquet), writeOffers(NDJSON), offersTableDoc(t), true},
+		{"history", writeHistory(CSV), Envelope[schema.HistoryPoint]{Schema: HistorySchema, Items: points}, "history",
+			writeHistory(Parquet), writeHistory(NDJSON), nil, true},
+		{"changes", func(b *bytes.Buffer) error { return Changes(b, CSV, changes) }, Envelope[schema.PriceChange]{Schema: ChangesSchema, Items: changes}, "changes",
+			nil, nil, priceChangesDoc(t), false},
+		{"value", func(b *bytes.Buffer) error { return Values(b, CSV, gpus.BF16, values) }, Envelope[market.Value]{Schema: ValueSchema, Items: values}, "value",
+			nil, nil, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := tt.write(&b, CSV); err != nil {
+			if err := tt.csv(&b); err != nil {
 				t.Fatal(err)
 			}
 			header, err := csv.NewReader(&b).Read()
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.Reset()
-			if err := tt.write(&b, JSON); err != nil {
-				t.Fatal(err)
-			}
-			var cli []json.RawMessage
-			if err := json.Unmarshal(b.Bytes(), &cli); err != nil || len(cli) == 0 {
-				t.Fatalf("the CLI's JSON: %v\n%s", err, b.String())
-			}
-			// Every item has every key, null ones included.
-			for _, item := range cli {
-				if diff := cmp.Diff(header, objectKeys(t, item)); diff != "" {
-					t.Errorf("CSV header and the keys of the CLI's JSON differ (-csv +json):\n%s", diff)
-				}
-			}
-			api, err := json.Marshal(map[string]any{tt.apiKey: tt.api})
+			env, err := json.Marshal(tt.envelope)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var served map[string][]json.RawMessage
-			if err := json.Unmarshal(api, &served); err != nil || len(served[tt.apiKey]) == 0 {
-				t.Fatalf("the API's JSON: %v\n%s", err, api)
+			var served map[string]json.RawMessage
+			var items []json.RawMessage
+			if err := json.Unmarshal(env, &served); err != nil {
+				t.Fatal(err)
 			}
-			if diff := cmp.Diff(header, objectKeys(t, served[tt.apiKey][0])); diff != "" {
-				t.Errorf("CSV header and the keys of an API item differ (-csv +api):\n%s", diff)
+			if err := json.Unmarshal(served[tt.resource], &items); err != nil || len(items) == 0 {
+				t.Fatalf("the envelope's %q items: %v\n%s", tt.resource, err, env)
 			}
-			if tt.parquet {
+			// Every item has every key, null ones included.
+			for _, item := range items {
+				if diff := cmp.Diff(header, objectKeys(t, item)); diff != "" {
+					t.Errorf("CSV header and the keys of an item of the JSON differ (-csv +json):\n%s", diff)
+				}
+			}
+			if tt.ndjson != nil {
 				b.Reset()
-				if err := tt.write(&b, Parquet); err != nil {
+				if err := tt.ndjson(&b); err != nil {
+					t.Fatal(err)
+				}
+				for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+					if diff := cmp.Diff(header, objectKeys(t, json.RawMessage(line))); diff != "" {
+						t.Errorf("CSV header and the keys of a line of NDJSON differ (-csv +ndjson):\n%s", diff)
+					}
+				}
+			}
+			if tt.parquet != nil {
+				b.Reset()
+				if err := tt.parquet(&b); err != nil {
 					t.Fatal(err)
 				}
 				pf, err := parquet.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
@@ -195,7 +217,7 @@ func filesDoc(t *testing.T) map[string][]string {
 	t.Helper()
 	kinds := map[string]string{"offers and observations": "offers", "history": "history", "price changes": "changes", "value per dollar": "value"}
 	out := map[string][]string{}
-	for _, row := range tableCells(analystsDoc(t, "## CSV, JSON and Parquet: one set of names")) {
+	for _, row := range tableCells(analystsDoc(t, "## CSV, JSON, NDJSON and Parquet: one set of names")) {
 		if kind, ok := kinds[row[0]]; ok && len(row) == 3 {
 			for _, m := range codeName.FindAllStringSubmatch(row[2], -1) {
 				out[kind] = append(out[kind], m[1])

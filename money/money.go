@@ -54,6 +54,19 @@ func Price(d decimal.Decimal) string {
 	return sign + "$" + Thousands(s)
 }
 
+// SignedPercent formats a change in percent to one decimal, with its sign and separators:
+// +12.5%, -3.0%, +1,250.0%, 0.0%.
+func SignedPercent(d decimal.Decimal) string {
+	s := Thousands(d.Abs().StringFixed(1)) + "%"
+	switch {
+	case d.Round(1).IsPositive():
+		return "+" + s
+	case d.Round(1).IsNegative():
+		return "-" + s
+	}
+	return s
+}
+
 // Thousands adds commas to the integer part of a decimal string.
 func Thousands(s string) string {
 	intPart, frac, hasFrac := strings.Cut(s, ".")

@@ -28,6 +28,11 @@ func TestFormats(t *testing.T) {
 		{"tiny unit", Unit(d("0.000221")), "$0.000221"},
 		{"thousands without decimals", Thousands("1234567"), "1,234,567"},
 		{"short", Thousands("730"), "730"},
+		{"a rise", SignedPercent(d("12.5")), "+12.5%"},
+		{"a fall", SignedPercent(d("-3")), "-3.0%"},
+		{"a rise of thousands", SignedPercent(d("1250")), "+1,250.0%"},
+		{"a fall of hundreds keeps its sign beside the figure", SignedPercent(d("-123.44")), "-123.4%"},
+		{"no change worth a decimal", SignedPercent(d("-0.04")), "0.0%"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, tc.got, tc.want)

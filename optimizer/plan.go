@@ -335,6 +335,42 @@ func (p *Plan) Rows(runID string) []schema.PlanRow {
 	return rows
 }
 
+// PlanItem is one workload of a plan as `gpucost optimize --output json` lists it: first the
+// row the store keeps of it (schema.PlanRow, what /api/v1/plans serves of a stored plan, under
+// the same names), then what only the plan as made holds: the team's email, both placements
+// whole, the alternatives and rejected models themselves (the row counts them), the sizing,
+// the caveats, the measured utilization, the advice and the rent-or-buy case.
+type PlanItem struct {
+	schema.PlanRow
+	TeamEmail   string     `json:"team_email"`
+	Current     *Placement `json:"current"`
+	Recommended *Placement `json:"recommended"`
+	// AlternativePlacements are the next cheapest feasible placements (the row's
+	// alternatives counts them).
+	AlternativePlacements []Placement      `json:"alternative_placements"`
+	Rejected              []Rejection      `json:"rejected"`
+	Sizing                []Sizing         `json:"sizing"`
+	Caveats               []string         `json:"caveats"`
+	MeasuredUtilization   *schema.GPUUsage `json:"measured_utilization"`
+	Advice                []Advice         `json:"advice"`
+	Ownership             *OwnershipCase   `json:"ownership"`
+}
+
+// Items lists the plan's workloads as items, in plan order, their rows as Rows(runID) makes them.
+func (p *Plan) Items(runID string) []PlanItem {
+	rows := p.Rows(runID)
+	items := make([]PlanItem, 0, len(rows))
+	for _, t := range p.Teams {
+		for i := range t.Workloads {
+			w := &t.Workloads[i]
+			items = append(items, PlanItem{PlanRow: rows[len(items)], TeamEmail: t.Email, Current: w.Current, Recommended: w.Recommended,
+				AlternativePlacements: w.Alternatives, Rejected: w.Rejected, Sizing: w.Sizing, Caveats: w.Caveats,
+				MeasuredUtilization: w.MeasuredUtilization, Advice: w.Advice, Ownership: w.Ownership})
+		}
+	}
+	return items
+}
+
 // RowTotals adds up stored plan rows (Rows) as a plan adds up its workloads: the totals of a
 // team's rows of an earlier plan are the team's Totals of that plan.
 func RowTotals(rows []schema.PlanRow) Totals {

@@ -34,8 +34,8 @@ const (
 	BatchDryRun        = "dry run"
 )
 
-// Summary is what a run did, as gpucost scrape reports it: WriteSummary's table, and as it is
-// with --output json.
+// Summary is what a run did, as gpucost scrape reports it: WriteSummary's table, and the one
+// item of the envelope it prints with --output json.
 type Summary struct {
 	RunID      string    `json:"run_id"`
 	ObservedAt time.Time `json:"observed_at"`

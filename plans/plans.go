@@ -164,7 +164,10 @@ func (m Measuring) measure(ctx context.Context, wl *optimizer.File, now time.Tim
 	return &out
 }
 
-// Save stores the plan under the run id plan-TIME.
+// Save stores the plan under the run id RunID(now).
 func Save(ctx context.Context, s Sink, plan *optimizer.Plan, now time.Time) error {
-	return s.InsertPlan(ctx, plan.Rows("plan-"+now.UTC().Format("20060102T150405Z")))
+	return s.InsertPlan(ctx, plan.Rows(RunID(now)))
 }
+
+// RunID is the run id of the plan made at now: plan-TIME.
+func RunID(now time.Time) string { return "plan-" + now.UTC().Format("20060102T150405Z") }

@@ -51,35 +51,41 @@ type Options struct {
 
 // Report is what a re-derivation did (or, dry, would do), by provider.
 type Report struct {
-	DryRun    bool
-	Providers []ProviderReport // sorted by provider
-	Months    []string         // the months swapped (YYYY-MM), or that would be
+	DryRun    bool             `json:"dry_run"`
+	Providers []ProviderReport `json:"providers"` // sorted by provider
+	Months    []string         `json:"months"`    // the months swapped (YYYY-MM), or that would be
 }
 
 // ProviderReport is one provider's part of a re-derivation.
 type ProviderReport struct {
-	Provider      string
-	Runs          int // runs re-derived
-	Before, After int // offers stored before, and after (re-derived, or kept)
+	Provider string `json:"provider"`
+	Runs     int    `json:"runs"`   // runs re-derived
+	Before   int    `json:"before"` // offers stored before
+	After    int    `json:"after"`  // offers stored after (re-derived, or kept)
 	// On a dry run, by offer key (offer id × price type) within each run: only re-derived, only
 	// stored before, in both with another price, in both at the same price with other fields.
 	// A re-derivation does not compare (run a dry run first to see what it will change).
-	Added, Removed, Repriced, Changed int
-	Examples                          []Change // the first few changes
-	Kept                              []Kept   // runs that keep their stored offers
+	Added    int      `json:"added"`
+	Removed  int      `json:"removed"`
+	Repriced int      `json:"repriced"`
+	Changed  int      `json:"changed"`
+	Examples []Change `json:"examples"` // the first few changes
+	Kept     []Kept   `json:"kept"`     // runs that keep their stored offers
 }
 
 // Change is one offer that a re-derivation changes.
 type Change struct {
-	RunID, OfferID string
-	PriceType      schema.PriceType
-	Before, After  string // the offer's fields as describe writes them; "" when absent
+	RunID     string           `json:"run_id"`
+	OfferID   string           `json:"offer_id"`
+	PriceType schema.PriceType `json:"price_type"`
+	Before    string           `json:"before"` // the offer's fields as describe writes them; "" when absent
+	After     string           `json:"after"`
 }
 
 // Kept is a run that keeps its stored offers, and why.
 type Kept struct {
-	RunID string
-	Why   string
+	RunID string `json:"run_id"`
+	Why   string `json:"why"`
 }
 
 // maxExamples is how many changes a provider's report shows.
@@ -87,7 +93,7 @@ const maxExamples = 5
 
 // Run re-derives the runs of opts.
 func Run(ctx context.Context, st *store.Store, opts Options) (Report, error) {
-	rep := Report{DryRun: opts.DryRun}
+	rep := Report{DryRun: opts.DryRun, Providers: []ProviderReport{}, Months: []string{}}
 	if !opts.From.Before(opts.To) {
 		return rep, fmt.Errorf("reparse: the start %s is not before the end %s", opts.From.UTC().Format(time.RFC3339), opts.To.UTC().Format(time.RFC3339))
 	}
@@ -114,7 +120,7 @@ func Run(ctx context.Context, st *store.Store, opts Options) (Report, error) {
 	byProvider := map[string]*ProviderReport{}
 	for _, r := range runs {
 		if byProvider[r.Provider] == nil {
-			byProvider[r.Provider] = &ProviderReport{Provider: r.Provider}
+			byProvider[r.Provider] = &ProviderReport{Provider: r.Provider, Examples: []Change{}, Kept: []Kept{}}
 		}
 	}
 	if len(runs) == 0 {

@@ -104,10 +104,7 @@ func signedPct(d *decimal.Decimal) string {
 	if d == nil {
 		return "–"
 	}
-	if d.IsPositive() {
-		return "+" + d.StringFixed(1) + "%"
-	}
-	return d.StringFixed(1) + "%"
+	return money.SignedPercent(*d)
 }
 
 // num formats a plain decimal with separators: 730, 84.62.

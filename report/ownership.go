@@ -9,7 +9,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/textcell"
@@ -62,33 +61,30 @@ var OwnershipCSVHeader = []string{
 
 // WriteOwnership writes the plan's rent-or-buy cases, one per workload, in format f: text a
 // terminal table with the reasons owning does not pay below it, csv a row per workload under
-// OwnershipCSVHeader, json the rows (OwnershipRow).
+// OwnershipCSVHeader. In JSON `gpucost tco` lists the rows (OwnershipRows) in an envelope.
 func WriteOwnership(w io.Writer, plan *optimizer.Plan, f Format) error {
 	rows := OwnershipRows(plan)
 	switch f {
-	case FormatJSON:
-		return export.WriteJSON(w, rows)
 	case FormatCSV:
 		return ownershipCSV(w, rows)
 	case FormatText:
 		return ownershipTable(w, rows)
 	}
-	return fmt.Errorf("rent or buy is written as text, csv or json, not %s", f)
+	return fmt.Errorf("rent or buy is written as text or csv, not %s", f)
 }
 
 // WriteOwnershipCase writes one rent-or-buy case (the calculator of `gpucost tco --gpu`) in
 // format f: text a month of owning by cost beside the rental, the break-even and the verdict;
-// csv one row under OwnershipCSVHeader; json the case.
+// csv one row under OwnershipCSVHeader. In JSON `gpucost tco --gpu` lists it as the one
+// OwnershipRow, without a team or workload, in an envelope.
 func WriteOwnershipCase(w io.Writer, c *optimizer.OwnershipCase, f Format) error {
 	switch f {
-	case FormatJSON:
-		return export.WriteJSON(w, c)
 	case FormatCSV:
 		return ownershipCSV(w, []OwnershipRow{{Ownership: c}})
 	case FormatText:
 		return ownershipBreakdown(w, c)
 	}
-	return fmt.Errorf("rent or buy is written as text, csv or json, not %s", f)
+	return fmt.Errorf("rent or buy is written as text or csv, not %s", f)
 }
 
 func ownershipCSV(w io.Writer, rows []OwnershipRow) error {

@@ -6,24 +6,17 @@ import (
 	"io"
 	"slices"
 
-	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/textcell"
 )
 
-// PlanFormats are the formats of `gpucost optimize --output`: the plan alone, without the
-// market.
-var PlanFormats = []Format{FormatText, FormatMarkdown, FormatCSV, FormatJSON}
-
-// WritePlan writes a plan on its own in format f, with the same tables, columns and money
+// WritePlan writes a plan on its own, without the market, in format f, with the same tables, columns and money
 // formatting as the weekly report: text is the report's workload table for every team (three
 // lines a workload, TerminalWidth columns at most), the organisation's totals, a legend, the
 // advice and the providers the plan left out, wrapped; markdown the report's
-// organisation and workloads tables, csv the report's CSV (CSVHeader), json the plan itself.
+// organisation and workloads tables, csv the report's CSV (CSVHeader). In JSON `gpucost
+// optimize` lists the plan's items (optimizer.PlanItem) in an envelope instead.
 func WritePlan(w io.Writer, plan *optimizer.Plan, f Format) error {
-	if f == FormatJSON {
-		return export.WriteJSON(w, plan)
-	}
 	r, err := Build(Input{Plan: plan, Now: plan.GeneratedAt, Week: WeekOf(plan.GeneratedAt).Start}, DefaultOptions())
 	if err != nil {
 		return err
@@ -43,7 +36,7 @@ func WritePlan(w io.Writer, plan *optimizer.Plan, f Format) error {
 	case FormatText:
 		return writePlanTable(w, r, plan.ExcludedProviders)
 	}
-	return fmt.Errorf("a plan is written as text, markdown, csv or json, not %s", f)
+	return fmt.Errorf("a plan is written as text, markdown or csv, not %s", f)
 }
 
 // writePlanTable writes the plan as a table that fits TerminalWidth (writeWorkloadTable:

@@ -16,7 +16,7 @@ import (
 // `gpucost optimize`) and the text part of an email, which mail clients show without wrapping
 // at about 78.
 const (
-	TerminalWidth  = 100
+	TerminalWidth  = textcell.TerminalWidth
 	EmailTextWidth = 78
 )
 

@@ -47,6 +47,21 @@ func (s *Store) Changes(ctx context.Context, q schema.ChangesQuery) ([]schema.Pr
 	return out, nil
 }
 
+// CountChanges counts the price changes q selects, whatever its limit: how many a limited
+// Changes left out.
+func (s *Store) CountChanges(ctx context.Context, q schema.ChangesQuery) (int, error) {
+	q.Limit = 0
+	query, args, err := s.changesQuery(q)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM ("+query+")", args...).Scan(&n); err != nil {
+		return 0, s.queryError("counting price changes", err)
+	}
+	return int(n), nil
+}
+
 // changesQuery validates q and builds its SQL. Each offer's observations (the last one before
 // From, then those in the range) are gathered into a sorted array, which is array-joined side by
 // side with itself shifted by one: each observation meets the one before it (18.16 has no

@@ -123,6 +123,16 @@ func TestChangesExactlyWherePricesMoved(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmpOffers); diff != "" {
 				t.Errorf("Changes (-want +got):\n%s", diff)
 			}
+			// CountChanges counts what Changes finds without a limit: what a limit left out.
+			unlimited := tt.q
+			unlimited.Limit = 0
+			all, err := s.Changes(ctx, unlimited)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := s.CountChanges(ctx, tt.q); err != nil || n != len(all) {
+				t.Errorf("CountChanges = %d (%v), want %d", n, err, len(all))
+			}
 		})
 	}
 }

@@ -35,17 +35,6 @@ const (
 	apiMaxValueBytes = 256  // of one parameter value
 )
 
-// The schemas of the API's answers (export.Envelope). Offers, history, changes and value were
-// served before in shapes of their own, now version 1 of each; plans and gpus are new.
-var (
-	offersSchema  = export.Schema{Resource: "offers", Version: 2}
-	historySchema = export.Schema{Resource: "history", Version: 2}
-	changesSchema = export.Schema{Resource: "changes", Version: 2}
-	valueSchema   = export.Schema{Resource: "value", Version: 2}
-	plansSchema   = export.Schema{Resource: "plans", Version: 1}
-	gpusSchema    = export.Schema{Resource: "gpus", Version: 1}
-)
-
 // analytics serves the JSON API (/api/v1/offers, /history, /changes, /value, /plans, /gpus and
 // the OpenAPI document that describes them) and the dashboard (/ and its static files). Every
 // parameter is validated before the store is touched: a bad one is a 400 that names it, and
@@ -172,23 +161,8 @@ func request(v url.Values, defaults selection.Request) selection.Request {
 // apiBounds are the API's limits on a selection.
 var apiBounds = selection.Bounds{MinLimit: 1, MaxLimit: apiMaxLimit, MaxChangesRange: apiMaxChangesAge, MinAge: time.Minute, MaxAgeCap: apiMaxOfferAge}
 
-// offersQuery is an offers request as understood: the query of its answer, and what its
-// cursor carries to the next page.
-type offersQuery struct {
-	GPU       []string           `json:"gpu"`
-	Provider  []string           `json:"provider"`
-	PriceType []schema.PriceType `json:"price_type"`
-	MinVRAM   float64            `json:"min_vram"`
-	MaxAge    string             `json:"max_age"`
-	Limit     int                `json:"limit"`
-}
-
-func newOffersQuery(f schema.OfferFilter) offersQuery {
-	return offersQuery{GPU: list(f.GPUModels), Provider: list(f.Providers), PriceType: list(f.PriceTypes), MinVRAM: f.MinVRAMGB,
-		MaxAge: formatAge(f.MaxAge), Limit: f.Limit}
-}
-
-func (q offersQuery) values() url.Values {
+// offersValues are the parameters of an offers query: what its cursor carries to the next page.
+func offersValues(q export.OffersQuery) url.Values {
 	return url.Values{"gpu": {strings.Join(q.GPU, ",")}, "provider": {strings.Join(q.Provider, ",")}, "price_type": {schema.List(q.PriceType)},
 		"min_vram": {strconv.FormatFloat(q.MinVRAM, 'f', -1, 64)}, "max_age": {q.MaxAge}, "limit": {strconv.Itoa(q.Limit)}}
 }
@@ -218,7 +192,7 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	q := newOffersQuery(f)
+	q := export.NewOffersQuery(f)
 	limit := f.Limit
 	f.Limit = limit + 1
 	offers, err := read(a, r, func(ctx context.Context, st Reader) ([]schema.Offer, error) { return st.LatestOffers(ctx, f) })
@@ -226,22 +200,12 @@ func (a *analytics) offers(w http.ResponseWriter, r *http.Request) {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := export.Envelope[schema.Offer]{Schema: offersSchema, Query: q, Items: offers}
+	resp := export.Envelope[schema.Offer]{Schema: export.OffersSchema, Query: q, Items: offers}
 	if len(offers) > limit {
 		resp.Items, resp.Truncated = offers[:limit], true
-		resp.Next = encodeCursor(q.values(), newOfferPosition(resp.Items[limit-1].Position()))
+		resp.Next = encodeCursor(offersValues(q), newOfferPosition(resp.Items[limit-1].Position()))
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// historyQuery is a history request as understood.
-type historyQuery struct {
-	GPU       string             `json:"gpu"`
-	Provider  []string           `json:"provider"`
-	PriceType []schema.PriceType `json:"price_type"`
-	Since     time.Time          `json:"since"`
-	Until     time.Time          `json:"until"`
-	Interval  schema.Interval    `json:"interval"`
 }
 
 // history serves the price history of one GPU model (see gpucost history): at most
@@ -262,27 +226,15 @@ func (a *analytics) history(w http.ResponseWriter, r *http.Request) {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := export.Envelope[schema.HistoryPoint]{Schema: historySchema, Items: points,
-		Query: historyQuery{GPU: q.Model(), Provider: list(q.Providers), PriceType: list(q.PriceTypes), Since: q.From.UTC(), Until: q.To.UTC(), Interval: q.Interval}}
+	resp := export.Envelope[schema.HistoryPoint]{Schema: export.HistorySchema, Query: export.NewHistoryQuery(q), Items: points}
 	if len(points) > apiMaxHistory {
 		resp.Items, resp.Truncated = points[:apiMaxHistory], true
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// changesQuery is a changes request as understood: since and until resolved, so that every
-// page of it covers the same range.
-type changesQuery struct {
-	GPU       []string           `json:"gpu"`
-	Provider  []string           `json:"provider"`
-	PriceType []schema.PriceType `json:"price_type"`
-	Since     time.Time          `json:"since"`
-	Until     time.Time          `json:"until"`
-	MinPct    float64            `json:"min_pct"`
-	Limit     int                `json:"limit"`
-}
-
-func (q changesQuery) values() url.Values {
+// changesValues are the parameters of a changes query: what its cursor carries to the next page.
+func changesValues(q export.ChangesQuery) url.Values {
 	return url.Values{"gpu": {strings.Join(q.GPU, ",")}, "provider": {strings.Join(q.Provider, ",")}, "price_type": {schema.List(q.PriceType)},
 		"since": {q.Since.Format(time.RFC3339Nano)}, "until": {q.Until.Format(time.RFC3339Nano)},
 		"min_pct": {strconv.FormatFloat(q.MinPct, 'f', -1, 64)}, "limit": {strconv.Itoa(q.Limit)}}
@@ -312,8 +264,7 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	echo := changesQuery{GPU: list(q.GPUModels), Provider: list(q.Providers), PriceType: list(q.PriceTypes), Since: q.From.UTC(), Until: q.To.UTC(),
-		MinPct: q.MinChangePct, Limit: q.Limit}
+	echo := export.NewChangesQuery(q)
 	limit := q.Limit
 	q.Limit = limit + 1
 	changes, err := read(a, r, func(ctx context.Context, st Reader) ([]schema.PriceChange, error) { return st.Changes(ctx, q) })
@@ -321,19 +272,12 @@ func (a *analytics) changes(w http.ResponseWriter, r *http.Request) {
 		a.unavailable(w, r, err)
 		return
 	}
-	resp := export.Envelope[schema.PriceChange]{Schema: changesSchema, Query: echo, Items: changes}
+	resp := export.Envelope[schema.PriceChange]{Schema: export.ChangesSchema, Query: echo, Items: changes}
 	if len(changes) > limit {
 		resp.Items, resp.Truncated = changes[:limit], true
-		resp.Next = encodeCursor(echo.values(), newChangePosition(resp.Items[limit-1].Position()))
+		resp.Next = encodeCursor(changesValues(echo), newChangePosition(resp.Items[limit-1].Position()))
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// valueQuery is a value request as understood.
-type valueQuery struct {
-	PriceType market.Basis   `json:"price_type"` // a price type, or commitment
-	Precision gpus.Precision `json:"precision"`
-	MaxAge    string         `json:"max_age"`
 }
 
 // value serves what a dollar buys on each catalog GPU model of the market now (see gpucost
@@ -356,13 +300,7 @@ func (a *analytics) value(w http.ResponseWriter, r *http.Request) {
 		a.unavailable(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, export.Envelope[market.Value]{Schema: valueSchema, Items: market.Values(models, q),
-		Query: valueQuery{PriceType: q.Basis, Precision: q.Precision, MaxAge: formatAge(f.MaxAge)}})
-}
-
-// plansQuery is a plans request as understood.
-type plansQuery struct {
-	Team []string `json:"team"`
+	writeJSON(w, http.StatusOK, export.Envelope[market.Value]{Schema: export.ValueSchema, Query: export.NewValueQuery(f, q), Items: market.Values(models, q)})
 }
 
 // plans serves the rows of the newest stored plan (the nightly gpucost optimize), by team and
@@ -391,7 +329,7 @@ func (a *analytics) plans(w http.ResponseWriter, r *http.Request) {
 			out = append(out, row)
 		}
 	}
-	writeJSON(w, http.StatusOK, export.Envelope[schema.PlanRow]{Schema: plansSchema, Query: plansQuery{Team: list(teams)}, Items: out})
+	writeJSON(w, http.StatusOK, export.Envelope[schema.PlanRow]{Schema: export.PlansSchema, Query: export.NewPlansQuery(teams), Items: out})
 }
 
 // gpus serves the GPU catalog (see gpucost gpus): every model with its specifications, the
@@ -401,30 +339,7 @@ func (a *analytics) gpus(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, export.Envelope[export.GPUListing]{Schema: gpusSchema, Query: struct{}{}, Items: export.Listings(gpus.Models())})
-}
-
-// list is s, or an empty list for nil: a query's lists are [] when nothing was asked, not null.
-func list[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-// formatAge writes an age as selection.Age reads it, briefly: 6h, 7d, 90m.
-func formatAge(d time.Duration) string {
-	switch {
-	case d == 0:
-		return ""
-	case d%(24*time.Hour) == 0:
-		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
-	case d%time.Hour == 0:
-		return strconv.Itoa(int(d/time.Hour)) + "h"
-	case d%time.Minute == 0:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	}
-	return d.String()
+	writeJSON(w, http.StatusOK, export.Envelope[export.GPUListing]{Schema: export.GPUsSchema, Query: struct{}{}, Items: export.Listings(gpus.Models())})
 }
 
 // read runs the store read of one API answer through the gate. Identical requests in flight

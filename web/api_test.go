@@ -215,8 +215,8 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 			var got export.Envelope[schema.HistoryPoint]
 			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.Start.Format(time.RFC3339)}, "until": {fx.End.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
 			get(t, "/api/v1/history?"+q.Encode(), &got)
-			echo := queryOf[historyQuery](t, got.Query)
-			wantEcho := historyQuery{GPU: "H100-SXM-80GB", Provider: []string{"vastai", "runpod"}, PriceType: []schema.PriceType{}, Since: fx.Start, Until: fx.End, Interval: iv}
+			echo := queryOf[export.HistoryQuery](t, got.Query)
+			wantEcho := export.HistoryQuery{GPU: "H100-SXM-80GB", Provider: []string{"vastai", "runpod"}, PriceType: []schema.PriceType{}, Since: fx.Start, Until: fx.End, Interval: iv}
 			if diff := cmp.Diff(wantEcho, echo); diff != "" || got.Schema.String() != "gpucost.history/v2" || got.Truncated || got.Next != "" {
 				t.Errorf("%s: %s, truncated %v, next %q, the query as understood (-want +got):\n%s", iv, got.Schema, got.Truncated, got.Next, diff)
 			}
@@ -271,8 +271,8 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		}
 		var two export.Envelope[schema.Offer]
 		get(t, "/api/v1/offers?limit=2", &two)
-		echo := queryOf[offersQuery](t, two.Query)
-		wantEcho := offersQuery{GPU: []string{}, Provider: []string{}, PriceType: []schema.PriceType{}, MaxAge: "6h", Limit: 2}
+		echo := queryOf[export.OffersQuery](t, two.Query)
+		wantEcho := export.OffersQuery{GPU: []string{}, Provider: []string{}, PriceType: []schema.PriceType{}, MaxAge: "6h", Limit: 2}
 		if diff := cmp.Diff(wantEcho, echo); diff != "" || len(two.Items) != 2 || !two.Truncated || two.Next == "" {
 			t.Errorf("limit 2: %d offers, truncated %v, next %q, the query as understood (-want +got):\n%s", len(two.Items), two.Truncated, two.Next, diff)
 		}
@@ -292,7 +292,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 			"RTX-4090-24GB vastai 0.35 0.00211864 0.00106061", // 0.35 / 165.2; 0.35 / 330
 			"A100-SXM-80GB lambda 1.29 0.00413462 <nil>",      // 1.29 / 312; no FP8
 		}
-		if diff := cmp.Diff(want, ranked); diff != "" || queryOf[valueQuery](t, got.Query) != (valueQuery{PriceType: "on_demand", Precision: "bf16", MaxAge: "1d"}) {
+		if diff := cmp.Diff(want, ranked); diff != "" || queryOf[export.ValueQuery](t, got.Query) != (export.ValueQuery{PriceType: "on_demand", Precision: "bf16", MaxAge: "1d"}) {
 			t.Errorf("value as asked by %s (-hand +api):\n%s", got.Query, diff)
 		}
 		var spot export.Envelope[market.Value]
@@ -302,7 +302,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		}
 		var none export.Envelope[market.Value]
 		get(t, "/api/v1/value?price_type=commitment&max_age=1d", &none)
-		if len(none.Items) != 0 || queryOf[valueQuery](t, none.Query) != (valueQuery{PriceType: "commitment", Precision: "bf16", MaxAge: "1d"}) {
+		if len(none.Items) != 0 || queryOf[export.ValueQuery](t, none.Query) != (export.ValueQuery{PriceType: "commitment", Precision: "bf16", MaxAge: "1d"}) {
 			t.Errorf("no commitments in the market: %+v", none)
 		}
 	})

@@ -143,9 +143,9 @@ func TestAPIPagesWalkTheMarket(t *testing.T) {
 			if wantPages := (len(whole) + tt.limit - 1) / tt.limit; len(pages) != wantPages || len(pages) < 3 {
 				t.Errorf("%d offers in %d pages of %d, want %d pages", len(whole), len(pages), tt.limit, wantPages)
 			}
-			first := queryOf[offersQuery](t, pages[0].Query)
+			first := queryOf[export.OffersQuery](t, pages[0].Query)
 			for i, p := range pages {
-				if q := queryOf[offersQuery](t, p.Query); !cmp.Equal(q, first) || (i < len(pages)-1 && len(p.Items) != tt.limit) {
+				if q := queryOf[export.OffersQuery](t, p.Query); !cmp.Equal(q, first) || (i < len(pages)-1 && len(p.Items) != tt.limit) {
 					t.Errorf("page %d: %d offers, query %+v; want %d and the first page's %+v", i+1, len(p.Items), q, tt.limit, first)
 				}
 			}
@@ -155,13 +155,13 @@ func TestAPIPagesWalkTheMarket(t *testing.T) {
 		first := getEnvelope[schema.Offer](t, ts, "/api/v1/offers?limit=10")
 		second := getEnvelope[schema.Offer](t, ts, "/api/v1/offers?limit=3&cursor="+url.QueryEscape(first.Next))
 		whole := getEnvelope[schema.Offer](t, ts, "/api/v1/offers?limit=13")
-		if len(second.Items) != 3 || key(second.Items[2]) != key(whole.Items[12]) || queryOf[offersQuery](t, second.Query).Limit != 3 {
+		if len(second.Items) != 3 || key(second.Items[2]) != key(whole.Items[12]) || queryOf[export.OffersQuery](t, second.Query).Limit != 3 {
 			t.Errorf("ten, then three more: %d offers ending at %s, want the 13th, %s", len(second.Items), key(second.Items[len(second.Items)-1]), key(whole.Items[12]))
 		}
 	})
 	t.Run("changes", func(t *testing.T) {
 		items, pages := walk[schema.PriceChange](t, ts, "/api/v1/changes?since=1d&limit=50", 100)
-		first := queryOf[changesQuery](t, pages[0].Query)
+		first := queryOf[export.ChangesQuery](t, pages[0].Query)
 		whole, err := s.Changes(ctx, schema.ChangesQuery{From: first.Since, To: first.Until})
 		if err != nil {
 			t.Fatal(err)
@@ -173,7 +173,7 @@ func TestAPIPagesWalkTheMarket(t *testing.T) {
 			t.Errorf("read at once (-) and in pages of the API (+):\n%s", diff)
 		}
 		for i, p := range pages {
-			if q := queryOf[changesQuery](t, p.Query); !cmp.Equal(q, first) || first.Until.Sub(first.Since) != 24*time.Hour {
+			if q := queryOf[export.ChangesQuery](t, p.Query); !cmp.Equal(q, first) || first.Until.Sub(first.Since) != 24*time.Hour {
 				t.Errorf("page %d covers %s to %s, want the first page's day, %s to %s", i+1, q.Since, q.Until, first.Since, first.Until)
 			}
 		}
@@ -223,7 +223,7 @@ func TestAPIPlans(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got.Items, decEq, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.query, diff)
 		}
-		if q := queryOf[plansQuery](t, got.Query); !cmp.Equal(q.Team, tt.teams) || got.Truncated || got.Next != "" {
+		if q := queryOf[export.PlansQuery](t, got.Query); !cmp.Equal(q.Team, tt.teams) || got.Truncated || got.Next != "" {
 			t.Errorf("%s: query %+v, truncated %v, next %q", tt.query, q, got.Truncated, got.Next)
 		}
 	}

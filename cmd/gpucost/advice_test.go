@@ -35,12 +35,12 @@ func TestWeeklyEmailAdviceWhereItApplies(t *testing.T) {
 
 	// What the plan advises each team, workload by workload.
 	advised := map[string]map[string][]optimizer.Advice{}
-	for _, team := range optimizeJSON(t, cfg).Teams {
-		advised[team.Name] = map[string][]optimizer.Advice{}
-		for _, w := range team.Workloads {
-			if len(w.Advice) > 0 {
-				advised[team.Name][w.Name] = w.Advice
-			}
+	for _, w := range optimizeJSON(t, cfg) {
+		if advised[w.Team] == nil {
+			advised[w.Team] = map[string][]optimizer.Advice{}
+		}
+		if len(w.Advice) > 0 {
+			advised[w.Team][w.Workload] = w.Advice
 		}
 	}
 	// The measured workloads are advised on their utilization; the sample teams' others only

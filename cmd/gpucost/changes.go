@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/export"
+	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
 )
 
@@ -16,7 +17,18 @@ and when each price was seen. An offer is one provider's offer id at one price t
 
 --since and --until take a date, a time, "now" or an age such as 36h or 7d; the range
 [since, until) selects when the new price was first seen. The same rows are in the
-price_changes view for SQL (docs/analysts.md).`
+price_changes view for SQL (docs/analysts.md).
+
+The table fits 100 columns:
+  CHANGED (UTC)  when the new price was first seen
+  N              GPUs in the offer
+  OLD, NEW       the price per GPU-hour before and after, in dollars
+  CHANGE         the move in percent of the old price
+  OFFER          the provider's offer id, cut to fit (…); csv and json hold it whole
+When --limit leaves changes out, a line under the table says how many: "shown 200 of 1,234".
+--output csv and json carry every column of the price_changes view, under its names, the
+previous observation's time and the change in dollars included; json is the envelope of
+/api/v1/changes (gpucost.changes/v2), "truncated": true when the limit left changes out.`
 
 func changesCommand(e env) *cobra.Command {
 	var (
@@ -43,17 +55,40 @@ func changesCommand(e env) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			changes, err := s.Changes(ctx, q)
-			if err != nil {
+			page := export.Envelope[schema.PriceChange]{Schema: export.ChangesSchema, Query: export.NewChangesQuery(q)}
+			limit := q.Limit
+			if limit > 0 {
+				q.Limit = limit + 1 // one more says whether the limit leaves any out
+			}
+			if page.Items, err = s.Changes(ctx, q); err != nil {
 				return err
 			}
-			if err := export.Changes(e.stdout, export.Format(output), changes); err != nil {
+			total := len(page.Items)
+			if limit > 0 && total > limit {
+				page.Items, page.Truncated = page.Items[:limit], true
+				if output != "json" {
+					if total, err = s.CountChanges(ctx, q); err != nil {
+						return err
+					}
+				}
+			}
+			if output == "json" {
+				err = export.WriteJSON(e.stdout, page)
+			} else {
+				err = export.Changes(e.stdout, export.Format(output), page.Items)
+			}
+			if err != nil {
 				return fmt.Errorf("writing the output: %w", err)
 			}
-			if q.Limit > 0 && len(changes) == q.Limit {
-				fmt.Fprintf(e.stderr, "gpucost changes: showing the newest %d; --limit 0 shows all\n", q.Limit)
+			if !page.Truncated || output == "json" {
+				return nil
 			}
-			return nil
+			// Under the table, its last line; beside a CSV, on stderr.
+			w := e.stdout
+			if output == "csv" {
+				w = e.stderr
+			}
+			return export.WriteShown(w, len(page.Items), total, "price changes, the newest", "--limit 0 shows all")
 		},
 	}
 	cf.add(cmd)

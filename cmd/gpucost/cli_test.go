@@ -167,7 +167,8 @@ func TestCompletion(t *testing.T) {
 		{[]string{"history", "--interval", ""}, []string{"hour", "day", "week"}},
 		{[]string{"offers", "--gpu", "H100-S"}, []string{"H100-SXM-80GB"}},
 		{[]string{"offers", "--provider", "lambda,"}, []string{"lambda,runpod", "lambda,vastai"}},
-		{[]string{"export", "offers", "--output", ""}, []string{"csv", "parquet"}},
+		{[]string{"export", "offers", "--output", ""}, []string{"csv", "parquet", "ndjson"}},
+		{[]string{"export", "history", "--compression", ""}, []string{"snappy", "zstd"}},
 		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}},
 		{[]string{"help", "off"}, []string{"offers"}},
 	} {

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/csv"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -135,17 +134,12 @@ func TestClusterGivesTheSameResultsAsOneServer(t *testing.T) {
 		}
 	}
 	// The optimizer's plan, minus its time.
-	plan := func(cfg string) *optimizer.Plan {
-		code, out := runCLI("optimize", "--output", "json", "--config", cfg)
-		if code != exitOK {
-			t.Fatalf("optimize: exit %d\n%s", code, out)
+	plan := func(cfg string) []optimizer.PlanItem {
+		items := optimizeJSON(t, cfg)
+		for i := range items {
+			items[i].GeneratedAt, items[i].RunID = time.Time{}, ""
 		}
-		var p optimizer.Plan
-		if err := json.Unmarshal([]byte(stdoutOf(out)), &p); err != nil {
-			t.Fatal(err)
-		}
-		p.GeneratedAt = time.Time{}
-		return &p
+		return items
 	}
 	ignoreTimes := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ObservedAt" }, cmp.Ignore())
 	if diff := cmp.Diff(plan(singleCfg), plan(clusterCfg), cmpDecimal, ignoreTimes); diff != "" {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -157,10 +156,7 @@ func TestScrapeProgressOnATerminal(t *testing.T) {
 		if code := run(t.Context(), e, args); code != exitOK {
 			t.Fatalf("exit %d\n%s", code, stderr.String())
 		}
-		var s pipeline.Summary
-		if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
-			t.Fatalf("the summary on stdout: %v\n%s", err, stdout.String())
-		}
+		s := oneItem[pipeline.Summary](t, stdout.Bytes())
 		parsed := 0
 		for _, p := range s.Providers {
 			parsed += p.Parsed

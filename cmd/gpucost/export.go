@@ -14,8 +14,8 @@ import (
 	"github.com/gpucost/gpucost/store"
 )
 
-const exportHelp = `Write price data for notebooks and spreadsheets, as CSV or Parquet (--output; --format is
-another name of it).
+const exportHelp = `Write price data for notebooks, spreadsheets and pipelines, as CSV, Parquet or NDJSON
+(--output; --format is another name of it).
 
   gpucost export offers  [--since 30d] [--until now] [--gpu M] [--provider P] [--price-type T]
       every observation in the range (one row per offer per scrape), oldest first;
@@ -26,26 +26,33 @@ another name of it).
 
 Columns are named as in every other output: offers as the offers table's columns, history as
 gpucost history's CSV and JSON (docs/analysts.md). Prices are exact: CSV writes them with 6
-decimals, Parquet as DECIMAL(18, 6); times are UTC (CSV: RFC 3339; Parquet: timestamps in
-milliseconds, adjusted to UTC). Nullable columns are empty in CSV and null in Parquet; dq_flags
-is a ';'-separated list in CSV and a list in Parquet.
+decimals, Parquet as DECIMAL(18, 6), NDJSON as strings; times are UTC (CSV and NDJSON: RFC
+3339; Parquet: timestamps in milliseconds, adjusted to UTC). Nullable columns are empty in CSV
+and null in Parquet and NDJSON; dq_flags is a ';'-separated list in CSV and a list in Parquet
+and NDJSON.
+
+Parquet pages are compressed with Snappy (--compression snappy, the default: quick to write and
+read by everything) or Zstandard (--compression zstd: smaller files, slower to write). NDJSON is
+one JSON object per line, the items of gpucost offers --output json and of the API, for jq,
+DuckDB's read_json or pandas.read_json(lines=True).
+
 Scraped text is untrusted: in CSV, control characters become spaces and a cell that a
 spreadsheet would run as a formula (starting with = + - @) gets a leading apostrophe; numbers
-(-1.5) stay numbers. Parquet keeps the text as stored.
+(-1.5) stay numbers. Parquet and NDJSON keep the text as stored.
 --out - (the default) writes to standard output, except Parquet to a terminal.`
 
 // exportFlags are the flags of export offers and export history.
 type exportFlags struct {
-	cf          configFlag
-	req         selection.Request
-	output, out string
+	cf                       configFlag
+	req                      selection.Request
+	output, out, compression string
 }
 
 func exportCommand(e env) *cobra.Command {
 	var x exportFlags
 	cmd := &cobra.Command{
 		Use:   "export offers|history [flags]",
-		Short: "write offers or history as CSV or Parquet for notebooks",
+		Short: "write offers or history as CSV, Parquet or NDJSON for notebooks",
 		Long:  exportHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -66,13 +73,15 @@ func exportCommand(e env) *cobra.Command {
 	fl.StringVar(&x.req.PriceType, "price-type", "", "comma-separated price types (default all)")
 	fl.StringVar(&x.req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
 	fl.StringVar(&x.req.Until, "until", "now", "end of the range (exclusive)")
-	fl.StringVar(&x.output, "output", "csv", "csv or parquet (--format is another name of it)")
+	fl.StringVar(&x.output, "output", "csv", "csv, parquet or ndjson (--format is another name of it)")
+	fl.StringVar(&x.compression, "compression", string(export.Snappy), "with --output parquet, the pages' codec: snappy or zstd")
 	fl.StringVar(&x.out, "out", "-", "output file; - is standard output")
 	fl.StringVar(&x.cf.path, "config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
-	for name, exts := range map[string][]string{"config": {"yaml", "yml"}, "out": {"csv", "parquet"}} {
+	for name, exts := range map[string][]string{"config": {"yaml", "yml"}, "out": {"csv", "parquet", "ndjson", "jsonl"}} {
 		must(cmd.MarkPersistentFlagFilename(name, exts...))
 	}
-	completeFlag(cmd, "output", "csv", "parquet")
+	completeFlag(cmd, "output", exportOutputs...)
+	completeFlag(cmd, "compression", names(export.Compressions)...)
 	completeSelection(cmd)
 
 	var latest bool
@@ -82,7 +91,8 @@ func exportCommand(e env) *cobra.Command {
 		Long:  exportHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := x.check(e); err != nil {
+			compression, err := x.check(cmd, e)
+			if err != nil {
 				return err
 			}
 			now := time.Now().UTC()
@@ -90,21 +100,24 @@ func exportCommand(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			format := export.Format(x.output)
 			return x.write(cmd.Context(), e, func(s *store.Store, w io.Writer) (int, error) {
+				ow, err := export.NewOfferWriter(w, export.Format(x.output), compression)
+				if err != nil {
+					return 0, err
+				}
+				var n int
 				if latest {
 					offers, err := s.LatestOffers(cmd.Context(), schema.OfferFilter{Selection: f.Selection, MaxAge: now.Sub(f.From)})
 					if err != nil {
 						return 0, err
 					}
-					return len(offers), export.Offers(w, format, offers)
-				}
-				ow, err := export.NewOfferWriter(w, format)
-				if err != nil {
-					return 0, err
-				}
-				n, err := s.Observations(cmd.Context(), f, ow.Write)
-				if err != nil {
+					for i := range offers {
+						if err := ow.Write(&offers[i]); err != nil {
+							return i, err
+						}
+					}
+					n = len(offers)
+				} else if n, err = s.Observations(cmd.Context(), f, ow.Write); err != nil {
 					return n, err
 				}
 				return n, ow.Close()
@@ -119,7 +132,8 @@ func exportCommand(e env) *cobra.Command {
 		Long:  exportHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := x.check(e); err != nil {
+			compression, err := x.check(cmd, e)
+			if err != nil {
 				return err
 			}
 			q, err := x.req.History(time.Now().UTC())
@@ -131,7 +145,7 @@ func exportCommand(e env) *cobra.Command {
 				if err != nil {
 					return 0, err
 				}
-				return len(points), export.History(w, export.Format(x.output), q.Interval, points)
+				return len(points), export.HistoryFile(w, export.Format(x.output), compression, points)
 			})
 		},
 	}
@@ -142,15 +156,26 @@ func exportCommand(e env) *cobra.Command {
 	return cmd
 }
 
-// check checks --output against where it goes.
-func (x *exportFlags) check(e env) error {
-	if err := checkOutput(x.output, "csv", "parquet"); err != nil {
-		return err
+// exportOutputs are the formats of gpucost export, the default first.
+var exportOutputs = []string{"csv", "parquet", "ndjson"}
+
+// check checks --output against where it goes, and --compression against --output; it returns
+// the Parquet codec.
+func (x *exportFlags) check(cmd *cobra.Command, e env) (export.Compression, error) {
+	if err := checkOutput(x.output, exportOutputs...); err != nil {
+		return "", err
+	}
+	c, err := export.ParseCompression(x.compression)
+	if err != nil {
+		return "", badUsage("--compression %s: want %s", selection.Quote(x.compression), orList(names(export.Compressions)))
+	}
+	if x.output != "parquet" && cmd.Flags().Changed("compression") {
+		return "", badUsage("--compression goes with --output parquet")
 	}
 	if x.output == "parquet" && x.out == "-" && e.stdoutTTY {
-		return badUsage("not writing Parquet to a terminal: use --out FILE.parquet or redirect")
+		return "", badUsage("not writing Parquet to a terminal: use --out FILE.parquet or redirect")
 	}
-	return nil
+	return c, nil
 }
 
 // write opens the store and --out, writes the rows of write into it and says how many when

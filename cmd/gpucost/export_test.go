@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/schema"
@@ -137,11 +140,142 @@ func TestExportOffersAndHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantFile := exported(t, export.Parquet, func(w io.Writer, f export.Format) error { return export.History(w, f, schema.Day, points) })
+		wantFile := exported(t, export.Parquet, func(w io.Writer, f export.Format) error { return export.HistoryFile(w, f, export.Snappy, points) })
 		if !bytes.Equal(got, wantFile) {
 			t.Errorf("the Parquet file (%d bytes) is not export's Parquet of the %d history points", len(got), len(points))
 		}
 	})
+
+	// The files read back as a notebook reads them: Parquet by a reader of a few columns of
+	// its own (the codec is the file's to say), NDJSON a line at a time.
+	t.Run("offers as Parquet with ZSTD, read back", func(t *testing.T) {
+		path := filepath.Join(dir, "offers-zstd.parquet")
+		e, _, stderr := fx.env()
+		if code := runCommand("export", ctx, e, append([]string{"offers", "--provider", "lambda,runpod", "--output", "parquet", "--compression", "zstd", "--out", path}, rangeArgs...)); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		got, err := parquet.ReadFile[parquetOffer](path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(parquetOffers(want), got); diff != "" {
+			t.Errorf("the observations read back (-stored +file):\n%s", diff)
+		}
+		if codecs := fileCodecs(t, path); len(codecs) != 1 || !codecs[format.Zstd] {
+			t.Errorf("the file's column chunks are compressed with %v, want ZSTD", codecs)
+		}
+	})
+	t.Run("offers as NDJSON, read back", func(t *testing.T) {
+		e, stdout, stderr := fx.env()
+		if code := runCommand("export", ctx, e, append([]string{"offers", "--provider", "lambda,runpod", "--output", "ndjson"}, rangeArgs...)); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var got []schema.Offer
+		for i, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+			var o schema.Offer
+			if err := json.Unmarshal([]byte(line), &o); err != nil {
+				t.Fatalf("line %d is not one JSON object: %v\n%.200s", i+1, err, line)
+			}
+			got = append(got, o)
+		}
+		if diff := cmp.Diff(want, got, cmpDecimal, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+			t.Errorf("the observations read back (-stored +file):\n%s", diff)
+		}
+	})
+	t.Run("history as Parquet with ZSTD and as NDJSON, read back", func(t *testing.T) {
+		args := []string{"history", "--gpu", "H100-SXM-80GB", "--interval", "hour", "--since", fx.End.Add(-48 * time.Hour).Format(time.RFC3339), "--until", fx.End.Format(time.RFC3339)}
+		points, err := fx.Store.History(ctx, schema.HistoryQuery{Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB"}},
+			From: fx.End.Add(-48 * time.Hour), To: fx.End, Interval: schema.Hour})
+		if err != nil || len(points) == 0 {
+			t.Fatalf("%d points in the store (%v)", len(points), err)
+		}
+		path := filepath.Join(dir, "history-zstd.parquet")
+		e, stdout, stderr := fx.env()
+		if code := runCommand("export", ctx, e, append(args, "--output", "parquet", "--compression", "zstd", "--out", path)); code != exitOK {
+			t.Fatalf("parquet: exit %d: %s", code, stderr)
+		}
+		type parquetPoint struct {
+			Bucket   time.Time `parquet:"bucket,timestamp(millisecond)"`
+			Provider string    `parquet:"provider"`
+			Min      int64     `parquet:"min_usd_per_gpu_hour,decimal(6:18)"`
+			Offers   int64     `parquet:"offers"`
+		}
+		rows, err := parquet.ReadFile[parquetPoint](path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantRows []parquetPoint
+		for _, p := range points {
+			wantRows = append(wantRows, parquetPoint{Bucket: p.Bucket, Provider: p.Provider, Min: p.Min.Shift(6).IntPart(), Offers: int64(p.Offers)})
+		}
+		if diff := cmp.Diff(wantRows, rows, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+			t.Errorf("the history read back (-stored +file):\n%s", diff)
+		}
+		if codecs := fileCodecs(t, path); len(codecs) != 1 || !codecs[format.Zstd] {
+			t.Errorf("the file's column chunks are compressed with %v, want ZSTD", codecs)
+		}
+
+		e, stdout, stderr = fx.env()
+		if code := runCommand("export", ctx, e, append(args, "--output", "ndjson")); code != exitOK {
+			t.Fatalf("ndjson: exit %d: %s", code, stderr)
+		}
+		dec := json.NewDecoder(stdout)
+		var got []schema.HistoryPoint
+		for dec.More() {
+			var p schema.HistoryPoint
+			if err := dec.Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, p)
+		}
+		if diff := cmp.Diff(points, got, cmpDecimal); diff != "" {
+			t.Errorf("the history read back (-stored +file):\n%s", diff)
+		}
+	})
+}
+
+// parquetOffer is the part of an exported offer a notebook might read.
+type parquetOffer struct {
+	ObservedAt time.Time `parquet:"observed_at,timestamp(millisecond)"`
+	Provider   string    `parquet:"provider"`
+	OfferID    string    `parquet:"offer_id"`
+	PriceType  string    `parquet:"price_type"`
+	GPUModel   string    `parquet:"gpu_model"`
+	Price      int64     `parquet:"price_usd_per_gpu_hour,decimal(6:18)"`
+}
+
+func parquetOffers(offers []schema.Offer) []parquetOffer {
+	out := make([]parquetOffer, len(offers))
+	for i, o := range offers {
+		out[i] = parquetOffer{ObservedAt: o.ObservedAt.UTC(), Provider: o.Provider, OfferID: o.OfferID, PriceType: string(o.PriceType),
+			GPUModel: o.GPUModel, Price: o.PriceUSDPerGPUHour.Shift(6).IntPart()}
+	}
+	return out
+}
+
+// fileCodecs are the codecs of the column chunks of the Parquet file at path, as its footer says.
+func fileCodecs(t *testing.T, path string) map[format.CompressionCodec]bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	codecs := map[format.CompressionCodec]bool{}
+	for _, rg := range pf.Metadata().RowGroups {
+		for _, col := range rg.Columns {
+			codecs[col.MetaData.Codec] = true
+		}
+	}
+	return codecs
 }
 
 func TestExportUsage(t *testing.T) {
@@ -153,9 +287,11 @@ func TestExportUsage(t *testing.T) {
 		{"nothing", nil, "want offers or history, got nothing"},
 		{"unknown kind", []string{"plans"}, `want offers or history, got "plans"`},
 		{"flags first", []string{"--format", "csv"}, "want offers or history before the flags"},
-		{"bad output", []string{"offers", "--output", "xlsx"}, `--output "xlsx": want csv or parquet`},
+		{"bad output", []string{"offers", "--output", "xlsx"}, `--output "xlsx": want csv, parquet or ndjson`},
 		// --format is another name of --output (the flag of earlier releases): its value is checked as one.
-		{"bad format", []string{"offers", "--format", "xlsx"}, `--output "xlsx": want csv or parquet`},
+		{"bad format", []string{"offers", "--format", "xlsx"}, `--output "xlsx": want csv, parquet or ndjson`},
+		{"unknown codec", []string{"offers", "--output", "parquet", "--compression", "lzo"}, `--compression "lzo": want snappy or zstd`},
+		{"a codec without Parquet", []string{"history", "--gpu", "H100-SXM-80GB", "--compression", "zstd"}, "--compression goes with --output parquet"},
 		{"history without a GPU", []string{"history"}, "a GPU model is required"},
 		{"unknown GPU", []string{"offers", "--gpu", "TPUv5"}, `unknown GPU model "TPUv5"`},
 	}

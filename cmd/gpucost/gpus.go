@@ -25,7 +25,7 @@ it (the serving engines that run on the GPU and whether FlashAttention-2 does) a
 catalog has one, its purchase price: a range in USD per GPU, new or used, when and where it was
 seen, how well it is sourced, and the residual share assumed after a write-off (gpucost tco
 weighs it against renting). markdown is the two tables of docs/gpus.md: the catalog and the
-purchase prices.
+purchase prices. json is the envelope /api/v1/gpus answers (gpucost.gpus/v1).
 
 --value reads the store instead, the latest offers as gpucost offers does (seen within
 --max-age, or imported with a valid_until still ahead), and ranks the catalog's GPU models by
@@ -38,7 +38,8 @@ bandwidth per hour: decode-bound inference reads every weight once per generated
 pays for bandwidth more than for TFLOPS. --price-type commitment takes each model's cheapest
 reserved or term price, whatever its term (the PRICE TYPE column names it). JSON and CSV carry
 every figure (each precision, empty where the GPU has no path for it) exact to 8 decimals, and
-the offer each comes from; docs/analysts.md describes them. Provider names and regions are
+the offer each comes from; docs/analysts.md describes them. json is the envelope /api/v1/value
+answers (gpucost.value/v2), its query the price type, precision and --max-age as understood. Provider names and regions are
 untrusted: the table and CSV clean them as gpucost offers does.`
 
 // valueFlags are the flags only --value reads.
@@ -67,6 +68,9 @@ func gpusCommand(e env) *cobra.Command {
 			}
 			if err := checkOutput(output, "table", "json", "csv", "markdown"); err != nil {
 				return err
+			}
+			if output == "json" {
+				return export.WriteJSON(e.stdout, export.Envelope[export.GPUListing]{Schema: export.GPUsSchema, Query: struct{}{}, Items: export.Listings(gpus.Models())})
 			}
 			return export.GPUs(e.stdout, export.Format(output), gpus.Models())
 		},
@@ -105,6 +109,9 @@ func runValue(ctx context.Context, e env, cf *configFlag, req selection.Request,
 	values := market.Values(models, q)
 	if len(values) == 0 {
 		fmt.Fprintf(e.stderr, "gpucost gpus: no offer of a catalog GPU at %s in the market (--max-age %s)\n", q.Basis, req.MaxAge)
+	}
+	if output == "json" {
+		return export.WriteJSON(e.stdout, export.Envelope[market.Value]{Schema: export.ValueSchema, Query: export.NewValueQuery(f, q), Items: values})
 	}
 	return export.Values(e.stdout, export.Format(output), q.Precision, values)
 }

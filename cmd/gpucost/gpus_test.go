@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -43,14 +42,14 @@ func TestGPUsCommand(t *testing.T) {
 		}
 	}
 	js, _ := run("--output", "json")
-	var got []struct {
+	got := itemsOf[struct {
 		gpus.Model
 		Engines         []string       `json:"engines"`
 		FlashAttention2 bool           `json:"flash_attention_2"`
 		Purchase        *gpus.Purchase `json:"purchase"`
-	}
-	if err := json.Unmarshal([]byte(js), &got); err != nil || len(got) != len(models) || got[0].Name != models[0].Name || got[0].Source == "" {
-		t.Errorf("json: %d models (%v), want all %d with their sources", len(got), err, len(models))
+	}](t, []byte(js))
+	if len(got) != len(models) || got[0].Name != models[0].Name || got[0].Source == "" {
+		t.Errorf("json: %d models, want all %d with their sources", len(got), len(models))
 	}
 	for _, m := range got {
 		// vLLM dropped Volta; FlashAttention-2 needs Ampere.
@@ -170,10 +169,7 @@ func TestGPUsValueCLI(t *testing.T) {
 		}
 	})
 	t.Run("json at fp8", func(t *testing.T) {
-		var got []market.Value
-		if err := json.Unmarshal([]byte(gpusCmd(t, "--precision", "FP8", "--output", "json")), &got); err != nil {
-			t.Fatal(err)
-		}
+		got := itemsOf[market.Value](t, []byte(gpusCmd(t, "--precision", "FP8", "--output", "json")))
 		want := []string{"B200-SXM-180GB fp8 0.001", "H100-SXM-80GB fp8 0.00101061", "RTX-4090-24GB fp8 0.00106061", "L40S-48GB fp8 0.00122783", "V100-SXM2-32GB fp16 0.0024"}
 		var ranked []string
 		for _, v := range got {
@@ -206,7 +202,8 @@ func TestGPUsValueCLI(t *testing.T) {
 	t.Run("a price type nobody sells at", func(t *testing.T) {
 		e, stdout, stderr := fx.env()
 		if code := runCommand("gpus", context.Background(), e, []string{"--value", "--price-type", "reserved", "--output", "json"}); code != exitOK ||
-			strings.TrimSpace(stdout.String()) != "[]" || !strings.Contains(stderr.String(), "no offer of a catalog GPU at reserved") {
+			len(itemsOf[market.Value](t, stdout.Bytes())) != 0 || !strings.Contains(stdout.String(), `"value": []`) ||
+			!strings.Contains(stderr.String(), "no offer of a catalog GPU at reserved") {
 			t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 		}
 	})

@@ -23,8 +23,17 @@ mean rounded half up to 6 decimals; the median is a t-digest estimate.
 --since and --until take a date (2026-01-31), a time (2026-01-31T12:00:00Z, UTC when no zone is
 given), "now", or an age such as 90m, 36h, 7d or 2w (before now). The range is [since, until).
 
+The table fits 100 columns, a row per bucket, provider and price type:
+  DAY (HOUR, WEEK)     the bucket's start, UTC
+  MIN, AVG, MEDIAN, MAX  the price per GPU-hour over the bucket's observations, in dollars
+  OBS                  observations in the bucket
+  OFFERS               distinct offers among them
+--output csv and json hold the same rows with exact prices (6 decimals) and the GPU model;
+json is the envelope of /api/v1/history (gpucost.history/v2), its query the range as
+understood. gpucost export history writes them as CSV, Parquet or NDJSON files.
+
 --chart FILE.png or FILE.svg also draws the cheapest $/GPU-hour of each provider and price type
-per bucket.`
+per bucket, beside the table (or the CSV or JSON).`
 
 func historyCommand(e env) *cobra.Command {
 	var (
@@ -63,7 +72,12 @@ func historyCommand(e env) *cobra.Command {
 			if len(points) == 0 {
 				fmt.Fprintf(e.stderr, "gpucost history: no observations of %s between %s and %s\n", q.Model(), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 			}
-			if err := export.History(e.stdout, export.Format(output), q.Interval, points); err != nil {
+			if output == "json" {
+				err = export.WriteJSON(e.stdout, export.Envelope[schema.HistoryPoint]{Schema: export.HistorySchema, Query: export.NewHistoryQuery(q), Items: points})
+			} else {
+				err = export.History(e.stdout, export.Format(output), q.Interval, points)
+			}
+			if err != nil {
 				return fmt.Errorf("writing the output: %w", err)
 			}
 			if chartPath != "" {
@@ -80,7 +94,7 @@ func historyCommand(e env) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&req.GPU, "gpu", "", "canonical GPU model, e.g. H100-SXM-80GB (required)")
 	fl.StringVar(&req.Provider, "provider", "", "comma-separated providers (default all)")
-	fl.StringVar(&req.PriceType, "price-type", "", "comma-separated price types: "+schema.List(schema.PriceTypes)+" (default all)")
+	fl.StringVar(&req.PriceType, "price-type", "", "comma-separated price types, e.g. on_demand,spot (default all)")
 	fl.StringVar(&req.Since, "since", "30d", "start of the range: a date, a time, or an age like 7d")
 	fl.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
 	fl.StringVar(&req.Interval, "interval", "day", "bucket width: hour, day or week")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/export"
+	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store/storetest"
 )
@@ -46,11 +49,19 @@ func TestHistoryCLIMatchesHandComputation(t *testing.T) {
 			if code := runCommand("history", context.Background(), e, args); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var got []schema.HistoryPoint
+			var got export.Envelope[schema.HistoryPoint]
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("decoding the JSON output: %v\n%s", err, stdout)
 			}
-			storetest.HistoryMatches(t, fx.HandHistory(tt.model, tt.providers, tt.interval, tt.from, tt.to), got)
+			storetest.HistoryMatches(t, fx.HandHistory(tt.model, tt.providers, tt.interval, tt.from, tt.to), got.Items)
+			// The query says what was read: the model by its canonical name, the range and buckets.
+			var q export.HistoryQuery
+			if err := json.Unmarshal(got.Query.(json.RawMessage), &q); err != nil {
+				t.Fatal(err)
+			}
+			if q.GPU != tt.model || !q.Since.Equal(tt.from) || !q.Until.Equal(tt.to) || q.Interval != tt.interval || len(q.Provider) != len(tt.providers) {
+				t.Errorf("the query echoed is %+v, want %s from %s to %s by %s at %v", q, tt.model, tt.from, tt.to, tt.interval, tt.providers)
+			}
 		})
 	}
 }
@@ -90,7 +101,7 @@ func TestHistoryCLIFormatsAndCharts(t *testing.T) {
 		t.Fatalf("table + png: exit %d: %s", code, stderr)
 	}
 	first := hand[0]
-	wantLine := strings.Join([]string{first.Bucket.Format("2006-01-02"), first.Provider, string(first.PriceType), first.Min.StringFixed(4)}, " ")
+	wantLine := strings.Join([]string{first.Bucket.Format("2006-01-02"), first.Provider, string(first.PriceType), money.Price(first.Min)}, " ")
 	if got := strings.Join(strings.Fields(strings.SplitN(stdout.String(), "\n", 3)[1]), " "); !strings.HasPrefix(got, wantLine) {
 		t.Errorf("first table row = %q, want it to start with %q", got, wantLine)
 	}
@@ -196,14 +207,17 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 			if code := runCommand("changes", context.Background(), e, append(tt.args, "--output", "json", "--limit", "0")); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var got []schema.PriceChange
+			var got export.Envelope[schema.PriceChange]
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
 			if len(tt.want) == 0 {
 				t.Fatal("no moves selected: the test is wrong")
 			}
-			if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
+			if got.Truncated || got.Next != "" {
+				t.Errorf("--limit 0 answered truncated %v, next %q", got.Truncated, got.Next)
+			}
+			if diff := cmp.Diff(tt.want, got.Items, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
 				t.Errorf("changes (-generated +got):\n%s", diff)
 			}
 		})
@@ -214,10 +228,46 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		flat := strings.Join(strings.Fields(stdout.String()), " ")
-		for _, want := range []string{"lambda A100-SXM-80GB 8 on_demand 1.7900 1.2900 -27.9% gpu_8x_a100_80gb_sxm4", "lambda H100-SXM-80GB 8 on_demand 2.9900 2.4900 -16.7% gpu_8x_h100_sxm5"} {
+		for _, want := range []string{"lambda A100-SXM-80GB 8 on_demand $1.79 $1.29 -27.9%", "lambda H100-SXM-80GB 8 on_demand $2.99 $2.49 -16.7%"} {
 			if !strings.Contains(flat, want) {
 				t.Errorf("table lacks %q:\n%s", want, stdout)
 			}
+		}
+		if strings.Contains(stdout.String(), "shown") {
+			t.Errorf("a table the limit did not cut says it did:\n%s", stdout)
+		}
+	})
+	// A limit that cuts says so: the table in its last line, the CSV on stderr, the JSON in
+	// its envelope, each with what the limit left out.
+	all := newestFirst(func(schema.PriceChange) bool { return true })
+	cut := []string{"--since", "60d", "--limit", "3"}
+	t.Run("a limit that cuts", func(t *testing.T) {
+		e, stdout, stderr := fx.env()
+		if code := runCommand("changes", context.Background(), e, cut); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+		want := fmt.Sprintf("shown 3 of %d price changes, the newest; --limit 0 shows all", len(all))
+		if len(lines) != 5 || lines[4] != want {
+			t.Errorf("the table's lines:\n%s\nwant a header, 3 changes and %q", stdout, want)
+		}
+		e, stdout, stderr = fx.env()
+		if code := runCommand("changes", context.Background(), e, append(cut, "--output", "csv")); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if rows, err := csv.NewReader(stdout).ReadAll(); err != nil || len(rows) != 4 || strings.TrimSpace(stderr.String()) != want {
+			t.Errorf("CSV of %d records (%v), stderr %q; want a header and 3 records, and %q", len(rows), err, stderr, want)
+		}
+		e, stdout, stderr = fx.env()
+		if code := runCommand("changes", context.Background(), e, append(cut, "--output", "json")); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var page export.Envelope[schema.PriceChange]
+		if err := json.Unmarshal(stdout.Bytes(), &page); err != nil {
+			t.Fatal(err)
+		}
+		if !page.Truncated || len(page.Items) != 3 || page.Items[0].Position() != all[0].Position() || stderr.Len() != 0 {
+			t.Errorf("JSON: truncated %v, %d items, the first %+v, stderr %q; want truncated, the 3 newest, nothing on stderr", page.Truncated, len(page.Items), page.Items, stderr)
 		}
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
+	"github.com/gpucost/gpucost/textcell"
 	"github.com/gpucost/gpucost/textcell/textcelltest"
 )
 
@@ -224,7 +225,7 @@ func TestHostileTextThroughTheCLI(t *testing.T) {
 		checkCSV(t, cli(t, "offers", "--output", "csv"), 1+n, "price_usd_per_gpu_hour")
 	})
 	t.Run("changes", func(t *testing.T) {
-		checkTable(t, cli(t, "changes", "--since", "1d"), 1+n, 600)
+		checkTable(t, cli(t, "changes", "--since", "1d"), 1+n, textcell.TerminalWidth)
 	})
 	t.Run("changes csv", func(t *testing.T) {
 		rows := checkCSV(t, cli(t, "changes", "--since", "1d", "--output", "csv"), 1+n, "change_usd", "change_pct")
@@ -238,7 +239,7 @@ func TestHostileTextThroughTheCLI(t *testing.T) {
 		}
 	})
 	t.Run("history", func(t *testing.T) {
-		checkTable(t, cli(t, "history", "--gpu", "H100-SXM-80GB", "--interval", "hour", "--since", "1d"), 1+2*n, 600)
+		checkTable(t, cli(t, "history", "--gpu", "H100-SXM-80GB", "--interval", "hour", "--since", "1d"), 1+2*n, textcell.TerminalWidth)
 	})
 	t.Run("history csv", func(t *testing.T) {
 		checkCSV(t, cli(t, "history", "--gpu", "H100-SXM-80GB", "--interval", "hour", "--since", "1d", "--output", "csv"), 1+2*n, "min_usd_per_gpu_hour")

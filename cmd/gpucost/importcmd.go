@@ -33,7 +33,8 @@ takes the scrape run lock (scrape.spool_dir), so it waits for a scrape or a re-d
 
 --output table says what was loaded in a sentence; json and csv as one record: file, run_id,
 observations, providers (by provider; in CSV "name count, ..."), stored (rows this import
-stored: 0 when the file was already imported), already_imported, dry_run.
+stored: 0 when the file was already imported), already_imported, dry_run. json holds it in an
+envelope (gpucost.imports/v1) as its one item, its query the file and --dry-run.
 
 Exit codes: 0 loaded (or already loaded); 1 bad lines or a store failure; 2 bad flags.`
 
@@ -114,6 +115,10 @@ func importCommand(e env) *cobra.Command {
 				}
 				res.Stored, res.AlreadyImported = loaded.OffersWritten, loaded.Skipped()
 			}
+			if output == "json" {
+				return export.WriteJSON(e.stdout, export.Envelope[imported]{Schema: export.ImportsSchema, Query: importQuery{File: path, DryRun: dryRun},
+					Items: []imported{res}})
+			}
 			return writeImported(e.stdout, output, res, pricetable.Summary(imp.Offers))
 		},
 	}
@@ -123,11 +128,15 @@ func importCommand(e env) *cobra.Command {
 	return cmd
 }
 
-// writeImported writes what import did in format output; summary counts the rows by provider.
+// importQuery is what gpucost import --output json echoes of its request.
+type importQuery struct {
+	File   string `json:"file"`
+	DryRun bool   `json:"dry_run"`
+}
+
+// writeImported writes what import did as a table or CSV; summary counts the rows by provider.
 func writeImported(w io.Writer, output string, r imported, summary string) error {
 	switch output {
-	case "json":
-		return export.WriteJSON(w, r)
 	case "csv":
 		c := textcell.NewCSVWriter(w)
 		if err := c.Write([]string{"file", "run_id", "observations", "providers", "stored", "already_imported", "dry_run"}); err != nil {

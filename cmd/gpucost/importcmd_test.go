@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,10 +94,9 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 	if code := runCommand("import", ctx, e, []string{good, "--output", "json"}); code != exitOK {
 		t.Fatalf("good file again, JSON: exit %d\n%s", code, stderr)
 	}
-	var rec imported
-	if err := json.Unmarshal(stdout.Bytes(), &rec); err != nil || rec.File != good || rec.Observations != 6 || rec.Providers["aws"] != 4 ||
+	if rec := oneItem[imported](t, stdout.Bytes()); rec.File != good || rec.Observations != 6 || rec.Providers["aws"] != 4 ||
 		rec.Stored != 0 || !rec.AlreadyImported || rec.DryRun || !strings.HasPrefix(rec.RunID, "import-") {
-		t.Errorf("second import as JSON: %+v (%v)\n%s", rec, err, stdout)
+		t.Errorf("second import as JSON: %+v\n%s", rec, stdout)
 	}
 	e, stdout, stderr = fx.env()
 	if code := runCommand("import", ctx, e, []string{"--output", "csv", good}); code != exitOK {
@@ -125,10 +123,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 		"--since", "2026-01-01", "--until", "2026-02-01", "--output", "json"}); code != exitOK {
 		t.Fatalf("history: exit %d: %s", code, stderr)
 	}
-	var points []schema.HistoryPoint
-	if err := json.Unmarshal(stdout.Bytes(), &points); err != nil {
-		t.Fatal(err)
-	}
+	points := itemsOf[schema.HistoryPoint](t, stdout.Bytes())
 	var mins []string
 	for _, p := range points {
 		mins = append(mins, p.Bucket.Format("01-02")+" "+p.Min.String())
@@ -185,10 +180,7 @@ func TestImportValidUntilIsTodaysPrice(t *testing.T) {
 	if code := runCommand("offers", ctx, e, []string{"--output", "json", "--max-age", "6h"}); code != exitOK {
 		t.Fatalf("offers: exit %d\n%s", code, stderr)
 	}
-	var got []schema.Offer
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
+	got := itemsOf[schema.Offer](t, stdout.Bytes())
 	if len(got) != 1 {
 		t.Fatalf("today's market holds %d offers, want the one still valid:\n%s", len(got), stdout)
 	}
@@ -235,14 +227,20 @@ func TestImportedPricesArePlanned(t *testing.T) {
 			t.Fatalf("import %s: exit %d\n%s", table, code, out)
 		}
 	}
-	plan := optimizeJSON(t, cfg)
-	rec := plan.Teams[0].Workloads[0].Recommended
+	rec := optimizeJSON(t, cfg)[0].Recommended
 	if rec == nil || rec.Provider != "aws" || !rec.PriceUSDPerGPUHour.Equal(decimal.RequireFromString("1.86")) {
 		t.Fatalf("recommended %+v, want aws's imported L40S at $1.86", rec)
 	}
-	ex := plan.ExcludedProviders
-	if len(ex) != 2 || ex[0].Provider != "azure" || !strings.Contains(ex[0].Reason, "observed 3d ago, older than the 24h a price holds") ||
-		ex[1].Provider != "gcp" || !strings.Contains(ex[1].Reason, "its prices held until") {
-		t.Errorf("excluded providers %+v, want azure (its price 3 days old) and gcp (its table expired yesterday)", ex)
+	// The plan's table says which providers it left out, and why.
+	code, out := runCLI("optimize", "--no-store", "--config", cfg)
+	var ex []string
+	for _, line := range strings.Split(stdoutOf(out), "\n") {
+		if strings.HasPrefix(line, "excluded provider ") {
+			ex = append(ex, line)
+		}
+	}
+	if code != exitOK || len(ex) != 2 || !strings.HasPrefix(ex[0], "excluded provider azure: ") || !strings.Contains(ex[0], "observed 3d ago, older than the 24h a price holds") ||
+		!strings.HasPrefix(ex[1], "excluded provider gcp: ") || !strings.Contains(ex[1], "its prices held until") {
+		t.Errorf("exit %d, excluded providers %q, want azure (its price 3 days old) and gcp (its table expired yesterday)\n%s", code, ex, out)
 	}
 }

@@ -100,9 +100,12 @@ func TestOneLogFormatForEveryCommand(t *testing.T) {
 func TestMigrateOutputs(t *testing.T) {
 	dsn := storetest.DSN(t)
 	code, out, errOut := runOut("migrate", "--dsn", dsn, "--output", "json")
-	var m migration
-	if err := json.Unmarshal([]byte(out), &m); code != exitOK || err != nil || len(m.Applied) == 0 || m.SchemaVersion == 0 || m.ClickHouseVersion == "" || !strings.HasPrefix(m.Database, "gpucost_test_") {
-		t.Fatalf("the first migrate, JSON: exit %d, %+v (%v)\n%s%s", code, m, err, out, errOut)
+	if code != exitOK {
+		t.Fatalf("the first migrate, JSON: exit %d\n%s%s", code, out, errOut)
+	}
+	m := oneItem[migration](t, []byte(out))
+	if len(m.Applied) == 0 || m.SchemaVersion == 0 || m.ClickHouseVersion == "" || !strings.HasPrefix(m.Database, "gpucost_test_") {
+		t.Fatalf("the first migrate, JSON: %+v\n%s%s", m, out, errOut)
 	}
 	code, out, _ = runOut("migrate", "--dsn", dsn, "--output", "csv")
 	want := "database,schema_version,clickhouse_version,applied\n" + m.Database + "," + strconv.Itoa(m.SchemaVersion) + "," + m.ClickHouseVersion + ",\n"

@@ -26,7 +26,8 @@ remote_servers, {shard} and {replica} macros, and ZooKeeper or ClickHouse Keeper
 
 --output table prints a line per migration applied and the schema version; json and csv the
 same as one record: database, schema_version, clickhouse_version, applied (a list; in CSV
-joined by ';').`
+joined by ';'). json holds it in an envelope (gpucost.databases/v1) as its one item, its query
+the cluster asked for (the DSN is not echoed: it may hold a password).`
 
 // migration is what migrate did, as --output json and csv write it.
 type migration struct {
@@ -74,6 +75,10 @@ func migrateCommand(e env) *cobra.Command {
 			if m.Applied == nil {
 				m.Applied = []string{}
 			}
+			if output == "json" {
+				return export.WriteJSON(e.stdout, export.Envelope[migration]{Schema: export.DatabasesSchema, Query: migrateQuery{Cluster: cfg.ClickHouse.Cluster},
+					Items: []migration{m}})
+			}
 			return writeMigration(e.stdout, output, m)
 		},
 	}
@@ -84,11 +89,14 @@ func migrateCommand(e env) *cobra.Command {
 	return cmd
 }
 
-// writeMigration writes what migrate did in format output.
+// migrateQuery is what gpucost migrate --output json echoes of its request.
+type migrateQuery struct {
+	Cluster string `json:"cluster"` // --cluster, else clickhouse.cluster; "" for one server
+}
+
+// writeMigration writes what migrate did as a table or CSV.
 func writeMigration(w io.Writer, output string, m migration) error {
 	switch output {
-	case "json":
-		return export.WriteJSON(w, m)
 	case "csv":
 		c := textcell.NewCSVWriter(w)
 		if err := c.Write([]string{"database", "schema_version", "clickhouse_version", "applied"}); err != nil {

@@ -18,7 +18,17 @@ Scraped text is untrusted: the table turns control characters (escape sequences,
 tabs, bidi overrides) into spaces and cuts every cell to 40 characters; in CSV a cell that a
 spreadsheet would run as a formula (starting with = + - @) gets a leading apostrophe, and
 numbers stay numbers. JSON keeps the text as stored. CSV and JSON carry every column of the
-offers table, under its names, with exact prices (docs/analysts.md).`
+offers table, under its names, with exact prices (docs/analysts.md). JSON is the envelope of
+/api/v1/offers (gpucost.offers/v2): the query as understood, and "truncated": true when
+--limit left offers out.`
+
+// offersQuery is what gpucost offers --output json echoes: the query of /api/v1/offers, and
+// the flags the API does not have.
+type offersQuery struct {
+	export.OffersQuery
+	Interconnect   string `json:"interconnect"` // the least intra-node interconnect; "" for any
+	CheapestPerGPU bool   `json:"cheapest_per_gpu"`
+}
 
 func offersCommand(e env) *cobra.Command {
 	var (
@@ -47,8 +57,10 @@ func offersCommand(e env) *cobra.Command {
 					return badUsage("--interconnect %s: want nvswitch, nvlink or pcie", selection.Quote(interconnect))
 				}
 			}
-			if !perGPU {
-				f.Limit = limit // the store returns only the rows shown
+			query := offersQuery{OffersQuery: export.NewOffersQuery(f), Interconnect: string(f.MinIntraNode), CheapestPerGPU: perGPU}
+			query.Limit = limit
+			if !perGPU && limit > 0 {
+				f.Limit = limit + 1 // the store returns the rows shown, and one to say whether more matched
 			}
 			s, err := cf.openStore(ctx, e)
 			if err != nil {
@@ -68,8 +80,12 @@ func offersCommand(e env) *cobra.Command {
 			} else if offers, err = s.LatestOffers(ctx, f); err != nil {
 				return err
 			}
-			if limit > 0 && len(offers) > limit {
+			truncated := limit > 0 && len(offers) > limit
+			if truncated {
 				offers = offers[:limit]
+			}
+			if output == "json" {
+				return export.WriteJSON(e.stdout, export.Envelope[schema.Offer]{Schema: export.OffersSchema, Query: query, Items: offers, Truncated: truncated})
 			}
 			return export.Offers(e.stdout, export.Format(output), offers)
 		},

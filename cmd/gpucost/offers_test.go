@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"sort"
 	"strings"
 	"testing"
@@ -70,12 +69,8 @@ func TestOffersCLI(t *testing.T) {
 		if code := runCommand("offers", ctx, e, []string{"--cheapest-per-gpu", "--output", "json", "--max-age", "1d"}); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		var offers []schema.Offer
-		if err := json.Unmarshal(stdout.Bytes(), &offers); err != nil {
-			t.Fatal(err)
-		}
 		var got []string
-		for _, o := range offers {
+		for _, o := range itemsOf[schema.Offer](t, stdout.Bytes()) {
 			got = append(got, o.GPUModel+" "+o.PriceUSDPerGPUHour.StringFixed(6))
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -115,10 +110,7 @@ func TestOffersAndHistoryShowEveryPriceType(t *testing.T) {
 		return stdout.String()
 	}
 
-	var offers []schema.Offer
-	if err := json.Unmarshal([]byte(cli("offers", "--price-type", "term_3m,reserved,serverless", "--output", "json")), &offers); err != nil {
-		t.Fatal(err)
-	}
+	offers := itemsOf[schema.Offer](t, []byte(cli("offers", "--price-type", "term_3m,reserved,serverless", "--output", "json")))
 	var got []string
 	for _, o := range offers {
 		got = append(got, string(o.PriceType)+" "+o.PriceUSDPerGPUHour.StringFixed(2))
@@ -137,10 +129,7 @@ func TestOffersAndHistoryShowEveryPriceType(t *testing.T) {
 		}
 	}
 
-	var points []schema.HistoryPoint
-	if err := json.Unmarshal([]byte(cli("history", "--gpu", "H100-SXM-80GB", "--since", "1d", "--interval", "hour", "--price-type", "term_3m,reserved,serverless", "--output", "json")), &points); err != nil {
-		t.Fatal(err)
-	}
+	points := itemsOf[schema.HistoryPoint](t, []byte(cli("history", "--gpu", "H100-SXM-80GB", "--since", "1d", "--interval", "hour", "--price-type", "term_3m,reserved,serverless", "--output", "json")))
 	got = nil
 	for _, p := range points {
 		got = append(got, p.Provider+" "+string(p.PriceType)+" "+p.Min.StringFixed(2))

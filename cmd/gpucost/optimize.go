@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/gpuusage"
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/plans"
@@ -43,7 +44,12 @@ whole rent-or-buy case).
 
 The plan is written as the weekly report writes it: --output table a line per workload, the
 organisation's totals and the advice, markdown the report's organisation, workloads and advice,
-csv the report's CSV (the columns of gpucost report --output csv), json the plan itself.
+csv the report's CSV (the columns of gpucost report --output csv). json is the envelope of
+/api/v1/plans (gpucost.plans/v1): an item per workload, first the columns of the plans table
+the plan is stored as (what the API serves of it), then what only the plan as made holds: both
+placements whole, the alternatives, the rejected GPU models and why, the sizing, the caveats,
+the measured utilization, the advice and the rent-or-buy case. Its query holds the workloads
+file, whether the plan was stored and the options it was made with.
 
 Without a workloads file (no --workloads, optimize.workloads empty) the plan is of the sample
 teams built into gpucost (plans/workloads.sample.yaml documents every field), and a note on
@@ -62,7 +68,7 @@ func optimizeCommand(e env) *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, ok := planFormats[output]
-			if !ok {
+			if !ok && output != "json" {
 				return badUsage("--output %s: want table, json, csv or markdown", selection.Quote(output))
 			}
 			return quietly(e, quiet, func(e env) error {
@@ -74,6 +80,11 @@ func optimizeCommand(e env) *cobra.Command {
 				plan, err := optimizeOnce(cmd.Context(), cfg, e, newLogger(e.stderr, cfg.Log), !noStore)
 				if err != nil {
 					return err
+				}
+				if output == "json" {
+					q := optimizeQuery{PlansQuery: export.NewPlansQuery(nil), Workloads: plans.Source(cfg.Optimize.Workloads), Stored: !noStore, Options: plan.Options}
+					return export.WriteJSON(e.stdout, export.Envelope[optimizer.PlanItem]{Schema: export.PlansSchema, Query: q,
+						Items: plan.Items(plans.RunID(plan.GeneratedAt))})
 				}
 				return report.WritePlan(e.stdout, plan, format)
 			})
@@ -87,6 +98,16 @@ func optimizeCommand(e env) *cobra.Command {
 	fl.BoolVar(&noStore, "no-store", false, "print the plan without storing it")
 	quietFlag(cmd, &quiet, "the plan is made and stored")
 	return cmd
+}
+
+// optimizeQuery is what gpucost optimize --output json echoes of its request: the query of
+// /api/v1/plans (every team), the workloads planned, whether the plan was stored, and the
+// options it was made with (optimize.options, defaults filled in).
+type optimizeQuery struct {
+	export.PlansQuery
+	Workloads string            `json:"workloads"` // the file, or plans.SampleName
+	Stored    bool              `json:"stored"`
+	Options   optimizer.Options `json:"options"`
 }
 
 // useWorkloads sets the workloads file of cfg to the one --workloads names, if any, and says on
@@ -146,5 +167,6 @@ func newMeasurer(c config.PrometheusConfig, getenv func(string) string) (plans.M
 	return r, nil
 }
 
-// planFormats maps --output to the report's plan formats.
-var planFormats = map[string]report.Format{"table": report.FormatText, "json": report.FormatJSON, "csv": report.FormatCSV, "markdown": report.FormatMarkdown}
+// planFormats maps --output to the report's plan formats; json is an envelope of the plan's
+// items.
+var planFormats = map[string]report.Format{"table": report.FormatText, "csv": report.FormatCSV, "markdown": report.FormatMarkdown}

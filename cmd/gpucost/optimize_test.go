@@ -2,30 +2,29 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/schema"
 )
 
-// optimizeJSON runs gpucost optimize --output json with the config file and decodes its plan.
-func optimizeJSON(t *testing.T, cfg string) optimizer.Plan {
+// optimizeJSON runs gpucost optimize --output json with the config file and decodes the plan's
+// items, one per workload.
+func optimizeJSON(t *testing.T, cfg string) []optimizer.PlanItem {
 	t.Helper()
 	code, out := runCLI("optimize", "--output", "json", "--config", cfg)
 	if code != exitOK {
 		t.Fatalf("optimize: exit %d\n%s", code, out)
 	}
-	var plan optimizer.Plan
-	if err := json.Unmarshal([]byte(stdoutOf(out)), &plan); err != nil {
-		t.Fatalf("decoding the plan: %v\n%s", err, out)
-	}
-	return plan
+	return itemsOf[optimizer.PlanItem](t, []byte(stdoutOf(out)))
 }
 
 // TestOptimizeSampleOnSnapshot plans the shipped sample workloads on the shipped snapshot, loaded
@@ -38,7 +37,7 @@ func TestOptimizeSampleOnSnapshot(t *testing.T) {
 	if code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg); code != exitOK {
 		t.Fatalf("scrape: exit %d\n%s", code, out)
 	}
-	plan := optimizeJSON(t, cfg)
+	items := optimizeJSON(t, cfg)
 	offers, err := x.store.LatestOffers(context.Background(), schema.OfferFilter{})
 	if err != nil {
 		t.Fatal(err)
@@ -48,45 +47,55 @@ func TestOptimizeSampleOnSnapshot(t *testing.T) {
 		byKey[o.Key()] = o
 	}
 	checked := 0
-	for _, team := range plan.Teams {
-		for _, w := range team.Workloads {
-			rec := w.Recommended
-			if w.Status != optimizer.StatusOK || rec == nil {
-				if w.Reason == "" {
-					t.Errorf("%s/%s: no recommendation and no reason", team.Name, w.Name)
-				}
-				continue
+	for _, w := range items {
+		rec := w.Recommended
+		if w.Status != string(optimizer.StatusOK) || rec == nil {
+			if w.Reason == "" {
+				t.Errorf("%s/%s: no recommendation and no reason", w.Team, w.Workload)
 			}
-			o, ok := byKey[schema.Key{Provider: rec.Provider, OfferID: rec.OfferID, PriceType: rec.PriceType}]
-			if !ok {
-				t.Errorf("%s/%s: recommended offer %s/%s/%s is not in the store", team.Name, w.Name, rec.Provider, rec.OfferID, rec.PriceType)
-				continue
-			}
-			if o.GPUModel != rec.GPUModel || !o.PriceUSDPerGPUHour.Equal(rec.PriceUSDPerGPUHour) {
-				t.Errorf("%s/%s: plan says %s at $%s/GPU-h, the offer is %s at $%s", team.Name, w.Name, rec.GPUModel, rec.PriceUSDPerGPUHour, o.GPUModel, o.PriceUSDPerGPUHour)
-			}
-			if rec.GPUsPerNode != int(o.GPUCount) && rec.GPUsPerNode > int(o.GPUCount) {
-				t.Errorf("%s/%s: %d GPUs per node on an offer of %d", team.Name, w.Name, rec.GPUsPerNode, o.GPUCount)
-			}
-			perHour := o.PriceUSDPerGPUHour.Mul(decimal.NewFromInt(int64(rec.GPUCount)))
-			if !perHour.Round(2).Equal(rec.PriceUSDPerHour.Round(2)) {
-				t.Errorf("%s/%s: $%s/h for %d GPUs, want %s", team.Name, w.Name, rec.PriceUSDPerHour, rec.GPUCount, perHour)
-			}
-			month := rec.PriceUSDPerHour.Mul(rec.HoursPerMonth).Round(2)
-			if !month.Sub(rec.CostUSDPerMonth).Abs().LessThanOrEqual(decimal.New(1, -2)) {
-				t.Errorf("%s/%s: $%s/month, but $%s/h × %s h = %s", team.Name, w.Name, rec.CostUSDPerMonth, rec.PriceUSDPerHour, rec.HoursPerMonth, month)
-			}
-			if w.Savings != nil && w.Current != nil && !w.Current.CostUSDPerMonth.Sub(rec.CostUSDPerMonth).Equal(w.Savings.USDPerMonth) {
-				t.Errorf("%s/%s: savings %s ≠ %s − %s", team.Name, w.Name, w.Savings.USDPerMonth, w.Current.CostUSDPerMonth, rec.CostUSDPerMonth)
-			}
-			checked++
+			continue
 		}
+		o, ok := byKey[schema.Key{Provider: rec.Provider, OfferID: rec.OfferID, PriceType: rec.PriceType}]
+		if !ok {
+			t.Errorf("%s/%s: recommended offer %s/%s/%s is not in the store", w.Team, w.Workload, rec.Provider, rec.OfferID, rec.PriceType)
+			continue
+		}
+		if o.GPUModel != rec.GPUModel || !o.PriceUSDPerGPUHour.Equal(rec.PriceUSDPerGPUHour) {
+			t.Errorf("%s/%s: plan says %s at $%s/GPU-h, the offer is %s at $%s", w.Team, w.Workload, rec.GPUModel, rec.PriceUSDPerGPUHour, o.GPUModel, o.PriceUSDPerGPUHour)
+		}
+		if rec.GPUsPerNode != int(o.GPUCount) && rec.GPUsPerNode > int(o.GPUCount) {
+			t.Errorf("%s/%s: %d GPUs per node on an offer of %d", w.Team, w.Workload, rec.GPUsPerNode, o.GPUCount)
+		}
+		perHour := o.PriceUSDPerGPUHour.Mul(decimal.NewFromInt(int64(rec.GPUCount)))
+		if !perHour.Round(2).Equal(rec.PriceUSDPerHour.Round(2)) {
+			t.Errorf("%s/%s: $%s/h for %d GPUs, want %s", w.Team, w.Workload, rec.PriceUSDPerHour, rec.GPUCount, perHour)
+		}
+		month := rec.PriceUSDPerHour.Mul(rec.HoursPerMonth).Round(2)
+		if !month.Sub(rec.CostUSDPerMonth).Abs().LessThanOrEqual(decimal.New(1, -2)) {
+			t.Errorf("%s/%s: $%s/month, but $%s/h × %s h = %s", w.Team, w.Workload, rec.CostUSDPerMonth, rec.PriceUSDPerHour, rec.HoursPerMonth, month)
+		}
+		if w.SavingsUSDPerMonth != nil && w.Current != nil && !w.Current.CostUSDPerMonth.Sub(rec.CostUSDPerMonth).Equal(*w.SavingsUSDPerMonth) {
+			t.Errorf("%s/%s: savings %s ≠ %s − %s", w.Team, w.Workload, w.SavingsUSDPerMonth, w.Current.CostUSDPerMonth, rec.CostUSDPerMonth)
+		}
+		checked++
 	}
 	if checked < 6 {
 		t.Errorf("only %d workloads got a recommendation; the sample should mostly fit the snapshot", checked)
 	}
-	if got := x.count("plans", ""); got != plan.Totals.Workloads {
-		t.Errorf("plans table holds %d rows, want one per workload (%d)", got, plan.Totals.Workloads)
+	// The plan is stored as the items' rows: what /api/v1/plans serves is what optimize printed.
+	stored, err := x.store.LatestPlan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed []schema.PlanRow
+	for _, w := range items {
+		printed = append(printed, w.PlanRow)
+	}
+	byWorkload := func(a, b schema.PlanRow) int { return strings.Compare(a.Team+"/"+a.Workload, b.Team+"/"+b.Workload) }
+	slices.SortFunc(printed, byWorkload)
+	slices.SortFunc(stored, byWorkload)
+	if diff := cmp.Diff(printed, stored, cmpDecimal, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("the stored plan and the rows of the items printed differ (-printed +stored):\n%s", diff)
 	}
 }
 

@@ -32,7 +32,20 @@ gave offers, or gives fewer offers than scrape.min_offer_ratio of those stored. 
 load completed are re-derived (not a batch waiting in the spool, not imports). It is safe to stop
 and run again: an interrupted re-derivation is completed by the next. It takes the scrape run
 lock (scrape.spool_dir), so no scrape or import loads meanwhile; it runs on a single server, not
-a cluster. docs/operations.md has more.`
+a cluster. docs/operations.md has more.
+
+--output json writes the report in an envelope (gpucost.rederivations/v1) as its one item:
+dry_run, the months, and by provider the runs, the offers before and after, on a dry run the
+offers added, removed, repriced and changed with examples, and the runs kept and why; its query
+is --from and --to resolved, the providers and --dry-run.`
+
+// reparseQuery is what gpucost reparse --output json echoes of its request.
+type reparseQuery struct {
+	From      time.Time `json:"from"`
+	To        time.Time `json:"to"`
+	Providers []string  `json:"providers"`
+	DryRun    bool      `json:"dry_run"`
+}
 
 func reparseCommand(e env) *cobra.Command {
 	var (
@@ -95,7 +108,11 @@ func reparseCommand(e env) *cobra.Command {
 				return err
 			}
 			if output == "json" {
-				err = export.WriteJSON(e.stdout, rep)
+				if len(names) == 0 {
+					names = scrapers.StoredParsers()
+				}
+				q := reparseQuery{From: from.UTC(), To: to.UTC(), Providers: names, DryRun: dryRun}
+				err = export.WriteJSON(e.stdout, export.Envelope[reparse.Report]{Schema: export.RederivationsSchema, Query: q, Items: []reparse.Report{rep}})
 			} else {
 				err = rep.Write(e.stdout)
 			}

@@ -44,8 +44,9 @@ The summary says what became of each provider's batch: stored; already stored (t
 recording replayed again: nothing new); spooled (it waits in the spool: ClickHouse was down);
 quarantined; none (the provider failed). Its first line, "run ID: OUTCOME: …", agrees with the
 exit code: ok, already loaded or dry run (0); spooled or partial (3); quarantined (5); failed
-(1). --output json writes the summary as one object (outcome, message, stored, waiting, the
-providers and the spooled batches of earlier runs), csv a row per provider.
+(1). --output json writes the summary in an envelope (gpucost.runs/v1) as its one item (outcome,
+message, stored, waiting, the providers and the spooled batches of earlier runs), its query the
+providers scraped, --replay, --record and --dry-run; csv a row per provider.
 
 --quiet prints nothing when the run exits 0 and everything otherwise, so a crontab line mails
 only when something needs a look.`
@@ -95,6 +96,15 @@ func scrapeCommand(e env, hooks scrapeHooks) *cobra.Command {
 	quietFlag(cmd, &f.quiet, "every provider is scraped and stored")
 	completeSelection(cmd)
 	return cmd
+}
+
+// scrapeQuery is what gpucost scrape --output json echoes of its request: the providers
+// scraped (--providers, else scrape.providers), and where their answers came from or went.
+type scrapeQuery struct {
+	Providers []string `json:"providers"`
+	Replay    string   `json:"replay"` // the recorded folder read instead of the network; "" for none
+	Record    string   `json:"record"` // the folder the answers were recorded into; "" for none
+	DryRun    bool     `json:"dry_run"`
 }
 
 // scrape runs one scrape and prints its summary in --output.
@@ -150,7 +160,11 @@ func scrape(ctx context.Context, e env, f scrapeFlags, hooks scrapeHooks) error 
 	}
 	switch f.output {
 	case "json":
-		err = export.WriteJSON(e.stdout, rep.Summary())
+		q := scrapeQuery{Providers: make([]string, len(sources)), Replay: f.replay, Record: f.record, DryRun: f.dryRun}
+		for i, s := range sources {
+			q.Providers[i] = s.Name()
+		}
+		err = export.WriteJSON(e.stdout, export.Envelope[pipeline.Summary]{Schema: export.RunsSchema, Query: q, Items: []pipeline.Summary{rep.Summary()}})
 	case "csv":
 		err = pipeline.WriteSummaryCSV(e.stdout, rep)
 	default:

@@ -11,9 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpucost/gpucost/config"
+	"github.com/gpucost/gpucost/export"
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/optimizer"
+	"github.com/gpucost/gpucost/plans"
 	"github.com/gpucost/gpucost/report"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/selection"
@@ -47,7 +49,11 @@ hours, 18.8 months.
 
 Running costs, the write-off period, the point of a purchase range and the residual value are
 optimize.options.ownership (gpucost config print shows them; GPUCOST_OPTIMIZE_OPTIONS_OWNERSHIP_*
-overrides each). --output table, json or csv.`
+overrides each). --output table, json or csv: csv a row per workload (the calculator's one row
+has no team or workload); json the same rows in an envelope (gpucost.tco/v1) whose query is the
+workloads file planned, or the calculator's GPU, count, utilization, hours, rent and purchase
+as understood (rent_usd_per_gpu_hour today's price when --rent is not given; a null
+purchase_usd_per_gpu is the catalog's).`
 
 // calculatorFlags are the flags of the calculator: given without --gpu they are an error.
 var calculatorFlags = []string{"count", "utilization", "hours-per-month", "rent", "purchase"}
@@ -68,7 +74,7 @@ func tcoCommand(e env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			format, ok := tcoFormats[output]
-			if !ok {
+			if !ok && output != "json" {
 				return badUsage("--output %s: want table, json or csv", selection.Quote(output))
 			}
 			if gpu == "" {
@@ -91,6 +97,9 @@ func tcoCommand(e env) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if output == "json" {
+					return writeTCO(e, tcoWorkloads{Workloads: plans.Source(cfg.Optimize.Workloads)}, report.OwnershipRows(plan))
+				}
 				return report.WriteOwnership(e.stdout, plan, format)
 			}
 
@@ -111,6 +120,10 @@ func tcoCommand(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if output == "json" {
+				return writeTCO(e, tcoCalculator{GPU: calc.model, Count: calc.count, Utilization: calc.utilization, HoursPerMonth: calc.hours,
+					RentUSDPerGPUHour: perGPUHour, PurchaseUSDPerGPU: calc.purchase}, []report.OwnershipRow{{Ownership: c}})
+			}
 			return report.WriteOwnershipCase(e.stdout, c, format)
 		},
 	}
@@ -127,6 +140,27 @@ func tcoCommand(e env) *cobra.Command {
 	outputFlag(cmd, &output, "table", "json", "csv")
 	completeSelection(cmd)
 	return cmd
+}
+
+// tcoWorkloads is what gpucost tco --output json echoes of a plan's rent-or-buy: the workloads
+// planned.
+type tcoWorkloads struct {
+	Workloads string `json:"workloads"` // the file, or plans.SampleName
+}
+
+// tcoCalculator is what gpucost tco --gpu --output json echoes of the calculator's question.
+type tcoCalculator struct {
+	GPU               string           `json:"gpu"`
+	Count             int              `json:"count"`
+	Utilization       float64          `json:"utilization"` // a share: 0.6 for 60%
+	HoursPerMonth     float64          `json:"hours_per_month"`
+	RentUSDPerGPUHour decimal.Decimal  `json:"rent_usd_per_gpu_hour"` // --rent, or today's cheapest on-demand price
+	PurchaseUSDPerGPU *decimal.Decimal `json:"purchase_usd_per_gpu"`  // --purchase; null: the catalog's price
+}
+
+// writeTCO writes rent-or-buy rows as JSON: an envelope of export.TCOSchema echoing query.
+func writeTCO(e env, query any, rows []report.OwnershipRow) error {
+	return export.WriteJSON(e.stdout, export.Envelope[report.OwnershipRow]{Schema: export.TCOSchema, Query: query, Items: rows})
 }
 
 // calculator is the calculator's question as its flags (but --rent) give it.
@@ -203,5 +237,5 @@ func positiveUSD(flag, s, want string) (decimal.Decimal, error) {
 	return d, nil
 }
 
-// tcoFormats maps --output to the report's formats.
-var tcoFormats = map[string]report.Format{"table": report.FormatText, "json": report.FormatJSON, "csv": report.FormatCSV}
+// tcoFormats maps --output to the report's formats; json is an envelope of the rows.
+var tcoFormats = map[string]report.Format{"table": report.FormatText, "csv": report.FormatCSV}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -21,18 +20,19 @@ import (
 // no running costs and no residual value.
 const guideConfig = "optimize:\n  options:\n    ownership:\n      electricity_usd_per_kwh: 0\n      operations_usd_per_gpu_month: 0\n      residual: 0\n"
 
-// tcoCase runs gpucost tco with args and --output json and decodes the one case it prints.
+// tcoCase runs gpucost tco with args and --output json and decodes the one case it prints, the
+// calculator's row (no team, no workload).
 func tcoCase(t *testing.T, args ...string) optimizer.OwnershipCase {
 	t.Helper()
 	code, out := runCLI(append([]string{"tco", "--output", "json"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("tco %v: exit %d\n%s", args, code, out)
 	}
-	var c optimizer.OwnershipCase
-	if err := json.Unmarshal([]byte(stdoutOf(out)), &c); err != nil {
-		t.Fatalf("decoding the case: %v\n%s", err, out)
+	rows := itemsOf[report.OwnershipRow](t, []byte(stdoutOf(out)))
+	if len(rows) != 1 || rows[0].Team != "" || rows[0].Workload != "" || rows[0].Ownership == nil {
+		t.Fatalf("tco %v: %d rows %+v, want the calculator's one case\n%s", args, len(rows), rows, out)
 	}
-	return c
+	return *rows[0].Ownership
 }
 
 // TestTCOCalculatorOfTheGuide: the guides' H100, from the same inputs. Bought at the catalog's
@@ -173,9 +173,9 @@ func TestTCOOnTheStore(t *testing.T) {
 	}
 
 	code, out := runCLI("tco", "--output", "json", "--config", cfg)
-	var rows []report.OwnershipRow
-	if err := json.Unmarshal([]byte(stdoutOf(out)), &rows); code != exitOK || err != nil || len(rows) != 3 {
-		t.Fatalf("tco: exit %d, %v, %d rows\n%s", code, err, len(rows), out)
+	rows := itemsOf[report.OwnershipRow](t, []byte(stdoutOf(out)))
+	if code != exitOK || len(rows) != 3 {
+		t.Fatalf("tco: exit %d, %d rows\n%s", code, len(rows), out)
 	}
 	steady, occasional, small := rows[0].Ownership, rows[1].Ownership, rows[2]
 	if steady == nil || !steady.Pays || steady.BusyHoursPerMonth != 438 || *steady.BreakEvenMonths != 18.1 || rows[0].Rental != "acme H100-SXM-80GB ×1 on-demand" {

@@ -32,13 +32,11 @@ func TestOptimizeReadsUtilizationFromPrometheus(t *testing.T) {
 	if code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg); code != exitOK {
 		t.Fatalf("scrape: exit %d\n%s", code, out)
 	}
-	plan := optimizeJSON(t, cfg)
-	measured := map[string]*optimizer.WorkloadPlan{}
-	for _, team := range plan.Teams {
-		for i, w := range team.Workloads {
-			if w.MeasuredUtilization != nil || slices.ContainsFunc(w.Advice, func(a optimizer.Advice) bool { return a.Kind == optimizer.AdviceUtilization }) {
-				measured[team.Name+"/"+w.Name] = &team.Workloads[i]
-			}
+	items := optimizeJSON(t, cfg)
+	measured := map[string]*optimizer.PlanItem{}
+	for i, w := range items {
+		if w.MeasuredUtilization != nil || slices.ContainsFunc(w.Advice, func(a optimizer.Advice) bool { return a.Kind == optimizer.AdviceUtilization }) {
+			measured[w.Team+"/"+w.Workload] = &items[i]
 		}
 	}
 	if len(measured) != 2 {
