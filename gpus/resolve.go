@@ -164,7 +164,7 @@ func Named(name string) []Model {
 	if p.family == "" || p.mig {
 		return nil
 	}
-	var forms []FormFactor // any
+	var forms []FormFactor      // any
 	if p.form != "" || p.hbm3 { // not a bare H200's form, which Resolve takes for the SXM part
 		forms = p.forms()
 	}
