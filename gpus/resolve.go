@@ -164,8 +164,10 @@ func Named(name string) []Model {
 	if p.family == "" || p.mig {
 		return nil
 	}
-	var forms []FormFactor      // any
-	if p.form != "" || p.hbm3 { // not a bare H200's form, which Resolve takes for the SXM part
+	// Any form, unless the name says one: not the form of a bare H200, which Resolve takes for
+	// the SXM part.
+	var forms []FormFactor
+	if p.form != "" || p.hbm3 {
 		forms = p.forms()
 	}
 	var out []Model
