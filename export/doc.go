@@ -1,8 +1,12 @@
 // Package export writes gpucost's price data for people and programs, from one model: the
 // schema types. Offers (the market now) and observations as a terminal table, JSON, CSV and
-// Parquet; history points as a table, JSON, CSV and Parquet; price changes as a table, JSON and
+// Parquet; the market's groups (market.Summary, `gpucost offers --group-by`) as a table, JSON
+// and CSV; history points as a table, JSON, CSV and Parquet; price changes as a table, JSON and
 // CSV; the value figures of the market (market.Value: $ per TFLOP-hour and per TB/s-hour) as
 // a table, JSON and CSV; and the GPU catalog as a table, JSON, CSV and Markdown.
+//
+// The tables of the market fit a terminal's width (fit.go): they leave out and shorten their
+// least needed columns first, and say under the table what they left out (View).
 //
 // One column vocabulary: a fact has the same name in every CSV, JSON and Parquet output, of the
 // CLI, the JSON API and `gpucost export` alike. The names are the JSON names of the schema types

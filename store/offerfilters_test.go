@@ -12,46 +12,21 @@ import (
 	"github.com/gpucost/gpucost/store/storetest"
 )
 
-// filterMarket is a market of ten offers whose answers to each filter of `gpucost offers` are
-// worked out by hand in TestLatestOfferFilters. Offer o1 was seen at 1.50 an hour before its
-// newest price, 2.00.
-func filterMarket(at time.Time) []schema.Offer {
-	f := func(x float64) *float64 { return &x }
-	offer := func(id, provider, model, raw string, n uint16, vram float64, pt schema.PriceType, price, region, country string, vcpus, ram *float64) schema.Offer {
-		o := schema.Offer{ObservedAt: at, RunID: "run-filters", Provider: provider, OfferID: id, Tier: schema.TierSecure, Region: region, Country: country,
-			GPUModel: model, GPUNameRaw: raw, GPUCount: n, VRAMGB: vram, VCPUs: vcpus, RAMGB: ram, PriceType: pt,
-			IntraNode: schema.IntraUnknown, InterNode: schema.InterUnknown, Stock: schema.StockUnknown}
-		o.SetPricePerGPU(decimal.RequireFromString(price))
-		return o
-	}
-	return []schema.Offer{
-		offer("o1", "vastai", "H100-SXM-80GB", "H100 SXM", 8, 80, schema.OnDemand, "2.00", "us-texas", "US", f(128), f(1024)),
-		offer("o2", "vastai", "H100-PCIE-80GB", "H100 PCIE", 1, 80, schema.Spot, "1.10", "se-sweden", "SE", f(16), f(64)),
-		offer("o3", "runpod", "H100-NVL-94GB", "H100 NVL", 2, 94, schema.OnDemand, "2.60", "", "", nil, nil),
-		offer("o4", "lambda", "A100-SXM-40GB", "A100 SXM4 40GB", 1, 40, schema.OnDemand, "1.29", "us-east-1", "US", f(30), f(200)),
-		offer("o5", "lambda", "A100-SXM-80GB", "A100 SXM4 80GB", 8, 80, schema.OnDemand, "1.79", "us-east-1", "US", f(240), f(1800)),
-		offer("o6", "coreweave", "A100-PCIE-80GB", "A100 PCIe", 4, 80, schema.Spot, "1.50", "US-EAST-04", "US", f(48), f(512)),
-		offer("o7", "vastai", "RTX-4090-24GB", "RTX 4090", 1, 24, schema.Spot, "0.30", "usa-1", "US", f(8), f(32)),
-		offer("o8", "vastai", "", "GTX 1080 Ti", 1, 11, schema.Spot, "0.03", "se-sweden", "SE", f(4), f(16)),
-		offer("o9", "vultr", "", "NVIDIA_H100", 1, 80, schema.OnDemand, "2.30", "ewr", "", nil, nil),
-		offer("o10", "runpod", "MI300X-192GB", "MI300X", 8, 192, schema.OnDemand, "2.49", "", "", nil, nil),
-	}
-}
-
-// TestLatestOfferFilters reads the hand-made market with each filter of `gpucost offers`: the
-// offers come back in the order asked, and the counts say how many matched and how many of
-// GPUs outside the catalog KnownGPUs left out.
+// TestLatestOfferFilters reads the hand-made market (storetest.FilterMarket) with each filter
+// of `gpucost offers`: the offers come back in the order asked, and the counts say how many
+// matched and how many of GPUs outside the catalog KnownGPUs left out. Offer o1 was seen at
+// 1.50 an hour before its newest price, 2.00: filters read the newest.
 func TestLatestOfferFilters(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := context.Background()
 	at := time.Now().UTC().Truncate(time.Second).Add(-time.Hour)
-	older := filterMarket(at.Add(-time.Hour))[0]
+	older := storetest.FilterMarket(at.Add(-time.Hour))[0]
 	older.RunID = "run-filters-before"
 	older.SetPricePerGPU(decimal.RequireFromString("1.50"))
 	if err := s.InsertOffers(ctx, older.RunID, []schema.Offer{older}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertOffers(ctx, "run-filters", filterMarket(at)); err != nil {
+	if err := s.InsertOffers(ctx, "run-filters", storetest.FilterMarket(at)); err != nil {
 		t.Fatal(err)
 	}
 	h100 := []string{"H100-NVL-94GB", "H100-PCIE-80GB", "H100-SXM-80GB"}
