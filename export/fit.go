@@ -67,6 +67,16 @@ func writeFitted(w io.Writer, cols []fitColumn, width int, steps []fitStep) (dro
 		}
 		return n
 	}
+	whole := map[string][]string{} // the cells of the columns shortened, as they were
+	cut := func(c *fitColumn, to int) {
+		to = max(to, utf8.RuneCountInString(c.head), 2)
+		for j, s := range whole[c.head] {
+			if utf8.RuneCountInString(s) > to {
+				s = textcell.Clean(s, to-1) // Clean adds the ellipsis
+			}
+			c.cells[j] = s
+		}
+	}
 	for _, st := range steps {
 		if width <= 0 || total() <= width {
 			break
@@ -78,12 +88,21 @@ func writeFitted(w io.Writer, cols []fitColumn, width int, steps []fitStep) (dro
 			dropped = append(dropped, st.head)
 			cols = slices.Delete(cols, i, i+1)
 		default:
-			cut := max(st.width, utf8.RuneCountInString(cols[i].head), 2)
-			for j, s := range cols[i].cells {
-				if utf8.RuneCountInString(s) > cut {
-					cols[i].cells[j] = textcell.Clean(s, cut-1) // Clean adds the ellipsis
-				}
+			if whole[st.head] == nil {
+				whole[st.head] = slices.Clone(cols[i].cells)
 			}
+			cut(&cols[i], st.width)
+		}
+	}
+	// A column shortened before a later step dropped another gets back what room is left.
+	for i := range cols {
+		c := &cols[i]
+		if cells, ok := whole[c.head]; ok && total() < width {
+			widest := 0
+			for _, s := range cells {
+				widest = max(widest, utf8.RuneCountInString(s))
+			}
+			cut(c, min(widest, c.width()+width-total()))
 		}
 	}
 	widths := make([]int, len(cols))
