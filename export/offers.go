@@ -196,8 +196,9 @@ func (v View) kept(steps []fitStep) []fitStep {
 // OfferTable writes the offers as a terminal table fitted to v.Width, then what v says was
 // left out. Scraped text passes textcell; an offer of a GPU outside the catalog shows "? " and
 // the provider's name for it. Prices are in dollars with thousands separators, to four decimals
-// below a dollar. The columns, most needed first: PROVIDER, GPU, N, PRICE TYPE, $/GPU-H, then
-// $/H, REGION, INTRA, INTER, CPUS, RAM, VRAM, TIER and OFFER (`gpucost offers --help`).
+// below a dollar. The columns, the most needed kept longest: PROVIDER, GPU, N, PRICE TYPE and
+// $/GPU-H, then REGION, INTRA, $/H, INTER, CPUS, RAM, VRAM (at once unless a GPU is outside the
+// catalog: a model's name says it), TIER and OFFER (`gpucost offers --help`).
 func OfferTable(w io.Writer, offers []schema.Offer, v View) error {
 	if len(offers) == 0 {
 		return noneMatch(w, "offers", v)
