@@ -58,8 +58,8 @@ demo: clickhouse build
 	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' GPUCOST_SCRAPE_SPOOL_DIR=.data/demo-spool bin/gpucost scrape --replay scrapers/testdata/snapshot
 	@echo; echo "TensorDock, not a default provider (its API answers only to a token; a replay sends nothing, so any token will do):"
 	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' GPUCOST_SCRAPE_SPOOL_DIR=.data/demo-spool GPUCOST_TENSORDOCK_API_KEY=replay bin/gpucost scrape --replay scrapers/testdata/snapshot --providers tensordock
-	@echo; echo "Cheapest offer per GPU model (gpucost offers --cheapest-per-gpu):"
-	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost offers --cheapest-per-gpu --limit 0
+	@echo; echo "The market per GPU model (gpucost offers --group-by gpu):"
+	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost offers --group-by gpu --limit 0
 	@echo; echo "The sample teams' plan (gpucost optimize, which plans the sample teams built in when no workloads file is named):"
 	@GPUCOST_CLICKHOUSE_DSN='$(DEMO_DSN)' bin/gpucost optimize
 

@@ -32,18 +32,18 @@ func Changes(w io.Writer, f Format, changes []schema.PriceChange) error {
 // name nothing. Should a line still be too wide, the GPU model gives up characters, then the
 // provider (scraped text passes textcell). `gpucost changes --help` is its legend.
 func changesTable(w io.Writer, changes []schema.PriceChange) error {
-	t := textcell.NewFitTable(w, textcell.TerminalWidth)
-	t.Right(3, 5, 6, 7)
-	t.Cut(2, 13)
-	t.Cut(1, 8)
-	t.Row("CHANGED (UTC)", "PROVIDER", "GPU", "N", "PRICE TYPE", "OLD", "NEW", "CHANGE")
+	cols := []textcell.Column{{Head: "CHANGED (UTC)"}, {Head: "PROVIDER"}, {Head: "GPU"}, {Head: "N", Right: true}, {Head: "PRICE TYPE"},
+		{Head: "OLD", Right: true, Point: true}, {Head: "NEW", Right: true, Point: true}, {Head: "CHANGE", Right: true}}
 	for _, c := range changes {
 		model := c.GPUModel
 		if model == "" {
 			model = "?"
 		}
-		t.Row(c.ChangedAt.UTC().Format("2006-01-02 15:04"), c.Provider, model, strconv.Itoa(int(c.GPUCount)), string(c.PriceType),
-			money.Price(c.OldPrice), money.Price(c.NewPrice), money.SignedPercent(c.ChangePct))
+		for j, cell := range []string{c.ChangedAt.UTC().Format("2006-01-02 15:04"), c.Provider, model, strconv.Itoa(int(c.GPUCount)),
+			string(c.PriceType), money.Price(c.OldPrice), money.Price(c.NewPrice), money.SignedPercent(c.ChangePct)} {
+			cols[j].Add(cell, OfferCellWidth)
+		}
 	}
-	return t.Flush()
+	_, err := textcell.Fit(w, cols, textcell.TerminalWidth, []textcell.Step{textcell.Shrink("GPU", 13), textcell.Shrink("PROVIDER", 8)})
+	return err
 }

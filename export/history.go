@@ -31,16 +31,18 @@ func History(w io.Writer, f Format, interval schema.Interval, points []schema.Hi
 // separators, and the counts; a provider's name gives up characters if a line would be wider.
 // `gpucost history --help` is its legend.
 func historyTable(w io.Writer, interval schema.Interval, points []schema.HistoryPoint) error {
-	t := textcell.NewFitTable(w, textcell.TerminalWidth)
-	t.Right(3, 4, 5, 6, 7, 8)
-	t.Cut(1, 8)
-	t.Row(strings.ToUpper(string(interval))+" (UTC)", "PROVIDER", "PRICE TYPE", "MIN", "AVG", "MEDIAN", "MAX", "OBS", "OFFERS")
+	cols := []textcell.Column{{Head: strings.ToUpper(string(interval)) + " (UTC)"}, {Head: "PROVIDER"}, {Head: "PRICE TYPE"},
+		{Head: "MIN", Right: true, Point: true}, {Head: "AVG", Right: true, Point: true}, {Head: "MEDIAN", Right: true, Point: true},
+		{Head: "MAX", Right: true, Point: true}, {Head: "OBS", Right: true}, {Head: "OFFERS", Right: true}}
 	for _, p := range points {
-		t.Row(bucketLabel(p.Bucket, interval), p.Provider, string(p.PriceType),
+		for j, cell := range []string{bucketLabel(p.Bucket, interval), p.Provider, string(p.PriceType),
 			money.Price(p.Min), money.Price(p.Avg), money.Price(p.Median), money.Price(p.Max),
-			money.Thousands(strconv.FormatUint(p.Observations, 10)), money.Thousands(strconv.FormatUint(p.Offers, 10)))
+			money.Thousands(strconv.FormatUint(p.Observations, 10)), money.Thousands(strconv.FormatUint(p.Offers, 10))} {
+			cols[j].Add(cell, OfferCellWidth)
+		}
 	}
-	return t.Flush()
+	_, err := textcell.Fit(w, cols, textcell.TerminalWidth, []textcell.Step{textcell.Shrink("PROVIDER", 8)})
+	return err
 }
 
 // bucketLabel formats a bucket start for tables: a date for day and week buckets.

@@ -53,7 +53,15 @@ func TestHostileText(t *testing.T) {
 		if err := Offers(&b, Table, offers); err != nil {
 			t.Fatal(err)
 		}
-		textcelltest.CheckTable(t, b.String(), 1+n, 10*(OfferCellWidth+2))
+		// Fitted to 100 columns: a header, the offers, a blank line and the columns left out.
+		textcelltest.CheckTable(t, b.String(), 1+n+2, textcell.TerminalWidth)
+	})
+	t.Run("offers table, every column", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := OfferTable(&b, offers, View{}); err != nil {
+			t.Fatal(err)
+		}
+		textcelltest.CheckTable(t, b.String(), 1+n, 14*(OfferCellWidth+2))
 	})
 	t.Run("changes table", func(t *testing.T) {
 		var b bytes.Buffer

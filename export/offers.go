@@ -1,12 +1,18 @@
 package export
 
 import (
+	"bufio"
+	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/textcell"
 )
@@ -20,7 +26,7 @@ var offerColumns = columnsOf[schema.Offer](nil)
 // 4 decimals.
 func Offers(w io.Writer, f Format, offers []schema.Offer) error {
 	if f == Table {
-		return offersTable(w, offers)
+		return OfferTable(w, offers, View{Width: textcell.TerminalWidth})
 	}
 	ow, err := NewOfferWriter(w, f, Snappy)
 	if err != nil {
@@ -160,19 +166,174 @@ func micros(d decimal.Decimal) int64 {
 // OfferCellWidth caps every cell of the offers table: a scraped name never pads every row.
 const OfferCellWidth = 40
 
-// offersTable writes the offers as a terminal table; scraped text passes textcell. An offer of
-// a GPU not in the catalog shows "? " and the provider's name for it.
-func offersTable(w io.Writer, offers []schema.Offer) error {
-	t := textcell.NewTable(w, OfferCellWidth)
-	t.Row("PROVIDER", "GPU", "N", "VRAM", "PRICE TYPE", "$/GPU-H", "$/H", "INTRA", "INTER", "REGION")
-	for _, o := range offers {
-		model := o.GPUModel
-		if model == "" {
-			model = "? " + o.GPUNameRaw
-		}
-		t.Row(o.Provider, model, strconv.Itoa(int(o.GPUCount)), strconv.FormatFloat(o.VRAMGB, 'f', -1, 64), string(o.PriceType),
-			o.PriceUSDPerGPUHour.StringFixed(4), o.PriceUSDPerHour.StringFixed(4), string(o.IntraNode), string(o.InterNode),
-			textcell.Clean(o.Region, 28))
+// View is what a table of the market (`gpucost offers`) shows besides its rows: how much matched
+// and what was left out, under the table, and the width it fits.
+type View struct {
+	// Width is the terminal's width in characters: the table leaves out and shortens its least
+	// needed columns until it fits, and says which it left out. 0 shows every column whole
+	// (--wide), each cell cut to OfferCellWidth.
+	Width int
+	// Matched is how many offers (or groups) the filters matched, of which the table shows its
+	// rows: when it shows fewer, a footer says so.
+	Matched int
+	// Unknown is how many offers of GPUs outside the catalog the filters matched but left out.
+	Unknown int
+	// Filters are the filters as the user gave them ("--gpu H100 --spot"), for the footer.
+	Filters string
+	// Filter is the filter the offers were read with: a column it filters on (the host's vCPUs
+	// or RAM, the region, the interconnect, the VRAM) stays when others are left out.
+	Filter schema.OfferFilter
+}
+
+// kept returns steps without those that would drop or shorten a column v.Filter filters on.
+func (v View) kept(steps []textcell.Step) []textcell.Step {
+	f := v.Filter
+	vram := f.MinVRAMGB > 0
+	for _, g := range f.GPUs {
+		vram = vram || g.MinVRAMGB > 0 || g.MaxVRAMGB > 0
 	}
-	return t.Flush()
+	keep := map[string]bool{"CPUS": f.MinVCPUs > 0, "RAM": f.MinRAMGB > 0, "REGION": len(f.Regions) > 0, "INTRA": f.MinIntraNode != "", "VRAM": vram}
+	return slices.DeleteFunc(slices.Clone(steps), func(st textcell.Step) bool { return keep[st.Head] })
+}
+
+// OfferTable writes the offers as a terminal table fitted to v.Width, then what v says was
+// left out. Scraped text passes textcell; an offer of a GPU outside the catalog shows "? " and
+// the provider's name for it. Prices are in dollars with thousands separators, to four decimals
+// below a dollar. The columns, the most needed kept longest: PROVIDER, GPU, N, PRICE TYPE and
+// $/GPU-H, then REGION, INTRA, $/H, INTER, CPUS, RAM, VRAM (at once unless a GPU is outside the
+// catalog: a model's name says it), TIER and OFFER (`gpucost offers --help`).
+func OfferTable(w io.Writer, offers []schema.Offer, v View) error {
+	if len(offers) == 0 {
+		return noneMatch(w, "offers", v)
+	}
+	cols := []textcell.Column{{Head: "PROVIDER"}, {Head: "GPU"}, {Head: "N", Right: true}, {Head: "VRAM", Right: true}, {Head: "CPUS", Right: true},
+		{Head: "RAM", Right: true}, {Head: "PRICE TYPE"}, {Head: "$/GPU-H", Right: true, Point: true}, {Head: "$/H", Right: true, Point: true}, {Head: "INTRA"},
+		{Head: "INTER"}, {Head: "REGION"}, {Head: "TIER"}, {Head: "OFFER"}}
+	outside := false
+	for i := range offers {
+		o := &offers[i]
+		outside = outside || o.GPUModel == ""
+		for j, cell := range []string{o.Provider, gpuCell(o.GPUModel, o.GPUNameRaw), strconv.Itoa(int(o.GPUCount)), gb(o.VRAMGB),
+			optional(o.VCPUs, number), optional(o.RAMGB, wholeGB), string(o.PriceType), money.Price(o.PriceUSDPerGPUHour),
+			money.Price(o.PriceUSDPerHour), intraCell(o.IntraNode), interCell(o.InterNode), o.Region, string(o.Tier), o.OfferID} {
+			cols[j].Add(cell, OfferCellWidth)
+		}
+	}
+	// A catalog model's name says its VRAM; a GPU outside the catalog has only the column.
+	vram := textcell.Drop("VRAM")
+	if outside {
+		vram = textcell.Step{} // none: VRAM goes with the last
+	}
+	// First cut what only an odd name fills (no provider's name is longer than 12, no catalog
+	// model's than 24), then leave out the least needed.
+	dropped, err := textcell.Fit(w, cols, v.Width, v.kept([]textcell.Step{textcell.Drop("OFFER"), textcell.Shrink("PROVIDER", 12), textcell.Shrink("GPU", 24), textcell.Shrink("REGION", 16),
+		textcell.Drop("TIER"), vram, textcell.Shrink("REGION", 14), textcell.Drop("RAM"), textcell.Drop("CPUS"), textcell.Drop("INTER"), textcell.Drop("$/H"), textcell.Shrink("REGION", 10),
+		textcell.Drop("INTRA"), textcell.Drop("REGION"), textcell.Drop("VRAM"), textcell.Shrink("GPU", 16), textcell.Shrink("PROVIDER", 10)}))
+	if err != nil {
+		return err
+	}
+	return footer(w, "offers", len(offers), dropped, v)
+}
+
+// gpuCell names an offer's GPU: its catalog model, or "? " and the provider's name for a GPU
+// outside the catalog.
+func gpuCell(model, raw string) string {
+	switch {
+	case model != "":
+		return model
+	case textcell.Clean(raw, 0) == "":
+		return "? (no name)"
+	}
+	return "? " + raw
+}
+
+// intraCell and interCell write the interconnect classes briefly, as the legend of `gpucost
+// offers --help` explains them.
+func intraCell(c schema.IntraNode) string {
+	switch c {
+	case schema.IntraInfinityFabric:
+		return "inf_fabric"
+	case schema.IntraUnknown, "":
+		return "?"
+	}
+	return string(c)
+}
+
+func interCell(c schema.InterNode) string {
+	switch c {
+	case schema.InterInfiniBand:
+		return "ib"
+	case schema.InterEthernet:
+		return "eth"
+	case schema.InterUnknown, "":
+		return "?"
+	}
+	return string(c)
+}
+
+// gb writes an amount of GB: 80GB, 1,024GB, 7.5GB.
+func gb(x float64) string { return money.Thousands(strconv.FormatFloat(x, 'f', -1, 64)) + "GB" }
+
+// wholeGB writes an amount of GB to the nearest GB, as a host's RAM is sold: 16GB for 16.12
+// (which is 15 GiB).
+func wholeGB(x float64) string { return gb(math.Round(x)) }
+
+// number writes a count that may be fractional: 16, 7.5.
+func number(x float64) string { return money.Thousands(strconv.FormatFloat(x, 'f', -1, 64)) }
+
+// optional writes a nullable figure with format, "-" when the source does not say.
+func optional(x *float64, format func(float64) string) string {
+	if x == nil {
+		return "-"
+	}
+	return format(*x)
+}
+
+// noneMatch says that no offers (or groups) match, and what was left out.
+func noneMatch(w io.Writer, what string, v View) error {
+	msg := "no " + what + " match"
+	if v.Filters != "" {
+		msg += " " + textcell.Clean(v.Filters, textcell.TextWidth)
+	}
+	if _, err := io.WriteString(w, msg+"\n"); err != nil {
+		return err
+	}
+	return footer(w, what, 0, nil, View{Unknown: v.Unknown, Width: v.Width})
+}
+
+// footer writes what a table left out after a blank line, each wrapped at v.Width: rows beyond
+// the limit ("shown 50 of 548 offers (--gpu H100); --limit 0 for all"), offers of GPUs outside
+// the catalog, columns that did not fit. It writes nothing when nothing was left out.
+func footer(w io.Writer, what string, shown int, dropped []string, v View) error {
+	var lines []string
+	if v.Matched > shown {
+		line := fmt.Sprintf("shown %s of %s %s", money.Thousands(strconv.Itoa(shown)), money.Thousands(strconv.Itoa(v.Matched)), what)
+		if filters := textcell.Clean(v.Filters, textcell.TextWidth); filters != "" {
+			line += " (" + filters + ")"
+		}
+		lines = append(lines, line+"; --limit 0 for all")
+	}
+	if v.Unknown > 0 {
+		offers := "offers"
+		if v.Unknown == 1 {
+			offers = "offer"
+		}
+		lines = append(lines, fmt.Sprintf("%s %s of GPUs outside the catalog not shown; --unknown shows them", money.Thousands(strconv.Itoa(v.Unknown)), offers))
+	}
+	if len(dropped) > 0 {
+		lines = append(lines, fmt.Sprintf("left out to fit %d columns: %s; --wide shows them", v.Width, strings.Join(dropped, ", ")))
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	width := v.Width
+	if width <= 0 {
+		width = textcell.TerminalWidth
+	}
+	b := bufio.NewWriter(w)
+	b.WriteString("\n")
+	for _, l := range lines {
+		textcell.Wrap(b, l, width, "", "  ")
+	}
+	return b.Flush()
 }

@@ -7,15 +7,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -291,5 +295,116 @@ func TestUnsupportedFormat(t *testing.T) {
 	}
 	if b.Len() != 0 {
 		t.Errorf("an unsupported format wrote %q", b.String())
+	}
+}
+
+// TestSummariesVocabulary: the groups of `gpucost offers --group-by` name their fields alike in
+// CSV and JSON, every key in every item (nulls too), and as docs/analysts.md lists them.
+func TestSummariesVocabulary(t *testing.T) {
+	by := []market.Dimension{market.ByGPU, market.ByProvider}
+	groups := market.Summaries(sampleOffers(), by)
+	var b bytes.Buffer
+	if err := Summaries(&b, CSV, by, groups, View{}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(groups) {
+		t.Fatalf("%d CSV rows for %d groups", len(rows), len(groups))
+	}
+	b.Reset()
+	if err := WriteJSON(&b, Envelope[market.Summary]{Schema: OfferGroupsSchema, Items: groups}); err != nil {
+		t.Fatal(err)
+	}
+	var items Envelope[json.RawMessage]
+	if err := json.Unmarshal(b.Bytes(), &items); err != nil || len(items.Items) != len(groups) {
+		t.Fatalf("JSON: %v\n%s", err, b.String())
+	}
+	for _, item := range items.Items {
+		if diff := cmp.Diff(rows[0], objectKeys(t, item)); diff != "" {
+			t.Errorf("CSV header and JSON keys differ (-csv +json):\n%s", diff)
+		}
+	}
+	if diff := cmp.Diff(filesDoc(t)["groups"], rows[0]); diff != "" {
+		t.Errorf("docs/analysts.md's columns of groups and the CSV header differ (-doc +csv):\n%s", diff)
+	}
+	// The H100 at vastai: one on-demand offer at 1.890432 (exact), no spot (empty).
+	cells := map[string]string{}
+	for i, name := range rows[0] {
+		for _, r := range rows[1:] {
+			if r[slices.Index(rows[0], "provider")] == "vastai" {
+				cells[name] = r[i]
+			}
+		}
+	}
+	for name, want := range map[string]string{"gpu_model": "H100-SXM-80GB", "offers": "1", "on_demand_usd_per_gpu_hour": "1.890432",
+		"spot_usd_per_gpu_hour": "", "commitment_price_type": "", "gpu_count": "0", "vram_gb": "80"} {
+		if cells[name] != want {
+			t.Errorf("%s of the vastai group is %q, want %q", name, cells[name], want)
+		}
+	}
+}
+
+// TestOfferTableFits: the offers table fits the width it is given by leaving out its least
+// needed columns first, and says which; a column a filter reads stays; prices line up on their
+// decimal point; a column with nothing to say is not shown; every column with width 0.
+func TestOfferTableFits(t *testing.T) {
+	offers := sampleOffers()
+	offers[1].VCPUs, offers[0].VCPUs = nil, nil // no provider says its hosts' vCPUs
+	table := func(v View) (head []string, lines []string, notes string) {
+		t.Helper()
+		var b bytes.Buffer
+		if err := OfferTable(&b, offers, v); err != nil {
+			t.Fatal(err)
+		}
+		rows, notes, _ := strings.Cut(b.String(), "\n\n")
+		lines = strings.Split(rows, "\n")
+		return strings.Split(regexp.MustCompile(`\s{2,}`).ReplaceAllString(lines[0], "|"), "|"), lines, notes
+	}
+	for _, tt := range []struct {
+		width int
+		f     schema.OfferFilter
+		head  []string
+		notes string
+	}{
+		{100, schema.OfferFilter{}, []string{"PROVIDER", "GPU", "N", "VRAM", "RAM", "PRICE TYPE", "$/GPU-H", "$/H", "INTRA", "INTER", "REGION"},
+			"left out to fit 100 columns: OFFER, TIER; --wide shows them\n"},
+		{80, schema.OfferFilter{}, []string{"PROVIDER", "GPU", "N", "VRAM", "PRICE TYPE", "$/GPU-H", "INTRA", "REGION"},
+			"left out to fit 80 columns: OFFER, TIER, RAM, INTER, $/H; --wide shows them\n"},
+		{60, schema.OfferFilter{MinRAMGB: 64}, []string{"PROVIDER", "GPU", "N", "RAM", "PRICE TYPE", "$/GPU-H"},
+			"left out to fit 60 columns: OFFER, TIER, INTER, $/H, INTRA,\n  REGION, VRAM; --wide shows them\n"},
+		{50, schema.OfferFilter{}, []string{"PROVIDER", "GPU", "N", "PRICE TYPE", "$/GPU-H"},
+			"left out to fit 50 columns: OFFER, TIER, RAM,\n  INTER, $/H, INTRA, REGION, VRAM; --wide shows\n  them\n"},
+	} {
+		head, lines, notes := table(View{Width: tt.width, Filter: tt.f})
+		if diff := cmp.Diff(tt.head, head); diff != "" {
+			t.Errorf("width %d: columns (-want +got):\n%s", tt.width, diff)
+		}
+		if notes != tt.notes {
+			t.Errorf("width %d: notes %q, want %q", tt.width, notes, tt.notes)
+		}
+		for _, l := range append(lines, strings.Split(notes, "\n")...) {
+			if n := utf8.RuneCountInString(l); n > tt.width {
+				t.Errorf("width %d: a line of %d characters: %q", tt.width, n, l)
+			}
+		}
+		// $/GPU-H: $1.8904, $6.88 and $0.00 end their digits where the point says.
+		at := strings.Index(lines[0], "$/GPU-H")
+		points := map[int]bool{}
+		for _, l := range lines[1:] {
+			points[at+strings.IndexByte(l[at:], '.')] = true
+		}
+		if len(points) != 1 {
+			t.Errorf("width %d: the prices' points are at %v:\n%s", tt.width, points, strings.Join(lines, "\n"))
+		}
+	}
+	head, lines, notes := table(View{})
+	if want := []string{"PROVIDER", "GPU", "N", "VRAM", "CPUS", "RAM", "PRICE TYPE", "$/GPU-H", "$/H", "INTRA", "INTER", "REGION", "TIER", "OFFER"}; !slices.Equal(head, want) || notes != "" {
+		t.Errorf("every column: %v, notes %q", head, notes)
+	}
+	if !strings.HasSuffix(lines[2], "  import:H100-SXM-80GB/8x/datacenter/us-ea…") {
+		t.Errorf("a long offer id is not cut at %d characters: %q", OfferCellWidth, lines[2])
 	}
 }

@@ -12,12 +12,15 @@ import (
 // The schemas of gpucost's envelopes, one per resource. The CLI and the JSON API share them:
 // `gpucost history --output json` and /api/v1/history answer the same schema, with the same
 // query and the same items, and so do offers, changes, value, plans and gpus. The others are
-// the CLI's alone: what a command did.
+// the CLI's alone: the market's groups, and what a command did.
 var (
-	OffersSchema  = Schema{Resource: "offers", Version: 2}  // schema.Offer
-	HistorySchema = Schema{Resource: "history", Version: 2} // schema.HistoryPoint
-	ChangesSchema = Schema{Resource: "changes", Version: 2} // schema.PriceChange
-	ValueSchema   = Schema{Resource: "value", Version: 2}   // market.Value
+	OffersSchema = Schema{Resource: "offers", Version: 2} // schema.Offer
+	// OfferGroupsSchema is gpucost offers --group-by's: the market summarised per group of GPU
+	// model, provider and GPU count (market.Summary).
+	OfferGroupsSchema = Schema{Resource: "offer_groups", Version: 1}
+	HistorySchema     = Schema{Resource: "history", Version: 2} // schema.HistoryPoint
+	ChangesSchema     = Schema{Resource: "changes", Version: 2} // schema.PriceChange
+	ValueSchema       = Schema{Resource: "value", Version: 2}   // market.Value
 	// PlansSchema's items are a plan's rows as stored (schema.PlanRow): the API serves them;
 	// gpucost optimize adds what the store does not keep of each workload.
 	PlansSchema = Schema{Resource: "plans", Version: 1}
@@ -35,7 +38,7 @@ var (
 )
 
 // Schemas are every schema above, in that order: the documented ones (docs/analysts.md).
-var Schemas = []Schema{OffersSchema, HistorySchema, ChangesSchema, ValueSchema, PlansSchema, GPUsSchema,
+var Schemas = []Schema{OffersSchema, OfferGroupsSchema, HistorySchema, ChangesSchema, ValueSchema, PlansSchema, GPUsSchema,
 	TCOSchema, RunsSchema, ImportsSchema, DatabasesSchema, RederivationsSchema}
 
 // The queries below are what an envelope echoes of a request: every parameter with its default

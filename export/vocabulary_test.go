@@ -212,10 +212,11 @@ func tableCells(section string) [][]string {
 }
 
 // filesDoc returns the columns docs/analysts.md lists for each kind of file: "offers",
-// "history", "changes" and "value".
+// "groups", "history", "changes" and "value".
 func filesDoc(t *testing.T) map[string][]string {
 	t.Helper()
-	kinds := map[string]string{"offers and observations": "offers", "history": "history", "price changes": "changes", "value per dollar": "value"}
+	kinds := map[string]string{"offers and observations": "offers", "groups of offers": "groups", "history": "history", "price changes": "changes",
+		"value per dollar": "value"}
 	out := map[string][]string{}
 	for _, row := range tableCells(analystsDoc(t, "## CSV, JSON, NDJSON and Parquet: one set of names")) {
 		if kind, ok := kinds[row[0]]; ok && len(row) == 3 {

@@ -149,6 +149,38 @@ func Resolve(provider, rawName string, vramGB float64) Match {
 	}
 }
 
+// Named returns the catalog models a person's name for a GPU stands for, sorted by name: the
+// model of a canonical name (H100-SXM-80GB, in any case); else every model of the family the
+// name reads as, with Resolve's reading of names ("h100", "RTX4090", "Tesla V100", "NVIDIA
+// H100 80GB HBM3"), narrowed by the form factor and the memory the name carries ("H100-SXM",
+// "A100-PCIe", "A100-80GB"; an H100 named HBM3 is the SXM or NVL part). Unlike Resolve it does not pick one: "H100" is the SXM, PCIe and
+// NVL parts alike, "H200" both H200s, and no provider's rules apply. A name of no family, or a
+// MIG slice, stands for none.
+func Named(name string) []Model {
+	if m, ok := Lookup(name); ok {
+		return []Model{m}
+	}
+	p := parseName(name)
+	if p.family == "" || p.mig {
+		return nil
+	}
+	// Any form, unless the name says one: not the form of a bare H200, which Resolve takes for
+	// the SXM part.
+	var forms []FormFactor
+	if p.form != "" || p.hbm3 {
+		forms = p.forms()
+	}
+	var out []Model
+	for _, m := range models {
+		if m.Family == p.family && (forms == nil || slices.Contains(forms, m.FormFactor)) &&
+			(!p.nvlink || m.Linkable()) && (p.memGB == 0 || fits(p.memGB, m.VRAMGB)) {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b Model) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // fits reports whether a reported VRAM (decimal GB, or GiB labelled GB) is within SnapTolerance
 // of the catalog value.
 func fits(reported, catalogGB float64) bool {

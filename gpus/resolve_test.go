@@ -554,3 +554,42 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// TestNamed: what a person's name for a GPU stands for in the catalog. A family is every form
+// of it, where Resolve, reading a provider's listing, must pick one or none.
+func TestNamed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{"H100-SXM-80GB", []string{"H100-SXM-80GB"}},
+		{"h100-sxm-80gb", []string{"H100-SXM-80GB"}},
+		{"H100", []string{"H100-NVL-94GB", "H100-PCIE-80GB", "H100-SXM-80GB"}},
+		{"h100-sxm", []string{"H100-SXM-80GB"}},
+		{"H100 PCIe", []string{"H100-PCIE-80GB"}},
+		{"NVIDIA H100 80GB HBM3", []string{"H100-SXM-80GB"}},
+		// Resolve takes a bare H200 for the SXM part; a person asking for H200 means both.
+		{"H200", []string{"H200-NVL-141GB", "H200-SXM-141GB"}},
+		{"A100-80GB", []string{"A100-PCIE-80GB", "A100-SXM-80GB"}},
+		{"a100 pcie", []string{"A100-PCIE-40GB", "A100-PCIE-80GB"}},
+		{"RTX4090", []string{"RTX-4090-24GB"}},
+		{"rtx 4090", []string{"RTX-4090-24GB"}},
+		{"Tesla V100", []string{"V100-PCIE-16GB", "V100-PCIE-32GB", "V100-SXM2-16GB", "V100-SXM2-32GB"}},
+		{"V100 NVLink", []string{"V100-SXM2-16GB", "V100-SXM2-32GB"}},
+		{"MI300X", []string{"MI300X-192GB"}},
+		{"RTX PRO 6000", []string{"RTX-PRO-6000-96GB"}},
+		{"A100-48GB", nil}, // no A100 has 48 GB
+		{"GTX 1080 Ti", nil},
+		{"A100 MIG 1g.10gb", nil},
+		{"4090", nil},
+		{"", nil},
+	} {
+		var got []string
+		for _, m := range gpus.Named(tt.name) {
+			got = append(got, m.Name)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Named(%q) (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

@@ -1,8 +1,11 @@
 // Package market summarises the market now, the newest observation of every offer (the
 // store's LatestOffers), per GPU model: what the cheapest offer of each price type asks, and how
-// many offers and providers sell the model. `gpucost offers --cheapest-per-gpu` prints the
-// cheapest of each summary; the dashboard shows the cheapest on-demand, spot, commitment and
-// serverless offers.
+// many offers and providers sell the model. The dashboard shows the cheapest on-demand, spot,
+// commitment and serverless offers.
+//
+// `gpucost offers --group-by` summarises it per group of GPU model, provider and GPU count, in
+// any combination (groups.go): the range of the prices per GPU-hour, the cheapest on-demand,
+// spot, commitment and serverless prices side by side, and how many offers and providers.
 //
 // From the same summaries, Values computes what a dollar buys on each catalog GPU model at its
 // cheapest price (value.go): dollars per dense TFLOP-hour at each precision and per TB/s of

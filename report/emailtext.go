@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/gpucost/gpucost/textcell"
 )
 
 // writeEmailText writes the text part of team t's email: what its team lead reads in a client
@@ -15,7 +17,7 @@ func writeEmailText(w io.Writer, r *Report, t Team, dashboardURL string) error {
 	const width = EmailTextWidth
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	para := func(s string) { wrap(bw, s, width, "", "") }
+	para := func(s string) { textcell.Wrap(bw, s, width, "", "") }
 
 	para(fmt.Sprintf("gpucost weekly savings for team %s, week %s", t.Name, r.Week.ID))
 	para(fmt.Sprintf("%s to %s. Plan of %s. Money in USD; a month is %s hours.", r.Week.Start.Format("Mon 2006-01-02"),
@@ -40,7 +42,7 @@ func writeEmailText(w io.Writer, r *Report, t Team, dashboardURL string) error {
 			if label != "" {
 				label += ":"
 			}
-			wrap(bw, value, width, fmt.Sprintf("  %-13s", label), strings.Repeat(" ", 15))
+			textcell.Wrap(bw, value, width, fmt.Sprintf("  %-13s", label), strings.Repeat(" ", 15))
 		}
 		field("Today", placementLine(wl.Current))
 		if wl.Current != nil {

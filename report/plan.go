@@ -47,7 +47,7 @@ func writePlanTable(w io.Writer, r *Report, excluded []optimizer.ExcludedProvide
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw)
-	wrap(bw, fmt.Sprintf("Each workload: TEAM/WORKLOAD and what moving saves a month, then today's placement and → the recommended one (provider, region, GPU model ×count, price type), each with its cost a month of %s hours. Money in USD.",
+	textcell.Wrap(bw, fmt.Sprintf("Each workload: TEAM/WORKLOAD and what moving saves a month, then today's placement and → the recommended one (provider, region, GPU model ×count, price type), each with its cost a month of %s hours. Money in USD.",
 		num(r.HoursPerMonth)), TerminalWidth, "", "")
 	if len(excluded) > 0 || slices.ContainsFunc(r.Teams, func(t Team) bool { return len(t.Advised()) > 0 }) {
 		fmt.Fprintln(bw)
@@ -55,12 +55,12 @@ func writePlanTable(w io.Writer, r *Report, excluded []optimizer.ExcludedProvide
 	for _, t := range r.Teams {
 		for _, wl := range t.Advised() {
 			for _, a := range wl.Advice {
-				wrap(bw, fmt.Sprintf("advice %s/%s: %s", t.Name, wl.Name, a.Text), TerminalWidth, "", "    ")
+				textcell.Wrap(bw, fmt.Sprintf("advice %s/%s: %s", t.Name, wl.Name, a.Text), TerminalWidth, "", "    ")
 			}
 		}
 	}
 	for _, x := range excluded {
-		wrap(bw, fmt.Sprintf("excluded provider %s: %s", textcell.Clean(x.Provider, textcell.NameWidth), textcell.Clean(x.Reason, textcell.TextWidth)), TerminalWidth, "", "    ")
+		textcell.Wrap(bw, fmt.Sprintf("excluded provider %s: %s", textcell.Clean(x.Provider, textcell.NameWidth), textcell.Clean(x.Reason, textcell.TextWidth)), TerminalWidth, "", "    ")
 	}
 	return bw.Flush()
 }

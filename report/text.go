@@ -28,7 +28,7 @@ func WriteText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	tw := textcell.NewTable(bw, textcell.NameWidth)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	wrapped := func(s, first, rest string) { wrap(bw, s, TerminalWidth, first, rest) }
+	wrapped := func(s, first, rest string) { textcell.Wrap(bw, s, TerminalWidth, first, rest) }
 
 	p("gpucost savings report, week %s (%s to %s)\n", r.Week.ID, r.Week.Start.Format("Mon 2006-01-02"), r.Week.End.AddDate(0, 0, -1).Format("Mon 2006-01-02"))
 	wrapped(fmt.Sprintf("Plan of %s, report made %s. Money in USD; a month is %s hours.", stamp(r.PlanGeneratedAt), stamp(r.GeneratedAt), num(r.HoursPerMonth)), "", "")
@@ -86,10 +86,10 @@ func writeSinceText(w io.Writer, t Team, width int) {
 	s := t.SinceLastWeek
 	fmt.Fprintf(w, "SINCE LAST WEEK (against the plan of %s)\n", stamp(s.PlanGeneratedAt))
 	for _, line := range sinceSentences(t.Totals, s) {
-		wrap(w, line, width, "  ", "    ")
+		textcell.Wrap(w, line, width, "  ", "    ")
 	}
 	for _, c := range s.Changes {
-		wrap(w, c.Message, width, "  - ", "    ")
+		textcell.Wrap(w, c.Message, width, "  - ", "    ")
 	}
 }
 
@@ -103,7 +103,7 @@ func writeAdviceText(w io.Writer, t Team, width int) {
 	fmt.Fprint(w, "\nADVICE\n")
 	for _, wl := range advised {
 		for _, a := range wl.Advice {
-			wrap(w, wl.Name+": "+a.Text, width, "  - ", "    ")
+			textcell.Wrap(w, wl.Name+": "+a.Text, width, "  - ", "    ")
 		}
 	}
 }
@@ -112,9 +112,9 @@ func writeAdviceText(w io.Writer, t Team, width int) {
 // else as a list; the moves and new cheapest offers as wrapped sentences.
 func writeMarketText(w io.Writer, m Market, width int) {
 	fmt.Fprintln(w)
-	wrap(w, fmt.Sprintf("MARKET THIS WEEK: cheapest $/GPU-hour, %s against %s", stamp(m.Now), m.WeekAgo.Format("2006-01-02")), width, "", "  ")
+	textcell.Wrap(w, fmt.Sprintf("MARKET THIS WEEK: cheapest $/GPU-hour, %s against %s", stamp(m.Now), m.WeekAgo.Format("2006-01-02")), width, "", "  ")
 	if len(m.Prices) == 0 {
-		wrap(w, fmt.Sprintf("No prices for %s.", strings.Join(m.GPUModels, ", ")), width, "  ", "  ")
+		textcell.Wrap(w, fmt.Sprintf("No prices for %s.", strings.Join(m.GPUModels, ", ")), width, "  ", "  ")
 	} else {
 		header := []string{"GPU", "PRICE TYPE", "PROVIDER", "NOW", "WEEK AGO", "CHANGE", ""}
 		var rows [][]string
@@ -131,13 +131,13 @@ func writeMarketText(w io.Writer, m Market, width int) {
 	if len(m.Moves) > 0 {
 		fmt.Fprint(w, "\nBiggest moves:\n")
 		for _, mv := range m.Moves {
-			wrap(w, moveSentence(mv), width, "  ", "    ")
+			textcell.Wrap(w, moveSentence(mv), width, "  ", "    ")
 		}
 	}
 	if len(m.NewCheapest) > 0 {
 		fmt.Fprint(w, "\nNew cheapest offers:\n")
 		for _, nc := range m.NewCheapest {
-			wrap(w, newCheapestSentence(nc), width, "  ", "    ")
+			textcell.Wrap(w, newCheapestSentence(nc), width, "  ", "    ")
 		}
 	}
 }
@@ -149,7 +149,7 @@ func writeCaveatsText(w io.Writer, t Team, width int) {
 		fmt.Fprint(w, "  None.\n")
 	}
 	for _, c := range t.Caveats {
-		wrap(w, c.Message, width, "  - ", "    ")
+		textcell.Wrap(w, c.Message, width, "  - ", "    ")
 	}
 }
 
@@ -173,13 +173,13 @@ func writeFittingTable(w io.Writer, width int, header []string, rows [][]string)
 		return
 	}
 	for _, r := range rows {
-		wrap(w, textcell.Clean(r[0], textcell.NameWidth), width, "  ", "    ")
+		textcell.Wrap(w, textcell.Clean(r[0], textcell.NameWidth), width, "  ", "    ")
 		for i, cell := range r[1:] {
 			if cell = textcell.Clean(cell, textcell.NameWidth); cell != "" {
 				if label := strings.ToLower(header[i+1]); label != "" {
 					cell = label + ": " + cell
 				}
-				wrap(w, cell, width, "    ", "      ")
+				textcell.Wrap(w, cell, width, "    ", "      ")
 			}
 		}
 	}
@@ -248,40 +248,6 @@ func pad(s string, width int, right bool) string {
 		return fill + s
 	}
 	return s + fill
-}
-
-// wrap writes s, cleaned (textcell), as lines of at most width characters: the first starts
-// with first, the others with rest. A word longer than a line is cut across lines.
-func wrap(w io.Writer, s string, width int, first, rest string) {
-	prefix, line := first, ""
-	emit := func() {
-		fmt.Fprintln(w, prefix+line)
-		prefix, line = rest, ""
-	}
-	for _, word := range strings.Fields(textcell.Clean(s, 0)) {
-		for {
-			room := max(width-utf8.RuneCountInString(prefix), 8)
-			n, wn := utf8.RuneCountInString(line), utf8.RuneCountInString(word)
-			switch {
-			case n == 0 && wn <= room:
-				line = word
-			case n > 0 && n+1+wn <= room:
-				line += " " + word
-			case n > 0:
-				emit()
-				continue
-			default: // a word longer than a line
-				r := []rune(word)
-				line, word = string(r[:room]), string(r[room:])
-				emit()
-				continue
-			}
-			break
-		}
-	}
-	if line != "" {
-		emit()
-	}
 }
 
 // widest is the length, in characters, of the longest line of s.

@@ -31,13 +31,58 @@ type OfferFilter struct {
 	// ExpiredWithin, with MaxAge, also keeps the offers whose valid_until passed within it, so
 	// that a caller can say a price table expired instead of finding nothing offered.
 	ExpiredWithin time.Duration
-	// Limit caps the number of rows returned (cheapest first); zero means no limit.
+	// GPUs keeps the offers that fit any of the specs (`gpucost offers --gpu`); none keeps all.
+	GPUs []GPUSpec
+	// MaxUSDPerGPUHour keeps the offers that ask at most this per GPU-hour; zero keeps all.
+	MaxUSDPerGPUHour decimal.Decimal
+	// Regions keeps the offers in one of these regions or inside one, in lower case: "us"
+	// keeps us and us-texas (a region, then a dash), not usa. None keeps all.
+	Regions []string
+	// Countries keeps the offers in one of these ISO 3166-1 alpha-2 countries (upper case); an
+	// offer whose source names no country is left out. None keeps all.
+	Countries []string
+	// MinVCPUs and MinRAMGB keep the offers whose host has at least this many vCPUs and GB of
+	// RAM; an offer whose source does not say is left out. Zero keeps all.
+	MinVCPUs, MinRAMGB float64
+	// KnownGPUs keeps only the offers of catalog GPUs (gpu_model not empty).
+	KnownGPUs bool
+	// Sort orders the offers: "" and SortPrice cheapest $/GPU-hour first, the others by their
+	// key first and then so. After pages SortPrice only.
+	Sort OfferSort
+	// Limit caps the number of rows returned (in Sort's order); zero means no limit.
 	Limit int
 	// After, when set, keeps the offers that come after it in the cheapest-first order: the
 	// next page of a market read in pages. Like Limit, it pages the list of offers; a summary
 	// of the market (per GPU model, or to plan on) reads it whole.
 	After *OfferPosition
 }
+
+// GPUSpec is one kind of GPU an offer may have, as `gpucost offers --gpu` reads it
+// (selection.GPUSpecs): catalog models, how many GPUs the offer has and how much VRAM each.
+// A zero field does not narrow.
+type GPUSpec struct {
+	// Models are canonical catalog names; none admits any GPU, those outside the catalog too.
+	Models []string
+	// MinCount and MaxCount bound the GPUs in the offer (inclusive); 0 is no bound.
+	MinCount, MaxCount uint16
+	// MinVRAMGB and MaxVRAMGB bound the VRAM per GPU (inclusive); 0 is no bound. A spec that
+	// names models has applied its memory to the catalog's models already and leaves these 0.
+	MinVRAMGB, MaxVRAMGB float64
+}
+
+// OfferSort is an order of the latest offers (OfferFilter.Sort).
+type OfferSort string
+
+// Orders of the latest offers. Ties of each go cheapest $/GPU-hour first, then as SortPrice.
+const (
+	SortPrice    OfferSort = "price"    // cheapest $/GPU-hour first; ties by provider, offer id, price type
+	SortGPU      OfferSort = "gpu"      // by GPU model name (GPUs outside the catalog, with no name, first)
+	SortVRAM     OfferSort = "vram"     // the most VRAM per GPU first
+	SortProvider OfferSort = "provider" // by provider name
+)
+
+// OfferSorts lists every order of the latest offers.
+var OfferSorts = []OfferSort{SortPrice, SortGPU, SortVRAM, SortProvider}
 
 // OfferPosition is an offer's place in the latest market's order: cheapest $/GPU-hour first,
 // ties by provider, offer id and price type (each as bytes). An offer key is unique in the latest

@@ -1,6 +1,8 @@
 // Package selection is the language in which a user picks price data, on the command line and
 // in the JSON API alike: GPU models by catalog name, providers, price types, points in time
-// (dates, times, "now", ages such as 36h or 7d), ranges, ages, minimum sizes and row caps.
+// (dates, times, "now", ages such as 36h or 7d), ranges, ages, minimum sizes and row caps; and,
+// for `gpucost offers`, GPU specs in dstack's shapes (H100:8, A100:1..4, 24GB..80GB; gpuspec.go),
+// a price cap, regions, countries, the least vCPUs and RAM, an order and a grouping.
 //
 // A Request holds the values as typed, one string per parameter; its methods check them and
 // build the store's filters (schema.OfferFilter, HistoryQuery, ChangesQuery, ObservationFilter).
@@ -21,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/market"
@@ -57,6 +61,15 @@ type Request struct {
 	MaxAge    string // offers: how long an observation holds (an age)
 	Limit     string // row cap
 	Precision string // value: the precision to rank at
+
+	// Offers' filters of `gpucost offers` (the API has none of them).
+	GPUSpecs []string // GPU specs, each value a comma-separated list of them (GPUSpecs)
+	MaxPrice string   // the most per GPU-hour, USD
+	Region   string   // comma-separated regions: each keeps itself and the regions inside it
+	Country  string   // comma-separated ISO 3166-1 alpha-2 country codes
+	MinVCPUs string   // the least vCPUs of the host
+	MinRAM   string   // the least RAM of the host, GB
+	Sort     string   // the order: price, gpu, vram or provider ("" is price)
 }
 
 // Bounds are a surface's limits on a request.
@@ -70,7 +83,7 @@ type Bounds struct {
 }
 
 // Offers checks the request as a latest-market filter: GPU, provider, price type, MinVRAM,
-// MaxAge and Limit.
+// MaxAge and Limit, and the filters and the order of `gpucost offers`.
 func (r Request) Offers(now time.Time, b Bounds) (schema.OfferFilter, error) {
 	var f schema.OfferFilter
 	var err error
@@ -78,6 +91,27 @@ func (r Request) Offers(now time.Time, b Bounds) (schema.OfferFilter, error) {
 		return f, err
 	}
 	if f.MinVRAMGB, err = number("min_vram", r.MinVRAM, 0, 10000); err != nil {
+		return f, err
+	}
+	if f.GPUs, err = GPUSpecs(r.GPUSpecs); err != nil {
+		return f, err
+	}
+	if f.MaxUSDPerGPUHour, err = price("max_price", r.MaxPrice); err != nil {
+		return f, err
+	}
+	if f.Regions, err = Regions(r.Region); err != nil {
+		return f, &Error{Param: "region", Msg: err.Error()}
+	}
+	if f.Countries, err = Countries(r.Country); err != nil {
+		return f, &Error{Param: "country", Msg: err.Error()}
+	}
+	if f.MinVCPUs, err = number("min_vcpus", r.MinVCPUs, 0, 100000); err != nil {
+		return f, err
+	}
+	if f.MinRAMGB, err = number("min_ram", r.MinRAM, 0, 1e6); err != nil {
+		return f, err
+	}
+	if f.Sort, err = Sort(r.Sort); err != nil {
 		return f, err
 	}
 	if f.MaxAge, err = r.maxAge(b); err != nil {
@@ -250,6 +284,77 @@ func number(param, s string, lo, hi float64) (float64, error) {
 		return 0, bad(param, "%s is not a number between %g and %g", Quote(s), lo, hi)
 	}
 	return f, nil
+}
+
+// maxPrice bounds a price a user gives: a Decimal(18, 6) holds less than 10¹² dollars.
+var maxPrice = decimal.New(1, 9)
+
+// price reads a price in USD per GPU-hour, "" as zero (none); a leading $ is allowed.
+func price(param, s string) (decimal.Decimal, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "$")
+	if s == "" {
+		return decimal.Zero, nil
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil || !d.IsPositive() || d.GreaterThan(maxPrice) || strings.ContainsAny(s, "eE") {
+		return decimal.Zero, bad(param, "%s is not a price in USD per GPU-hour, like 2.50", Quote(s))
+	}
+	return d, nil
+}
+
+// Sort reads an order of the latest offers: price, gpu, vram or provider; "" is the default
+// (schema.OfferFilter.Sort).
+func Sort(s string) (schema.OfferSort, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" || slices.Contains(schema.OfferSorts, schema.OfferSort(s)) {
+		return schema.OfferSort(s), nil
+	}
+	return "", bad("sort", "unknown order %s (want %s)", Quote(s), schema.List(schema.OfferSorts))
+}
+
+// GroupBy reads the dimensions to group the latest offers by: a comma-separated list of gpu,
+// provider and count, each at most once, in the order given; "" is none.
+func GroupBy(s string) ([]market.Dimension, error) {
+	var out []market.Dimension
+	for _, d := range List(strings.ToLower(s)) {
+		dim := market.Dimension(d)
+		switch {
+		case !slices.Contains(market.Dimensions, dim):
+			return nil, bad("group_by", "cannot group by %s (want gpu, provider or count, e.g. gpu,provider)", Quote(d))
+		case slices.Contains(out, dim):
+			return nil, bad("group_by", "%s is named twice", Quote(d))
+		}
+		out = append(out, dim)
+	}
+	return out, nil
+}
+
+// regionName is what a region filter may be: the names providers give their regions.
+var regionName = regexp.MustCompile(`^[a-z0-9][a-z0-9 ._-]{0,63}$`)
+
+// Regions splits a comma-separated list of regions, in lower case, and checks each name.
+func Regions(list string) ([]string, error) {
+	var out []string
+	for _, r := range List(strings.ToLower(list)) {
+		if !regionName.MatchString(r) {
+			return nil, fmt.Errorf("invalid region %s: regions are letters, digits, spaces, '.', '_' and '-', like us-east-1 or us", Quote(r))
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Countries splits a comma-separated list of ISO 3166-1 alpha-2 country codes, in upper case,
+// and checks each.
+func Countries(list string) ([]string, error) {
+	var out []string
+	for _, c := range List(strings.ToUpper(list)) {
+		if !schema.KnownCountry(c) {
+			return nil, fmt.Errorf("%s is not an ISO 3166-1 alpha-2 country code, like US, DE or JP", Quote(c))
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // MaxHistoryRange bounds a history request so its result stays small: at most ~1,100 buckets.

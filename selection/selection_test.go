@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+
 	"github.com/gpucost/gpucost/gpus"
 	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
@@ -124,6 +127,64 @@ func TestValueRequest(t *testing.T) {
 	} {
 		if _, _, err := tc.req.Value(Bounds{}); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: %v, want %s", tc.req, err, tc.want)
+		}
+	}
+}
+
+// TestOffersFilters reads the filters and the order of `gpucost offers` into the store's
+// filter, and names the flag of each bad value.
+func TestOffersFilters(t *testing.T) {
+	now := time.Date(2026, 5, 17, 10, 30, 0, 0, time.UTC)
+	f, err := Request{GPUSpecs: []string{"H100-SXM:8"}, MaxPrice: "$2.50", Region: "US, eu-west-1", Country: "us,de", MinVCPUs: "16",
+		MinRAM: "128", Sort: "VRAM"}.Offers(now, Bounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := schema.OfferFilter{GPUs: []schema.GPUSpec{{Models: []string{"H100-SXM-80GB"}, MinCount: 8, MaxCount: 8}},
+		MaxUSDPerGPUHour: decimal.RequireFromString("2.5"), Regions: []string{"us", "eu-west-1"}, Countries: []string{"US", "DE"},
+		MinVCPUs: 16, MinRAMGB: 128, Sort: schema.SortVRAM}
+	if diff := cmp.Diff(want, f, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("the filter (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		req  Request
+		flag string
+		want string
+	}{
+		{Request{MaxPrice: "0"}, "--max-price", `"0" is not a price in USD per GPU-hour, like 2.50`},
+		{Request{MaxPrice: "-1"}, "--max-price", `"-1" is not a price in USD per GPU-hour, like 2.50`},
+		{Request{MaxPrice: "1e3"}, "--max-price", `"1e3" is not a price in USD per GPU-hour, like 2.50`},
+		{Request{MaxPrice: "cheap"}, "--max-price", `"cheap" is not a price in USD per GPU-hour, like 2.50`},
+		{Request{Region: "us;drop"}, "--region", `invalid region "us;drop": regions are letters, digits, spaces, '.', '_' and '-', like us-east-1 or us`},
+		{Request{Country: "USA"}, "--country", `"USA" is not an ISO 3166-1 alpha-2 country code, like US, DE or JP`},
+		{Request{MinVCPUs: "many"}, "--min-vcpus", `"many" is not a number between 0 and 100000`},
+		{Request{MinRAM: "-1"}, "--min-ram", `"-1" is not a number between 0 and 1e+06`},
+		{Request{Sort: "cheapest"}, "--sort", `unknown order "cheapest" (want price, gpu, vram, provider)`},
+		{Request{GPUSpecs: []string{"H100:0"}}, "--gpu", `"H100:0": 0 GPUs: a count starts at 1`},
+	} {
+		_, err := tc.req.Offers(now, Bounds{})
+		var se *Error
+		if !errors.As(err, &se) || se.Flag() != tc.flag || err.Error() != tc.want {
+			t.Errorf("%+v: %v, want %s: %s", tc.req, err, tc.flag, tc.want)
+		}
+	}
+}
+
+// TestGroupBy reads --group-by: the dimensions in the order given, each once.
+func TestGroupBy(t *testing.T) {
+	if got, err := GroupBy(" GPU, count "); err != nil || !slices.Equal(got, []market.Dimension{market.ByGPU, market.ByCount}) {
+		t.Errorf("gpu,count: %v, %v", got, err)
+	}
+	if got, err := GroupBy(""); err != nil || got != nil {
+		t.Errorf("none: %v, %v", got, err)
+	}
+	for in, want := range map[string]string{
+		"gpu,region": `cannot group by "region" (want gpu, provider or count, e.g. gpu,provider)`,
+		"gpu,gpu":    `"gpu" is named twice`,
+	} {
+		var se *Error
+		if _, err := GroupBy(in); !errors.As(err, &se) || se.Flag() != "--group-by" || err.Error() != want {
+			t.Errorf("GroupBy(%q): %v, want --group-by: %s", in, err, want)
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/shopspring/decimal"
 
+	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/store"
 	"github.com/gpucost/gpucost/store/storetest"
@@ -31,9 +33,9 @@ const (
 var benchLatestNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // BenchmarkLatestOffers reads the latest market of 100k and 1M offers in each shape its callers
-// ask for: `gpucost offers` (the default view and each filter, the limit in the query),
-// --cheapest-per-gpu, the API's offers, the dashboard's market and the optimizer's read of the
-// whole market. It reports ms/query and the rows each query returns. Run it with `make bench`;
+// ask for: `gpucost offers` (the default view and each filter, the limit in the query, and its
+// groups), the API's offers, the dashboard's market and the optimizer's read of the whole
+// market. It reports ms/query and the rows each query returns. Run it with `make bench`;
 // it needs the local ClickHouse and GPUCOST_INTEGRATION=1.
 func BenchmarkLatestOffers(b *testing.B) {
 	storetest.Enabled(b)
@@ -81,6 +83,12 @@ func latestShapes() []latestShape {
 			return len(got), err
 		}
 	}
+	grouped := func(f schema.OfferFilter, by ...market.Dimension) func(ctx context.Context, s *store.Store) (int, error) {
+		return func(ctx context.Context, s *store.Store) (int, error) {
+			got, err := s.LatestSummaries(ctx, f, by)
+			return len(got), err
+		}
+	}
 	toPlan := func(f schema.OfferFilter) func(ctx context.Context, s *store.Store) (int, error) {
 		return func(ctx context.Context, s *store.Store) (int, error) {
 			got, err := s.LatestOffersToPlan(ctx, f)
@@ -89,9 +97,9 @@ func latestShapes() []latestShape {
 	}
 	// plans.Make's read with the optimizer's default max offer age (24 h, plus a week).
 	planning := schema.OfferFilter{MaxAge: 8 * 24 * time.Hour, ExpiredWithin: 7 * 24 * time.Hour}
-	// What `gpucost offers` asks by default: seen within 6 hours, 50 rows.
+	// What `gpucost offers` asks by default: seen within 6 hours, catalog GPUs, 50 rows.
 	view := func(edit func(*schema.OfferFilter)) schema.OfferFilter {
-		f := schema.OfferFilter{MaxAge: 6 * time.Hour, Limit: 50}
+		f := schema.OfferFilter{MaxAge: 6 * time.Hour, KnownGPUs: true, Limit: 50}
 		if edit != nil {
 			edit(&f)
 		}
@@ -108,7 +116,15 @@ func latestShapes() []latestShape {
 		{"max-age=0", offers(view(func(f *schema.OfferFilter) { f.MaxAge = 0 }))},
 		// The API's /api/v1/offers by default: 100 rows and one more to tell it is cut.
 		{"api-limit101", offers(view(func(f *schema.OfferFilter) { f.Limit = 101 }))},
-		{"cheapest-per-gpu", perGPU(view(func(f *schema.OfferFilter) { f.Limit = 0 }))},
+		// offers' filters on the newest version of each offer, and an order other than the price's.
+		{"gpu=H100:8,max-price=3", offers(view(func(f *schema.OfferFilter) {
+			f.GPUs = []schema.GPUSpec{{Models: []string{"H100-NVL-94GB", "H100-PCIE-80GB", "H100-SXM-80GB"}, MinCount: 8, MaxCount: 8}}
+			f.MaxUSDPerGPUHour = decimal.RequireFromString("3")
+		}))},
+		{"region=us,min-ram=128", offers(view(func(f *schema.OfferFilter) { f.Regions, f.MinRAMGB = []string{"us"}, 128 }))},
+		{"sort=gpu", offers(view(func(f *schema.OfferFilter) { f.Sort = schema.SortGPU }))},
+		{"group-by=gpu", grouped(view(nil), market.ByGPU)},
+		{"group-by=gpu,provider,count", grouped(view(nil), market.ByGPU, market.ByProvider, market.ByCount)},
 		// The dashboard's market: every offer seen within 24 hours, summarised per GPU model.
 		{"dashboard-per-gpu", perGPU(schema.OfferFilter{MaxAge: 24 * time.Hour})},
 		{"whole-market-for-optimizer", toPlan(planning)},

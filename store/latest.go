@@ -163,12 +163,12 @@ const toPlanColumns = `observed_at, valid_until, provider, offer_id, tier, regio
 // are read as columns (columnar.go).
 func (s *Store) LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
 	const what = "reading the latest offers to plan on"
-	where, args := s.latestWhere(f)
+	from, args := s.latestMarket(f)
 	var n uint64
-	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM "+s.latestFrom(where), args...).Scan(&n); err != nil {
+	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count() FROM "+from, args...).Scan(&n); err != nil {
 		return nil, s.queryError(what, err)
 	}
-	q := "SELECT " + toPlanColumns + " FROM " + s.latestFrom(where) + latestLimit(f)
+	q := "SELECT " + toPlanColumns + " FROM " + from + latestLimit(f)
 	if f.Limit > 0 {
 		n = min(n, uint64(f.Limit))
 	}
@@ -195,8 +195,8 @@ func (s *Store) LatestOffersToPlan(ctx context.Context, f schema.OfferFilter) ([
 // two is read as it is then.
 func (s *Store) LatestPerGPU(ctx context.Context, f schema.OfferFilter) ([]market.GPU, error) {
 	const what = "reading the latest offers per GPU model"
-	where, args := s.latestWhere(f)
-	latest := s.table("offers_latest") + " FINAL WHERE " + strings.Join(append(where, "gpu_model != ''"), " AND ")
+	f.KnownGPUs = true
+	latest, args := s.latestMarket(f)
 	// Every offer at its group's lowest price joins the group's figures; the first of them in
 	// the cheapest-first order (ties by provider and offer id) is the group's cheapest.
 	q := `SELECT provider, price_type, offer_id, offers, seen_at, providers
@@ -252,4 +252,81 @@ func (s *Store) LatestPerGPU(ctx context.Context, f schema.OfferFilter) ([]marke
 		}
 	}
 	return market.Summarize(out), nil
+}
+
+// CountLatest counts the latest offers that match f (its Limit, order and position aside):
+// offers is how many match, and unknown how many more would, were f.KnownGPUs not set (offers
+// of GPUs outside the catalog; 0 when it is not set).
+func (s *Store) CountLatest(ctx context.Context, f schema.OfferFilter) (offers, unknown int, err error) {
+	known := f.KnownGPUs
+	f.KnownGPUs = false
+	from, args := s.latestMarket(f)
+	var all, outside uint64
+	if err := s.conn.QueryRow(s.ctx(ctx), "SELECT count(), countIf(gpu_model = '') FROM "+from, args...).Scan(&all, &outside); err != nil {
+		return 0, 0, s.queryError("counting the latest offers", err)
+	}
+	if !known {
+		return int(all), 0, nil
+	}
+	return int(all - outside), int(outside), nil
+}
+
+// LatestSummaries summarises the latest offers that match f (its Limit, order and position
+// aside) per group of by, as market.Summaries summarises what LatestOffers returns for f,
+// without reading the market into Go: the server tallies each group at each price type (the
+// least and most $/GPU-hour, the offers, the providers), and market.Combine joins a group's
+// tallies.
+func (s *Store) LatestSummaries(ctx context.Context, f schema.OfferFilter, by []market.Dimension) ([]market.Summary, error) {
+	const what = "summarising the latest offers"
+	from, args := s.latestMarket(f)
+	// Each key column is the dimension's, or a constant of its type when not grouped by it.
+	keys := map[market.Dimension][]string{
+		market.ByGPU:      {"gpu_model", "if(gpu_model = '', gpu_name_raw, '')", "if(gpu_model = '', vram_gb, 0)"},
+		market.ByProvider: {"provider"},
+		market.ByCount:    {"gpu_count"},
+	}
+	none := map[market.Dimension][]string{
+		market.ByGPU:      {"''", "''", "toFloat64(0)"},
+		market.ByProvider: {"''"},
+		market.ByCount:    {"toUInt16(0)"},
+	}
+	var cols, group []string
+	for _, d := range market.Dimensions {
+		names := map[market.Dimension][]string{market.ByGPU: {"k_model", "k_raw", "k_vram"}, market.ByProvider: {"k_provider"}, market.ByCount: {"k_count"}}[d]
+		exprs := none[d]
+		if slices.Contains(by, d) {
+			exprs = keys[d]
+			group = append(group, names...)
+		}
+		for i, e := range exprs {
+			cols = append(cols, e+" AS "+names[i])
+		}
+	}
+	q := "SELECT " + strings.Join(cols, ", ") + `, price_type, min(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour), count(), groupUniqArray(provider)
+		FROM ` + from + " GROUP BY " + strings.Join(append(group, "price_type"), ", ")
+	rows, err := s.conn.Query(s.ctx(ctx), q, args...)
+	if err != nil {
+		return nil, s.queryError(what, err)
+	}
+	defer rows.Close()
+	var tallies []market.Tally
+	for rows.Next() {
+		var (
+			t      market.Tally
+			pt     string
+			offers uint64
+		)
+		k := &t.Key
+		if err := rows.Scan(&k.GPUModel, &k.GPUNameRaw, &k.VRAMGB, &k.Provider, &k.GPUCount, &pt, &t.Min, &t.Max, &offers, &t.Providers); err != nil {
+			return nil, fmt.Errorf("%s: scanning a row: %w", what, err)
+		}
+		t.PriceType, t.Offers = schema.PriceType(pt), int(offers)
+		tallies = append(tallies, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError(what, err)
+	}
+	out := market.Combine(tallies)
+	market.SortSummaries(out, by, "")
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
 
 	"github.com/gpucost/gpucost/market"
 	"github.com/gpucost/gpucost/schema"
@@ -48,6 +49,16 @@ func latestFilters() map[string]schema.OfferFilter {
 		"nothing":      {Selection: schema.Selection{Providers: []string{"nobody"}}},
 		// A text no literal of the query may break out of, next to one that matches.
 		"quoted gpu": {Selection: schema.Selection{GPUModels: []string{"H100-SXM-80GB", `it's "80GB" \' ü`}}},
+		// The filters of gpucost offers, on the newest version of each offer: the generated market
+		// holds older versions at other prices.
+		"gpu specs": {GPUs: []schema.GPUSpec{{Models: []string{"H100-PCIE-80GB", "H100-SXM-80GB"}, MinCount: 2}, {MinVRAMGB: 90, MaxVRAMGB: 150}},
+			MaxAge: 6 * time.Hour},
+		"max price":    {MaxUSDPerGPUHour: decimal.RequireFromString("0.75"), MaxAge: 24 * time.Hour},
+		"regions":      {Regions: []string{"us", "eu-west-1", `it's`}},
+		"countries":    {Countries: []string{"DE", "JP"}, MaxAge: 6 * time.Hour},
+		"host":         {MinVCPUs: 16, MinRAMGB: 128},
+		"catalog GPUs": {KnownGPUs: true, MaxAge: 6 * time.Hour},
+		"every filter": {GPUs: []schema.GPUSpec{{MaxCount: 4}}, MaxUSDPerGPUHour: decimal.RequireFromString("3"), Regions: []string{"us"}, Countries: []string{"US"}, MinVCPUs: 8, MinRAMGB: 64, KnownGPUs: true},
 	}
 }
 
@@ -206,6 +217,62 @@ func TestLatestOffersInPages(t *testing.T) {
 			}
 			if diff := cmp.Diff(whole, paged, cmpOffers); diff != "" {
 				t.Errorf("read at once (-) and in pages (+):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLatestSummariesAreSummariesOfLatestOffers: the summaries per group computed on the server
+// are those market.Summaries makes of the whole latest market, for every filter and grouping.
+func TestLatestSummariesAreSummariesOfLatestOffers(t *testing.T) {
+	s := openLatestMarket(t, 20_000)
+	ctx := context.Background()
+	groupings := [][]market.Dimension{{market.ByGPU}, {market.ByProvider, market.ByCount}, {market.ByCount, market.ByGPU, market.ByProvider}, nil}
+	for name, f := range latestFilters() {
+		t.Run(name, func(t *testing.T) {
+			offers, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, by := range groupings {
+				want := market.Summaries(offers, by)
+				got, err := s.LatestSummaries(ctx, f, by)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name != "nothing" && len(want) == 0 {
+					t.Fatalf("by %v: no groups", by)
+				}
+				if diff := cmp.Diff(want, got, cmpOffers); diff != "" {
+					t.Errorf("by %v: LatestSummaries (-Summaries of LatestOffers +got):\n%s", by, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestLatestOffersSortedInGoIsTheServers: each order of the latest offers is the same whether Go
+// puts the market in it (no limit) or the server does (to cut at a limit).
+func TestLatestOffersSortedInGoIsTheServers(t *testing.T) {
+	s := openLatestMarket(t, 20_000)
+	ctx := context.Background()
+	for _, order := range schema.OfferSorts {
+		t.Run(string(order), func(t *testing.T) {
+			f := schema.OfferFilter{Sort: order, MaxAge: 24 * time.Hour}
+			inGo, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Limit = 1_000_000
+			onServer, err := s.LatestOffers(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(inGo) < 1000 {
+				t.Fatalf("%d offers", len(inGo))
+			}
+			if diff := cmp.Diff(onServer, inGo, cmpOffers); diff != "" {
+				t.Errorf("ordered in Go (+) and on the server (-):\n%s", diff)
 			}
 		})
 	}

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,16 +192,25 @@ func (c *offerBlock) fill(offers []schema.Offer) []any {
 		c.intraNode, c.nvlinkGbps, c.interNode, c.available, c.stock, c.reliability, c.dqFlags, c.parser}
 }
 
-// LatestOffers returns the newest observation of every offer that matches f, cheapest per GPU-hour
-// first (ties by provider, offer id and price type, so the order is stable).
+// LatestOffers returns the newest observation of every offer that matches f, in f.Sort's order:
+// cheapest per GPU-hour first (ties by provider, offer id and price type, so the order is
+// stable), or by the sort's key first and then so.
 func (s *Store) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error) {
+	const what = "reading latest offers"
+	if f.After != nil && f.Sort != "" && f.Sort != schema.SortPrice {
+		return nil, fmt.Errorf("%s: a page after an offer is read in price order only, not by %s", what, f.Sort)
+	}
 	q, args := s.latestOffersQuery(f, offerColumns)
 	var got offerChunks
 	var sc offerScanner
-	if err := s.readOffers(ctx, "reading latest offers", q, args, sc.scanOffer, got.next); err != nil {
+	if err := s.readOffers(ctx, what, q, args, sc.scanOffer, got.next); err != nil {
 		return nil, err
 	}
-	return got.cheapestFirst(), nil
+	offers := got.cheapestFirst()
+	if key := sortKey(f.Sort); key != nil {
+		slices.SortStableFunc(offers, func(a, b schema.Offer) int { return key(&a, &b) })
+	}
+	return offers, nil
 }
 
 // latestOffersQuery selects columns of the latest offers that match f, after f.After when set.
@@ -207,8 +218,7 @@ func (s *Store) LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schem
 // price inside could pick an older version of an offer, not yet merged away, whose price passes
 // where the newest one's does not.
 func (s *Store) latestOffersQuery(f schema.OfferFilter, columns string) (string, []any) {
-	where, args := s.latestWhere(f)
-	from := s.latestFrom(where)
+	from, args := s.latestMarket(f)
 	if a := f.After; a != nil {
 		from = "(SELECT " + columns + " FROM " + from + ") WHERE " + afterOffer
 		price := a.PriceUSDPerGPUHour.StringFixed(schema.PriceDecimals)
@@ -224,16 +234,52 @@ const afterOffer = `(price_usd_per_gpu_hour > toDecimal64(?, 6) OR (price_usd_pe
 
 // latestLimit orders and cuts the latest offers at f's limit, if it has one. The server sorts
 // only to cut at a limit: LatestOffers puts the rows in order in Go (cheapestFirst, the same
-// order). A whole market sorted on the server is slow, as every column of every row is moved:
-// 2.7 s of a 3.1 s read of 1M offers on the current engine. The float of the price sorts first:
-// ClickHouse 18.16 sorts a Decimal first key hundreds of times slower than a float one (23 s
-// against 0.07 s for the same 100k offers), and the exact price after it keeps the order exact
-// where two prices share a float.
+// order, then sortKey's). A whole market sorted on the server is slow, as every column of every
+// row is moved: 2.7 s of a 3.1 s read of 1M offers on the current engine. The float of the
+// price sorts first after the sort's key: ClickHouse 18.16 sorts a Decimal first key hundreds of
+// times slower than a float one (23 s against 0.07 s for the same 100k offers), and the exact
+// price after it keeps the order exact where two prices share a float.
 func latestLimit(f schema.OfferFilter) string {
 	if f.Limit <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" ORDER BY toFloat64(price_usd_per_gpu_hour), price_usd_per_gpu_hour, provider, offer_id, price_type LIMIT %d", f.Limit)
+	return fmt.Sprintf(" ORDER BY %stoFloat64(price_usd_per_gpu_hour), price_usd_per_gpu_hour, provider, offer_id, price_type LIMIT %d",
+		sortColumns[f.Sort], f.Limit)
+}
+
+// sortColumns are the ORDER BY keys of each order of the latest offers before the price's.
+var sortColumns = map[schema.OfferSort]string{schema.SortGPU: "gpu_model, ", schema.SortVRAM: "vram_gb DESC, ", schema.SortProvider: "provider, "}
+
+// sortKey compares two offers on the key of an order, the ORDER BY of sortColumns (strings as
+// bytes, as ClickHouse does); nil for the cheapest-first order, which needs none.
+func sortKey(order schema.OfferSort) func(a, b *schema.Offer) int {
+	switch order {
+	case schema.SortGPU:
+		return func(a, b *schema.Offer) int { return strings.Compare(a.GPUModel, b.GPUModel) }
+	case schema.SortVRAM:
+		return func(a, b *schema.Offer) int { return cmp.Compare(b.VRAMGB, a.VRAMGB) }
+	case schema.SortProvider:
+		return func(a, b *schema.Offer) int { return strings.Compare(a.Provider, b.Provider) }
+	}
+	return nil
+}
+
+// latestMarket is the latest market that matches f (its limit, order and position aside), for
+// a FROM. Conditions on what every version of an offer shares (its key, its GPU model as the
+// catalog named it, its age) select inside FINAL, as latestWhere writes them; those on what a
+// newer version may change (its price, its host, where it runs, its GPUs) apply to the newest
+// version only (newestWhere), outside FINAL: inside, an older version not merged away yet whose
+// price passes could stand in for a newer one whose price does not.
+func (s *Store) latestMarket(f schema.OfferFilter) (string, []any) {
+	where, args := s.latestWhere(f)
+	from := s.latestFrom(where)
+	if newest, more := newestWhere(f); len(newest) > 0 {
+		// A subquery of its own, so that an alias of the query reading it (min(…) AS
+		// price_usd_per_gpu_hour) is not what its conditions read.
+		from = "(SELECT * FROM (SELECT * FROM " + from + ") WHERE " + strings.Join(newest, " AND ") + ")"
+		args = append(args, more...)
+	}
+	return from, args
 }
 
 // latestFrom is the latest market where the conditions hold, for a FROM.
@@ -245,9 +291,66 @@ func (s *Store) latestFrom(where []string) string {
 	return from
 }
 
-// latestWhere is the condition of f on offers_latest, without its limit.
+// newestWhere is the condition of f on the newest version of each offer: the GPU specs, the
+// price cap, regions, countries and the host's least vCPUs and RAM.
+func newestWhere(f schema.OfferFilter) ([]string, []any) {
+	var where []string
+	var args []any
+	if len(f.GPUs) > 0 {
+		var specs []string
+		for _, g := range f.GPUs {
+			var c []string
+			c, args = in(c, args, "gpu_model", g.Models)
+			for _, b := range []struct {
+				cond  string
+				value any
+				set   bool
+			}{
+				{"gpu_count >= ?", int(g.MinCount), g.MinCount > 0}, {"gpu_count <= ?", int(g.MaxCount), g.MaxCount > 0},
+				{"vram_gb >= ?", g.MinVRAMGB, g.MinVRAMGB > 0}, {"vram_gb <= ?", g.MaxVRAMGB, g.MaxVRAMGB > 0},
+			} {
+				if b.set {
+					c, args = append(c, b.cond), append(args, b.value)
+				}
+			}
+			if len(c) == 0 { // a spec of any GPU: every offer fits
+				c = []string{"1"}
+			}
+			specs = append(specs, "("+strings.Join(c, " AND ")+")")
+		}
+		where = append(where, "("+strings.Join(specs, " OR ")+")")
+	}
+	if f.MaxUSDPerGPUHour.IsPositive() {
+		where = append(where, "price_usd_per_gpu_hour <= toDecimal64(?, 6)")
+		args = append(args, f.MaxUSDPerGPUHour.Truncate(schema.PriceDecimals).StringFixed(schema.PriceDecimals))
+	}
+	if len(f.Regions) > 0 {
+		// A region, or one inside it: its name then a dash (us keeps us-texas). The regions are
+		// ASCII (selection.Regions), so the prefix's bytes are the name's start.
+		var regions []string
+		for _, r := range f.Regions {
+			regions = append(regions, "lowerUTF8(region) = ? OR substring(lowerUTF8(region), 1, ?) = ?")
+			args = append(args, r, len(r)+1, r+"-")
+		}
+		where = append(where, "("+strings.Join(regions, " OR ")+")")
+	}
+	where, args = in(where, args, "country", f.Countries)
+	if f.MinVCPUs > 0 {
+		where, args = append(where, "vcpus >= ?"), append(args, f.MinVCPUs)
+	}
+	if f.MinRAMGB > 0 {
+		where, args = append(where, "ram_gb >= ?"), append(args, f.MinRAMGB)
+	}
+	return where, args
+}
+
+// latestWhere is the condition of f on offers_latest, inside FINAL (latestMarket), without its
+// limit.
 func (s *Store) latestWhere(f schema.OfferFilter) ([]string, []any) {
 	where, args := selection(nil, nil, f.Selection)
+	if f.KnownGPUs {
+		where = append(where, "gpu_model != ''")
+	}
 	if f.MinVRAMGB > 0 {
 		where = append(where, "vram_gb >= ?")
 		args = append(args, f.MinVRAMGB)

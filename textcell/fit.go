@@ -3,114 +3,156 @@ package textcell
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// TerminalWidth is the width, in characters, that gpucost's terminal tables and text fit: a
-// terminal of 100 columns.
+// TerminalWidth is the width, in characters, that gpucost's terminal tables and text fit when
+// the terminal says no other: a terminal of 100 columns.
 const TerminalWidth = 100
 
-// FitTable writes an aligned table whose lines fit a width: columns two spaces apart, each as
-// wide as its widest cell, the columns of figures aligned to the right. It holds the rows until
-// Flush. When a line would be wider than the width, the columns named by Cut give up
-// characters, in the order they were named, each down to its minimum; a cut cell ends in an
-// ellipsis (…), so no cut is silent. Every cell passes Clean, as in Table. Widths count
-// characters (runes), as Table's do.
-type FitTable struct {
-	w     io.Writer
-	width int
-	right map[int]bool
-	cuts  []columnCut
-	rows  [][]string
+// Column is one column of a table that Fit lays out to a width.
+type Column struct {
+	Head  string
+	Cells []string // one per row, each through Clean (Add)
+	Right bool     // aligned right: amounts and counts
+	Point bool     // prices: aligned right on their decimal point ($0.08 above $0.0838)
 }
 
-// columnCut is a column that may be cut, down to min characters.
-type columnCut struct{ col, min int }
+// Add appends a row's cell through Clean(s, width).
+func (c *Column) Add(s string, width int) { c.Cells = append(c.Cells, Clean(s, width)) }
 
-// NewFitTable returns a FitTable on w whose lines are at most width characters (0: no bound).
-func NewFitTable(w io.Writer, width int) *FitTable {
-	return &FitTable{w: w, width: width, right: map[int]bool{}}
-}
-
-// Right aligns the columns cols (0 is the first) to the right: columns of figures.
-func (t *FitTable) Right(cols ...int) {
-	for _, c := range cols {
-		t.right[c] = true
+// width is the widest of the column's header and cells.
+func (c *Column) width() int {
+	n := utf8.RuneCountInString(c.Head)
+	for _, s := range c.Cells {
+		n = max(n, utf8.RuneCountInString(s))
 	}
+	return n
 }
 
-// Cut lets column col be cut down to min characters (at least 2: one and the ellipsis) when a
-// line would be wider than the table's width. Columns are cut in the order Cut names them.
-func (t *FitTable) Cut(col, min int) {
-	t.cuts = append(t.cuts, columnCut{col: col, min: max(min, 2)})
+// Step is one way to narrow a table, in the order a table's steps are tried: leave out the
+// column headed Head, or shorten it to Width characters (its cells cut with an ellipsis, never
+// below the header). A step of a column the table does not have is skipped.
+type Step struct {
+	Head  string
+	Width int // 0 leaves the column out
 }
 
-// Row adds one line of cells.
-func (t *FitTable) Row(cells ...string) {
-	row := make([]string, len(cells))
-	for i, c := range cells {
-		row[i] = Clean(c, NameWidth)
+// Drop and Shrink are the two kinds of Step.
+func Drop(head string) Step              { return Step{Head: head} }
+func Shrink(head string, width int) Step { return Step{Head: head, Width: width} }
+
+// Fit writes cols as a table, columns two spaces apart, whose lines are at most width
+// characters: without the columns whose every cell is empty or "-", then narrowed by steps, in
+// order, until it fits (as narrow as the steps make it when they cannot); a column shortened
+// before a later step left out another gets back the room that is left. Width 0 writes every
+// column whole. Fit returns the headers of the columns the steps left out, for the caller to
+// say so: no column goes silently.
+func Fit(w io.Writer, cols []Column, width int, steps []Step) (dropped []string, err error) {
+	if width > 0 { // a column with nothing to say says it by its absence
+		cols = slices.DeleteFunc(cols, func(c Column) bool {
+			return !slices.ContainsFunc(c.Cells, func(s string) bool { return s != "" && s != "-" })
+		})
 	}
-	t.rows = append(t.rows, row)
-}
-
-// widths returns the width of each column the rows added so far are laid out at.
-func (t *FitTable) widths() []int {
-	var widths []int
-	for _, row := range t.rows {
-		for i, c := range row {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+	for i := range cols {
+		if cols[i].Point {
+			alignPoints(cols[i].Cells)
 		}
 	}
-	if t.width <= 0 || len(widths) == 0 {
-		return widths
+	total := func() int {
+		n := 2 * (len(cols) - 1)
+		for i := range cols {
+			n += cols[i].width()
+		}
+		return n
 	}
-	total := 2 * (len(widths) - 1)
-	for _, w := range widths {
-		total += w
+	whole := map[string][]string{} // the cells of the columns shortened, as they were
+	cut := func(c *Column, to int) {
+		to = max(to, utf8.RuneCountInString(c.Head), 2)
+		for j, s := range whole[c.Head] {
+			if utf8.RuneCountInString(s) > to {
+				s = Clean(s, to-1) // Clean adds the ellipsis
+			}
+			c.Cells[j] = s
+		}
 	}
-	for _, c := range t.cuts {
-		if total <= t.width {
+	for _, st := range steps {
+		if width <= 0 || total() <= width {
 			break
 		}
-		if c.col >= len(widths) || widths[c.col] <= c.min {
-			continue
+		i := slices.IndexFunc(cols, func(c Column) bool { return c.Head == st.Head })
+		switch {
+		case i < 0:
+		case st.Width == 0:
+			dropped = append(dropped, st.Head)
+			cols = slices.Delete(cols, i, i+1)
+		default:
+			if whole[st.Head] == nil {
+				whole[st.Head] = slices.Clone(cols[i].Cells)
+			}
+			cut(&cols[i], st.Width)
 		}
-		d := min(total-t.width, widths[c.col]-c.min)
-		widths[c.col] -= d
-		total -= d
 	}
-	return widths
-}
-
-// Flush writes the rows added so far, laid out, and returns the first error writing them.
-func (t *FitTable) Flush() error {
-	widths := t.widths()
-	bw := bufio.NewWriter(t.w)
+	for i := range cols {
+		c := &cols[i]
+		if cells, ok := whole[c.Head]; ok && total() < width {
+			widest := 0
+			for _, s := range cells {
+				widest = max(widest, utf8.RuneCountInString(s))
+			}
+			cut(c, min(widest, c.width()+width-total()))
+		}
+	}
+	widths := make([]int, len(cols))
+	for i := range cols {
+		widths[i] = cols[i].width()
+	}
+	bw := bufio.NewWriter(w)
 	var line strings.Builder
-	for _, row := range t.rows {
+	writeLine := func(cell func(c *Column) string) {
 		line.Reset()
-		for i, c := range row {
+		for i := range cols {
+			s := cell(&cols[i])
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(s))
 			if i > 0 {
 				line.WriteString("  ")
 			}
-			if utf8.RuneCountInString(c) > widths[i] {
-				c = Clean(c, widths[i]-1) // Clean adds the ellipsis
-			}
-			fill := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if t.right[i] {
-				line.WriteString(fill + c)
+			if cols[i].Right {
+				line.WriteString(pad + s)
 			} else {
-				line.WriteString(c + fill)
+				line.WriteString(s + pad)
 			}
 		}
 		bw.WriteString(strings.TrimRight(line.String(), " "))
 		bw.WriteByte('\n')
 	}
-	t.rows = t.rows[:0]
-	return bw.Flush()
+	writeLine(func(c *Column) string { return c.Head })
+	rows := 0
+	if len(cols) > 0 {
+		rows = len(cols[0].Cells)
+	}
+	for r := range rows {
+		writeLine(func(c *Column) string { return c.Cells[r] })
+	}
+	return dropped, bw.Flush()
+}
+
+// alignPoints pads cells on the right so that, aligned right, their decimal points line up: a
+// cell without a point ("-", "$4") ends where the points are.
+func alignPoints(cells []string) {
+	frac := func(s string) int {
+		if i := strings.LastIndexByte(s, '.'); i >= 0 {
+			return utf8.RuneCountInString(s[i:])
+		}
+		return 0
+	}
+	most := 0
+	for _, s := range cells {
+		most = max(most, frac(s))
+	}
+	for i, s := range cells {
+		cells[i] = s + strings.Repeat(" ", most-frac(s))
+	}
 }

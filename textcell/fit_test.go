@@ -11,73 +11,59 @@ import (
 	"github.com/gpucost/gpucost/textcell"
 )
 
-// TestFitTable: a table narrower than its width is laid out whole, figures to the right; a
-// wider one gives up the characters of the columns it may cut, in their order and no further
-// than their minimum, each cut cell ending in an ellipsis; hostile text is cleaned.
-func TestFitTable(t *testing.T) {
-	rows := [][]string{
-		{"PROVIDER", "GPU", "PRICE", "OFFER"},
-		{"runpod", "RTX-PRO-6000-MAX-Q-96GB", "$1,234.50", "NVIDIA RTX PRO 6000 Blackwell Server Edition:community"},
-		{"lambda", "H100-SXM-80GB", "$2.49", "gpu_8x_h100_sxm5"},
-		{"vast\x1b[31mai", "A100-SXM-80GB", "$0.065", "54420292"},
-	}
-	write := func(width int, cut func(*textcell.FitTable)) []string {
-		t.Helper()
-		var b bytes.Buffer
-		ft := textcell.NewFitTable(&b, width)
-		ft.Right(2)
-		cut(ft)
-		for _, r := range rows {
-			ft.Row(r...)
+// TestFit: a table is narrowed by its steps in order and only as far as its width needs; a
+// column shortened before a later step left out another gets its room back; a column with
+// nothing to say goes without a word; prices line up on their points.
+func TestFit(t *testing.T) {
+	columns := func() []textcell.Column {
+		return []textcell.Column{
+			{Head: "NAME", Cells: []string{"a-rather-long-name", "short"}},
+			{Head: "NOTE", Cells: []string{"droppable text", "more"}},
+			{Head: "EMPTY", Cells: []string{"-", ""}},
+			{Head: "$", Cells: []string{"$1.5", "$12.125"}, Right: true, Point: true},
 		}
-		if err := ft.Flush(); err != nil {
+	}
+	steps := []textcell.Step{textcell.Shrink("NAME", 8), textcell.Drop("NOTE"), textcell.Shrink("NAME", 6)}
+	for _, tt := range []struct {
+		name    string
+		width   int
+		want    string
+		dropped []string
+	}{
+		// 43 characters: no step is needed.
+		{"wide enough", 60, "NAME                NOTE                  $\na-rather-long-name  droppable text   $1.5\nshort               more            $12.125\n", nil},
+		// NAME shortened to 8 leaves 33 characters, so NOTE goes; NAME then gets its 18 back.
+		{"room given back", 30, "NAME                      $\na-rather-long-name   $1.5\nshort               $12.125\n", []string{"NOTE"}},
+		{"a narrow room given back", 22, "NAME                 $\na-rather-lon…   $1.5\nshort          $12.125\n", []string{"NOTE"}},
+		{"as narrow as the steps go", 10, "NAME          $\na-rat…   $1.5\nshort   $12.125\n", []string{"NOTE"}},
+		{"every column with width 0", 0, "NAME                NOTE            EMPTY        $\na-rather-long-name  droppable text  -       $1.5\nshort               more                   $12.125\n", nil},
+	} {
+		var b bytes.Buffer
+		dropped, err := textcell.Fit(&b, columns(), tt.width, steps)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	}
-	cutOffer := func(ft *textcell.FitTable) { ft.Cut(3, 12); ft.Cut(1, 13) }
-
-	whole := write(0, cutOffer)
-	want := []string{
-		"PROVIDER     GPU                          PRICE  OFFER",
-		"runpod       RTX-PRO-6000-MAX-Q-96GB  $1,234.50  NVIDIA RTX PRO 6000 Blackwell Server Edition:community",
-		"lambda       H100-SXM-80GB                $2.49  gpu_8x_h100_sxm5",
-		"vast [31mai  A100-SXM-80GB               $0.065  54420292",
-	}
-	if diff := cmp.Diff(want, whole); diff != "" {
-		t.Errorf("without a bound (-want +got):\n%s", diff)
-	}
-	if got := write(120, cutOffer); !cmp.Equal(got, whole) {
-		t.Errorf("a table narrower than its width is not laid out whole:\n%s", strings.Join(got, "\n"))
-	}
-
-	// 60 columns: the offer gives up what it can (54 characters down to 12), then the GPU the
-	// one character still over.
-	fit := write(60, cutOffer)
-	want = []string{
-		"PROVIDER     GPU                         PRICE  OFFER",
-		"runpod       RTX-PRO-6000-MAX-Q-96…  $1,234.50  NVIDIA RTX…",
-		"lambda       H100-SXM-80GB               $2.49  gpu_8x_h100…",
-		"vast [31mai  A100-SXM-80GB              $0.065  54420292",
-	}
-	if diff := cmp.Diff(want, fit); diff != "" {
-		t.Errorf("at 60 columns (-want +got):\n%s", diff)
-	}
-	for _, l := range fit {
-		if n := utf8.RuneCountInString(l); n > 60 {
-			t.Errorf("a line of %d characters: %q", n, l)
+		if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+		if diff := cmp.Diff(tt.dropped, dropped); diff != "" {
+			t.Errorf("%s: dropped (-want +got):\n%s", tt.name, diff)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if tt.width >= 15 && utf8.RuneCountInString(l) > tt.width {
+				t.Errorf("%s: %q is wider than %d", tt.name, l, tt.width)
+			}
 		}
 	}
+}
 
-	// Nothing left to cut: each cut column stops at its minimum (the GPU at 13, the width of
-	// H100-SXM-80GB), and the lines stay as wide as that makes them.
-	want = []string{
-		"PROVIDER     GPU                PRICE  OFFER",
-		"runpod       RTX-PRO-6000…  $1,234.50  NVIDIA RTX…",
-		"lambda       H100-SXM-80GB      $2.49  gpu_8x_h100…",
-		"vast [31mai  A100-SXM-80GB     $0.065  54420292",
-	}
-	if diff := cmp.Diff(want, write(20, cutOffer)); diff != "" {
-		t.Errorf("below the minimums (-want +got):\n%s", diff)
+// TestColumnAddCleans: a cell added to a column is cleaned of control characters and cut to
+// the width asked and an ellipsis, as Clean cuts, before any fitting.
+func TestColumnAddCleans(t *testing.T) {
+	var c textcell.Column
+	c.Add("vast\x1b[31mai", 40)
+	c.Add("NVIDIA RTX PRO 6000 Blackwell Server Edition", 12)
+	if diff := cmp.Diff([]string{"vast [31mai", "NVIDIA RTX P…"}, c.Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
 	}
 }

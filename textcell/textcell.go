@@ -25,6 +25,7 @@ package textcell
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -167,4 +168,39 @@ func Markdown(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Wrap writes s, cleaned (Clean), as lines of at most width characters: the first starts with
+// first, the others with rest. A word longer than a line is cut across lines. Write errors are
+// the writer's to keep (a bufio.Writer's, a strings.Builder has none).
+func Wrap(w io.Writer, s string, width int, first, rest string) {
+	prefix, line := first, ""
+	emit := func() {
+		fmt.Fprintln(w, prefix+line)
+		prefix, line = rest, ""
+	}
+	for _, word := range strings.Fields(Clean(s, 0)) {
+		for {
+			room := max(width-utf8.RuneCountInString(prefix), 8)
+			n, wn := utf8.RuneCountInString(line), utf8.RuneCountInString(word)
+			switch {
+			case n == 0 && wn <= room:
+				line = word
+			case n > 0 && n+1+wn <= room:
+				line += " " + word
+			case n > 0:
+				emit()
+				continue
+			default: // a word longer than a line
+				r := []rune(word)
+				line, word = string(r[:room]), string(r[room:])
+				emit()
+				continue
+			}
+			break
+		}
+	}
+	if line != "" {
+		emit()
+	}
 }

@@ -189,3 +189,26 @@ func ExampleCSV() {
 	// '=HYPERLINK("http://x.example")
 	// -1.5
 }
+
+// TestWrap: sentences wrap at the width with the prefixes given, a word longer than a line is
+// cut across lines, and what is wrapped is cleaned first.
+func TestWrap(t *testing.T) {
+	for _, tt := range []struct {
+		in          string
+		width       int
+		first, rest string
+		want        string
+	}{
+		{"shown 50 of 547 offers (--gpu H100); --limit 0 for all", 30, "", "  ",
+			"shown 50 of 547 offers (--gpu\n  H100); --limit 0 for all\n"},
+		{"a WWWWWWWWWWWWWWWWWWWWWWWW word", 12, "- ", "  ", "- a\n  WWWWWWWWWW\n  WWWWWWWWWW\n  WWWW word\n"},
+		{"line\r\nbreak\x1b[31m and escape", 80, "", "", "line break [31m and escape\n"},
+		{"", 80, "", "", ""},
+	} {
+		var b strings.Builder
+		textcell.Wrap(&b, tt.in, tt.width, tt.first, tt.rest)
+		if b.String() != tt.want {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.in, tt.width, b.String(), tt.want)
+		}
+	}
+}

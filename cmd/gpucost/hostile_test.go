@@ -219,7 +219,14 @@ func TestHostileTextThroughTheCLI(t *testing.T) {
 	}
 	n := len(hostileNames)
 	t.Run("offers", func(t *testing.T) {
-		checkTable(t, cli(t, "offers"), 1+n, 10*(export.OfferCellWidth+2))
+		// Fitted to 100 columns: a header, the offers, a blank line and the columns left out.
+		checkTable(t, cli(t, "offers"), 1+n+2, textcell.TerminalWidth)
+	})
+	t.Run("offers, every column", func(t *testing.T) {
+		checkTable(t, cli(t, "offers", "--wide"), 1+n, 14*(export.OfferCellWidth+2))
+	})
+	t.Run("offers by provider", func(t *testing.T) {
+		checkTable(t, cli(t, "offers", "--group-by", "provider,gpu"), 1+n, textcell.TerminalWidth)
 	})
 	t.Run("offers csv", func(t *testing.T) {
 		checkCSV(t, cli(t, "offers", "--output", "csv"), 1+n, "price_usd_per_gpu_hour")
