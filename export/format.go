@@ -26,10 +26,17 @@ func unsupported(what string, f Format) error {
 	return fmt.Errorf("writing %s: no %q writer", what, string(f))
 }
 
-// WriteShown writes the line that says a limit cut a list: "shown 200 of 1,234 price changes,
-// the newest; --limit 0 shows all". what names the items and how they were chosen, hint how
-// to see the rest.
-func WriteShown(w io.Writer, shown, total int, what, hint string) error {
-	_, err := fmt.Fprintf(w, "shown %s of %s %s; %s\n", money.Thousands(strconv.Itoa(shown)), money.Thousands(strconv.Itoa(total)), what, hint)
+// WriteShown writes the line that says --limit cut a list: "shown 200 of 1,234 price changes,
+// the newest; --limit 0 for all". what names the items and how they were chosen.
+func WriteShown(w io.Writer, shown, total int, what string) error {
+	_, err := io.WriteString(w, Shown(shown, total, what)+"; "+showAll+"\n")
 	return err
 }
+
+// Shown says how much of a list a table shows: "shown 200 of 1,234 price changes".
+func Shown(shown, total int, what string) string {
+	return fmt.Sprintf("shown %s of %s %s", money.Thousands(strconv.Itoa(shown)), money.Thousands(strconv.Itoa(total)), what)
+}
+
+// showAll is how to see the rest of a list --limit cut.
+const showAll = "--limit 0 for all"

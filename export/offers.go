@@ -307,11 +307,11 @@ func noneMatch(w io.Writer, what string, v View) error {
 func footer(w io.Writer, what string, shown int, dropped []string, v View) error {
 	var lines []string
 	if v.Matched > shown {
-		line := fmt.Sprintf("shown %s of %s %s", money.Thousands(strconv.Itoa(shown)), money.Thousands(strconv.Itoa(v.Matched)), what)
+		line := Shown(shown, v.Matched, what)
 		if filters := textcell.Clean(v.Filters, textcell.TextWidth); filters != "" {
 			line += " (" + filters + ")"
 		}
-		lines = append(lines, line+"; --limit 0 for all")
+		lines = append(lines, line+"; "+showAll)
 	}
 	if v.Unknown > 0 {
 		offers := "offers"

@@ -88,7 +88,7 @@ func changesCommand(e env) *cobra.Command {
 			if output == "csv" {
 				w = e.stderr
 			}
-			return export.WriteShown(w, len(page.Items), total, "price changes, the newest", "--limit 0 shows all")
+			return export.WriteShown(w, len(page.Items), total, "price changes, the newest")
 		},
 	}
 	cf.add(cmd)

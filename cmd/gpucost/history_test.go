@@ -247,7 +247,7 @@ func TestChangesCLIFindsExactlyTheMoves(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-		want := fmt.Sprintf("shown 3 of %d price changes, the newest; --limit 0 shows all", len(all))
+		want := fmt.Sprintf("shown 3 of %d price changes, the newest; --limit 0 for all", len(all))
 		if len(lines) != 5 || lines[4] != want {
 			t.Errorf("the table's lines:\n%s\nwant a header, 3 changes and %q", stdout, want)
 		}
