@@ -89,19 +89,7 @@ func TestHostileText(t *testing.T) {
 		}
 	})
 	t.Run("export offers csv", func(t *testing.T) {
-		var b bytes.Buffer
-		ow, err := NewOfferWriter(&b, CSV, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range offers {
-			if err := ow.Write(&offers[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := ow.Close(); err != nil {
-			t.Fatal(err)
-		}
+		b := writeOffers(t, CSV, "", offers)
 		textcelltest.CheckCSV(t, b.String(), 1+n, "gpu_count", "vram_gb", "price_usd_per_hour", "price_usd_per_gpu_hour")
 	})
 	t.Run("changes csv", func(t *testing.T) {

@@ -110,19 +110,7 @@ func TestOffersParquet(t *testing.T) {
 		codec       format.CompressionCodec
 	}{{"", format.Snappy}, {Snappy, format.Snappy}, {Zstd, format.Zstd}} {
 		t.Run(string(c.compression), func(t *testing.T) {
-			var b bytes.Buffer
-			ow, err := NewOfferWriter(&b, Parquet, c.compression)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range offers {
-				if err := ow.Write(&offers[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := ow.Close(); err != nil {
-				t.Fatal(err)
-			}
+			b := writeOffers(t, Parquet, c.compression, offers)
 			path := filepath.Join(t.TempDir(), "offers.parquet")
 			if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 				t.Fatal(err)
@@ -167,19 +155,7 @@ func pageCodecs(pf *parquet.File) map[format.CompressionCodec]bool {
 // same keys, in the CSV's order), compact; nothing else, an empty list writing nothing.
 func TestOffersNDJSON(t *testing.T) {
 	offers := sampleOffers()
-	var b bytes.Buffer
-	ow, err := NewOfferWriter(&b, NDJSON, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range offers {
-		if err := ow.Write(&offers[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ow.Close(); err != nil {
-		t.Fatal(err)
-	}
+	b := writeOffers(t, NDJSON, "", offers)
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if len(lines) != len(offers) || !strings.HasSuffix(b.String(), "}\n") {
 		t.Fatalf("%d lines for %d offers:\n%s", len(lines), len(offers), b.String())
@@ -197,13 +173,8 @@ func TestOffersNDJSON(t *testing.T) {
 			t.Errorf("line %d: keys (-csv +ndjson):\n%s", i+1, diff)
 		}
 	}
-	b.Reset()
-	empty, err := NewOfferWriter(&b, NDJSON, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := empty.Close(); err != nil || b.Len() != 0 {
-		t.Errorf("no offers as NDJSON: %q (%v), want nothing", b.String(), err)
+	if b := writeOffers(t, NDJSON, "", nil); b.Len() != 0 {
+		t.Errorf("no offers as NDJSON: %q, want nothing", b.String())
 	}
 }
 
@@ -407,4 +378,24 @@ func TestOfferTableFits(t *testing.T) {
 	if !strings.HasSuffix(lines[2], "  import:H100-SXM-80GB/8x/datacenter/us-ea…") {
 		t.Errorf("a long offer id is not cut at %d characters: %q", OfferCellWidth, lines[2])
 	}
+}
+
+// writeOffers writes offers through an OfferWriter of format f, one at a time, as an export
+// does.
+func writeOffers(t *testing.T, f Format, c Compression, offers []schema.Offer) *bytes.Buffer {
+	t.Helper()
+	var b bytes.Buffer
+	ow, err := NewOfferWriter(&b, f, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range offers {
+		if err := ow.Write(&offers[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ow.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return &b
 }

@@ -36,18 +36,10 @@ func TestOneVocabulary(t *testing.T) {
 		OldPrice: decimal.New(299, -2), NewPrice: decimal.New(249, -2), ChangeUSD: decimal.New(-50, -2), ChangePct: decimal.New(-1672, -2), RunID: "run-2"}}
 	values := market.Values(market.PerGPU(offers), market.ValueQuery{Basis: market.Basis(schema.OnDemand), Precision: gpus.BF16})
 	doc := filesDoc(t)
-	writeOffers := func(f Format) func(*bytes.Buffer) error {
+	offersAs := func(f Format) func(*bytes.Buffer) error {
 		return func(b *bytes.Buffer) error {
-			ow, err := NewOfferWriter(b, f, "")
-			if err != nil {
-				return err
-			}
-			for i := range offers {
-				if err := ow.Write(&offers[i]); err != nil {
-					return err
-				}
-			}
-			return ow.Close()
+			_, err := writeOffers(t, f, "", offers).WriteTo(b)
+			return err
 		}
 	}
 	writeHistory := func(f Format) func(*bytes.Buffer) error {
@@ -64,8 +56,8 @@ func TestOneVocabulary(t *testing.T) {
 		docTable []string                  // the stored names, in their order where the doc gives one
 		ordered  bool
 	}{
-		{"offers", writeOffers(CSV), Envelope[schema.Offer]{Schema: OffersSchema, Items: offers}, "offers",
-			writeOffers(Parquet), writeOffers(NDJSON), offersTableDoc(t), true},
+		{"offers", offersAs(CSV), Envelope[schema.Offer]{Schema: OffersSchema, Items: offers}, "offers",
+			offersAs(Parquet), offersAs(NDJSON), offersTableDoc(t), true},
 		{"history", writeHistory(CSV), Envelope[schema.HistoryPoint]{Schema: HistorySchema, Items: points}, "history",
 			writeHistory(Parquet), writeHistory(NDJSON), nil, true},
 		{"changes", func(b *bytes.Buffer) error { return Changes(b, CSV, changes) }, Envelope[schema.PriceChange]{Schema: ChangesSchema, Items: changes}, "changes",

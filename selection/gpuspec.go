@@ -218,8 +218,7 @@ func unknownGPU(name string) error {
 // countRange reads a GPU count or an inclusive range of counts: 8, 1..4, 2.., ..4. An open end
 // is 0.
 func countRange(s string) (lo, hi uint16, err error) {
-	a, b, isRange := strings.Cut(s, "..")
-	one := func(x string) (uint16, error) {
+	return inclusiveRange(s, "1..4, 2.., ..4", func(x string) (uint16, error) {
 		n, err := strconv.Atoi(x)
 		switch {
 		case err != nil:
@@ -234,35 +233,13 @@ func countRange(s string) (lo, hi uint16, err error) {
 			return 0, fmt.Errorf("%s", msg)
 		}
 		return uint16(n), nil
-	}
-	if !isRange {
-		n, err := one(s)
-		return n, n, err
-	}
-	if a == "" && b == "" {
-		return 0, 0, fmt.Errorf(`".." is a range without ends (1..4, 2.., ..4)`)
-	}
-	if a != "" {
-		if lo, err = one(a); err != nil {
-			return 0, 0, err
-		}
-	}
-	if b != "" {
-		if hi, err = one(b); err != nil {
-			return 0, 0, err
-		}
-	}
-	if hi > 0 && lo > hi {
-		return 0, 0, fmt.Errorf("%s is an inverted range (from %d down to %d)", Quote(s), lo, hi)
-	}
-	return lo, hi, nil
+	})
 }
 
 // vramRange reads VRAM per GPU or an inclusive range of it: 80GB, 24GB..80GB, 48GB.., ..80GB.
 // An open end is 0.
 func vramRange(s string) (lo, hi float64, err error) {
-	a, b, isRange := strings.Cut(s, "..")
-	one := func(x string) (float64, error) {
+	return inclusiveRange(s, "24GB..80GB, 48GB.., ..80GB", func(x string) (float64, error) {
 		num, unit := strings.TrimSpace(x), ""
 		if i := strings.IndexFunc(num, func(r rune) bool { return (r < '0' || r > '9') && r != '.' }); i >= 0 {
 			num, unit = num[:i], strings.TrimSpace(num[i:])
@@ -275,13 +252,19 @@ func vramRange(s string) (lo, hi float64, err error) {
 			return 0, fmt.Errorf("%s is not a memory size between 0 and %dGB", Quote(x), maxSpecVRAMGB)
 		}
 		return gb, nil
-	}
+	})
+}
+
+// inclusiveRange reads one value (both ends the same) or an inclusive range a..b of values
+// read by one, either end open (0); examples show a reader the ranges there are.
+func inclusiveRange[T uint16 | float64](s, examples string, one func(string) (T, error)) (lo, hi T, err error) {
+	a, b, isRange := strings.Cut(s, "..")
 	if !isRange {
-		gb, err := one(s)
-		return gb, gb, err
+		lo, err = one(s)
+		return lo, lo, err
 	}
 	if a == "" && b == "" {
-		return 0, 0, fmt.Errorf(`".." is a range without ends (24GB..80GB, 48GB.., ..80GB)`)
+		return 0, 0, fmt.Errorf(`".." is a range without ends (%s)`, examples)
 	}
 	if a != "" {
 		if lo, err = one(a); err != nil {
@@ -294,7 +277,7 @@ func vramRange(s string) (lo, hi float64, err error) {
 		}
 	}
 	if hi > 0 && lo > hi {
-		return 0, 0, fmt.Errorf("%s is an inverted range", Quote(s))
+		return 0, 0, fmt.Errorf("%s is an inverted range (from %v down to %v)", Quote(s), lo, hi)
 	}
 	return lo, hi, nil
 }

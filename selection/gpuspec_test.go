@@ -74,7 +74,7 @@ func TestGPUSpecs(t *testing.T) {
 		{"memory without its unit on one end", []string{"24..80GB"}, nil, `"24..80GB": "24" is not a memory size in GB, like 80GB`},
 		{"memory in another unit", []string{"H100:80GiB"}, nil, `"H100:80GiB": "80GiB" is not a memory size in GB, like 80GB`},
 		{"no memory", []string{"0GB.."}, nil, `"0GB..": "0GB" is not a memory size between 0 and 10000GB`},
-		{"an inverted memory range", []string{"80GB..24GB"}, nil, `"80GB..24GB": "80GB..24GB" is an inverted range`},
+		{"an inverted memory range", []string{"80GB..24GB"}, nil, `"80GB..24GB": "80GB..24GB" is an inverted range (from 80 down to 24)`},
 		{"memory no such GPU has", []string{"A100:48GB"}, nil,
 			`"A100:48GB": none of A100-PCIE-40GB, A100-PCIE-80GB, A100-SXM-40GB, A100-SXM-80GB has 48GB`},
 		{"memory no GPU of a vendor has", []string{"amd:16GB"}, nil, `"amd:16GB": no amd GPU in the catalog has 16GB`},
