@@ -44,8 +44,8 @@ func valueTable(w io.Writer, p gpus.Precision, values []market.Value) error {
 	if p == gpus.INT8 {
 		unit = "$/TOPS-H"
 	}
-	t := textcell.NewTable(w, OfferCellWidth)
-	t.Row("GPU", name+" "+unit, "$/GPU-H", "$/TB/S-H", "PRICE TYPE", "PROVIDER", "N", "REGION")
+	cols := []textcell.Column{{Head: "GPU"}, {Head: name + " " + unit}, {Head: "$/GPU-H", Right: true, Point: true}, {Head: "$/TB/S-H"},
+		{Head: "PRICE TYPE"}, {Head: "PROVIDER"}, {Head: "N", Right: true}, {Head: "REGION"}}
 	fallback := false
 	for _, v := range values {
 		figure := money.Unit(v.USDPerTFLOPHour)
@@ -53,10 +53,13 @@ func valueTable(w io.Writer, p gpus.Precision, values []market.Value) error {
 			figure += " at " + string(v.RunsAt)
 			fallback = true
 		}
-		t.Row(v.GPUModel, figure, money.Price(v.PriceUSDPerGPUHour), money.Unit(v.USDPerTBpsHour), string(v.PriceType),
-			v.Provider, strconv.Itoa(int(v.GPUCount)), textcell.Clean(v.Region, 20))
+		for j, cell := range []string{v.GPUModel, figure, money.Price(v.PriceUSDPerGPUHour), money.Unit(v.USDPerTBpsHour), string(v.PriceType),
+			v.Provider, strconv.Itoa(int(v.GPUCount)), v.Region} {
+			cols[j].Add(cell, OfferCellWidth)
+		}
 	}
-	if err := t.Flush(); err != nil {
+	// Within 100 columns: a region or a provider's name of more than 12 characters is cut.
+	if _, err := textcell.Fit(w, cols, textcell.TerminalWidth, []textcell.Step{textcell.Shrink("REGION", 12), textcell.Shrink("PROVIDER", 12)}); err != nil {
 		return err
 	}
 	note := fmt.Sprintf("\n%s: the cheapest $/GPU-hour over the GPU's dense %s rate (no 2:4 sparsity).\n"+

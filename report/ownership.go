@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -138,14 +140,20 @@ func breakEven(months *float64) string {
 // ownershipTable writes a line per workload and, below, why owning does not pay (or why it is
 // not weighed) for each that it does not.
 func ownershipTable(w io.Writer, rows []OwnershipRow) error {
-	tb := textcell.NewTable(w, textcell.NameWidth)
-	tb.Row("TEAM", "WORKLOAD", "BUY", "PURCHASE", "BUSY H", "OWN $/MONTH", "RENT $/MONTH", "OWN $/GPU-H", "RENT $/GPU-H", "BREAK-EVEN", "PAYS")
+	cols := []textcell.Column{{Head: "TEAM"}, {Head: "WORKLOAD"}, {Head: "BUY"}, {Head: "PURCHASE", Right: true}, {Head: "BUSY H", Right: true},
+		{Head: "OWN $/MONTH", Right: true}, {Head: "RENT $/MONTH", Right: true}, {Head: "OWN $/GPU-H", Right: true, Point: true},
+		{Head: "RENT $/GPU-H", Right: true, Point: true}, {Head: "BREAK-EVEN", Right: true}, {Head: "PAYS"}}
+	row := func(cells ...string) {
+		for j, cell := range cells {
+			cols[j].Add(cell, 40)
+		}
+	}
 	var notes []string
 	for _, r := range rows {
 		team, name := textcell.Clean(r.Team, 40), textcell.Clean(r.Workload, 40)
 		c := r.Ownership
 		if c == nil {
-			tb.Row(team, name, "–", "", "", "", "", "", "", "", "–")
+			row(team, name, "–", "", "", "", "", "", "", "", "–")
 			notes = append(notes, fmt.Sprintf("%s/%s: %s", team, name, textcell.Clean(r.Why, textcell.TextWidth)))
 			continue
 		}
@@ -154,19 +162,33 @@ func ownershipTable(w io.Writer, rows []OwnershipRow) error {
 			pays = "no"
 			notes = append(notes, fmt.Sprintf("%s/%s: %s", team, name, textcell.Clean(c.Reason, textcell.TextWidth)))
 		}
-		tb.Row(team, name, gpus(c.GPUModel, c.GPUCount), money.Whole(c.PurchaseUSD), strconv.FormatFloat(c.BusyHoursPerMonth, 'f', -1, 64),
+		row(team, name, gpus(c.GPUModel, c.GPUCount), money.Whole(c.PurchaseUSD), strconv.FormatFloat(c.BusyHoursPerMonth, 'f', -1, 64),
 			usd(c.Own.Total), usd(c.RentUSDPerMonth), price(c.OwnUSDPerGPUHour), price(c.RentUSDPerGPUHour), breakEven(c.BreakEvenMonths), pays)
 	}
-	if err := tb.Flush(); err != nil {
+	// Within TerminalWidth: an hour of one GPU's work, each way, goes first (the calculator,
+	// gpucost tco --gpu, shows it), then the busy hours, then the purchase.
+	dropped, err := textcell.Fit(w, cols, TerminalWidth, []textcell.Step{textcell.Drop("OWN $/GPU-H"), textcell.Drop("RENT $/GPU-H"),
+		textcell.Shrink("WORKLOAD", 14), textcell.Drop("BUSY H"), textcell.Drop("PURCHASE")})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nBUSY H: hours a month each GPU works. RENT: the recommended rental as billed. $/GPU-H: an hour of one GPU's work.")
-	for _, n := range notes {
-		if _, err := fmt.Fprintln(w, n); err != nil {
-			return err
-		}
+	bw := bufio.NewWriter(w)
+	bw.WriteString("\n")
+	legend := "RENT: the recommended rental as billed."
+	if !slices.Contains(dropped, "BUSY H") {
+		legend = "BUSY H: hours a month each GPU works. " + legend
 	}
-	return nil
+	if !slices.Contains(dropped, "OWN $/GPU-H") {
+		legend += " $/GPU-H: an hour of one GPU's work."
+	}
+	if len(dropped) > 0 {
+		legend += fmt.Sprintf(" Left out to fit %d columns: %s; --output csv or json has every column.", TerminalWidth, strings.Join(dropped, ", "))
+	}
+	textcell.Wrap(bw, legend, TerminalWidth, "", "")
+	for _, n := range notes {
+		textcell.Wrap(bw, n, TerminalWidth, "", "    ")
+	}
+	return bw.Flush()
 }
 
 // ownershipBreakdown writes one case: what is bought, a month of owning by cost beside the
