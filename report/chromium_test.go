@@ -32,7 +32,7 @@ import (
 // workload's two sides sit side by side or stacked.
 //
 // Without chromium the tests skip, unless GPUCOST_INTEGRATION=1 (make test, CI), where a
-// missing browser is a failure. GPUCOST_KEEP_SCREENSHOTS=DIR keeps the screenshots there, one
+// missing browser is a failure. GPUCOST_ARTIFACTS=DIR keeps the screenshots there (as the dashboard's tests do), one
 // PNG per test and width, named after the test.
 
 const hostPage = `<!DOCTYPE html>
@@ -131,7 +131,7 @@ func openInChromium(t *testing.T, dir, page string, width, height int) browserVi
 	if d := regexp.MustCompile(`(?s)<pre id="dom" hidden="">(.*?)</pre>`).FindStringSubmatch(stdout.String()); d != nil {
 		v.dom = html.UnescapeString(d[1])
 	}
-	if keep := os.Getenv("GPUCOST_KEEP_SCREENSHOTS"); keep != "" {
+	if keep := os.Getenv("GPUCOST_ARTIFACTS"); keep != "" {
 		name := filepath.Join(keep, fmt.Sprintf("%s-%dpx.png", strings.ReplaceAll(t.Name(), "/", "_"), width))
 		out, err := os.Create(name)
 		if err == nil {
