@@ -54,7 +54,7 @@ func KeyOf(o *schema.Offer, by []Dimension) GroupKey {
 	return k
 }
 
-// Tally is what the offers of one group at one price type come to: the store's LatestTallies
+// Tally is what the offers of one group at one price type come to: the store's LatestSummaries
 // counts them on the server, and Combine makes a group's summary of its tallies.
 type Tally struct {
 	Key       GroupKey
@@ -90,17 +90,8 @@ type Summary struct {
 	Serverless     *decimal.Decimal `json:"serverless_usd_per_gpu_hour"`
 }
 
-// Key returns the summary's group key.
-func (s *Summary) Key() GroupKey {
-	k := GroupKey{GPUModel: s.GPUModel, GPUNameRaw: s.GPUNameRaw, Provider: s.Provider, GPUCount: s.GPUCount}
-	if s.GPUModel == "" {
-		k.VRAMGB = s.VRAMGB
-	}
-	return k
-}
-
 // Summaries summarises offers (the latest market) per group of by: the definition of what the
-// store's LatestTallies and Combine compute without reading the market, in the order of
+// store's LatestSummaries and Combine compute without reading the market, in the order of
 // SortSummaries with the zero order.
 func Summaries(offers []schema.Offer, by []Dimension) []Summary {
 	type at struct {
@@ -187,8 +178,8 @@ func Combine(tallies []Tally) []Summary {
 // SortSummaries puts summaries grouped by dims in order: with the zero order by their keys, in
 // the order of by (GPU models and providers by name, a GPU outside the catalog after them by
 // its provider's name and VRAM, counts from the fewest); else as the order says (schema.OfferSort:
-// the cheapest first, by GPU, the most VRAM first, by provider), ties by their keys. Equal
-// keys are equal summaries.
+// the cheapest first, by GPU, the most VRAM first, by provider), ties the cheapest first and
+// then by their keys. Equal keys are equal summaries.
 func SortSummaries(s []Summary, by []Dimension, order schema.OfferSort) {
 	byKeys := func(a, b *Summary) int {
 		for _, d := range by {

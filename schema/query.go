@@ -76,7 +76,7 @@ type OfferSort string
 // Orders of the latest offers. Ties of each go cheapest $/GPU-hour first, then as SortPrice.
 const (
 	SortPrice    OfferSort = "price"    // cheapest $/GPU-hour first; ties by provider, offer id, price type
-	SortGPU      OfferSort = "gpu"      // by GPU model name (GPUs outside the catalog, with no name, first)
+	SortGPU      OfferSort = "gpu"      // by GPU model name (GPUs outside the catalog, with no name, last)
 	SortVRAM     OfferSort = "vram"     // the most VRAM per GPU first
 	SortProvider OfferSort = "provider" // by provider name
 )

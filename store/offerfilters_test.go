@@ -61,7 +61,7 @@ func TestLatestOfferFilters(t *testing.T) {
 		{"64 GB of RAM", schema.OfferFilter{MinRAMGB: 64}, []string{"o2", "o4", "o6", "o5", "o1"}, 5, 0},
 		{"filters combine", schema.OfferFilter{GPUs: []schema.GPUSpec{{Models: h100}}, MaxUSDPerGPUHour: price("2.50"), KnownGPUs: true},
 			[]string{"o2", "o1"}, 2, 0},
-		{"by GPU", schema.OfferFilter{Sort: schema.SortGPU}, []string{"o8", "o9", "o6", "o4", "o5", "o3", "o2", "o1", "o10", "o7"}, 10, 0},
+		{"by GPU, those outside the catalog last", schema.OfferFilter{Sort: schema.SortGPU}, []string{"o6", "o4", "o5", "o3", "o2", "o1", "o10", "o7", "o8", "o9"}, 10, 0},
 		{"the most VRAM first", schema.OfferFilter{Sort: schema.SortVRAM}, []string{"o10", "o3", "o2", "o6", "o5", "o1", "o9", "o4", "o7", "o8"}, 10, 0},
 		{"by provider", schema.OfferFilter{Sort: schema.SortProvider}, []string{"o6", "o4", "o5", "o10", "o3", "o8", "o7", "o2", "o1", "o9"}, 10, 0},
 	}

@@ -248,14 +248,25 @@ func latestLimit(f schema.OfferFilter) string {
 }
 
 // sortColumns are the ORDER BY keys of each order of the latest offers before the price's.
-var sortColumns = map[schema.OfferSort]string{schema.SortGPU: "gpu_model, ", schema.SortVRAM: "vram_gb DESC, ", schema.SortProvider: "provider, "}
+var sortColumns = map[schema.OfferSort]string{schema.SortGPU: "gpu_model = '', gpu_model, ", schema.SortVRAM: "vram_gb DESC, ", schema.SortProvider: "provider, "}
+
+// outsideCatalog is 1 for an offer of a GPU outside the catalog (no gpu_model), 0 else: the
+// gpu_model = '' of sortColumns.
+func outsideCatalog(o *schema.Offer) int {
+	if o.GPUModel == "" {
+		return 1
+	}
+	return 0
+}
 
 // sortKey compares two offers on the key of an order, the ORDER BY of sortColumns (strings as
 // bytes, as ClickHouse does); nil for the cheapest-first order, which needs none.
 func sortKey(order schema.OfferSort) func(a, b *schema.Offer) int {
 	switch order {
 	case schema.SortGPU:
-		return func(a, b *schema.Offer) int { return strings.Compare(a.GPUModel, b.GPUModel) }
+		return func(a, b *schema.Offer) int {
+			return cmp.Or(cmp.Compare(outsideCatalog(a), outsideCatalog(b)), strings.Compare(a.GPUModel, b.GPUModel))
+		}
 	case schema.SortVRAM:
 		return func(a, b *schema.Offer) int { return cmp.Compare(b.VRAMGB, a.VRAMGB) }
 	case schema.SortProvider:

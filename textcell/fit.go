@@ -51,7 +51,7 @@ func Shrink(head string, width int) Step { return Step{Head: head, Width: width}
 // column whole. Fit returns the headers of the columns the steps left out, for the caller to
 // say so: no column goes silently.
 func Fit(w io.Writer, cols []Column, width int, steps []Step) (dropped []string, err error) {
-	if width > 0 { // a column with nothing to say says it by its absence
+	if width > 0 && len(cols) > 0 && len(cols[0].Cells) > 0 { // a column with nothing to say says it by its absence
 		cols = slices.DeleteFunc(cols, func(c Column) bool {
 			return !slices.ContainsFunc(c.Cells, func(s string) bool { return s != "" && s != "-" })
 		})

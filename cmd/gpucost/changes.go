@@ -24,7 +24,7 @@ The table fits 100 columns:
   N              GPUs in the offer
   OLD, NEW       the price per GPU-hour before and after, in dollars
   CHANGE         the move in percent of the old price
-  OFFER          the provider's offer id, cut to fit (…); csv and json hold it whole
+The offer id and the previous observation are in csv and json.
 When --limit leaves changes out, a line under the table says how many: "shown 200 of 1,234".
 --output csv and json carry every column of the price_changes view, under its names, the
 previous observation's time and the change in dollars included; json is the envelope of

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,8 +31,8 @@ GPU specs (--gpu, repeated or comma-separated), in the shapes of dstack's --gpu:
   H100:8           eight GPUs in the offer; A100:1..4 one to four; :2.. two or more
   24GB..80GB       VRAM per GPU (48GB.., ..80GB); A100:80GB the A100s of 80 GB
   amd, nvidia      a vendor's GPUs (amd:MI300X:8)
-  A100,H100:8      an A100 or an H100, eight of them: names share the count and memory after
-                   them, as in dstack (--gpu A100 --gpu H100:8 are two specs)
+  A100,H100:8      an A100 or an H100, eight of them: names share the vendor, count and memory
+                   after them, as in dstack (--gpu A100 --gpu H100:8 are two specs)
 
 Columns (a terminal shows those that fit its width, the most needed first; --wide shows all):
   N           GPUs in the offer; VRAM: GB per GPU
@@ -160,15 +161,22 @@ func offersCommand(e env) *cobra.Command {
 				if truncated {
 					groups = groups[:limit]
 				}
-				if output == "json" {
+				switch output {
+				case "json":
 					return export.WriteJSON(e.stdout, export.Envelope[market.Summary]{Schema: export.OfferGroupsSchema, Query: query, Items: groups, Truncated: truncated})
+				case "csv":
+					// stdout holds the CSV alone; what --limit cut is said on stderr
+					if err := export.Summaries(e.stdout, export.CSV, by, groups, view); err != nil || !truncated {
+						return err
+					}
+					return export.WriteShown(e.stderr, len(groups), view.Matched, "groups")
 				}
-				if output == "table" && f.KnownGPUs {
+				if f.KnownGPUs {
 					if _, view.Unknown, err = s.CountLatest(ctx, f); err != nil {
 						return err
 					}
 				}
-				return export.Summaries(e.stdout, export.Format(output), by, groups, view)
+				return export.Summaries(e.stdout, export.Table, by, groups, view)
 			}
 			if limit > 0 {
 				f.Limit = limit + 1 // the rows shown, and one to say whether more matched
@@ -185,7 +193,14 @@ func offersCommand(e env) *cobra.Command {
 			case "json":
 				return export.WriteJSON(e.stdout, export.Envelope[schema.Offer]{Schema: export.OffersSchema, Query: query, Items: offers, Truncated: truncated})
 			case "csv":
-				return export.Offers(e.stdout, export.CSV, offers)
+				if err := export.Offers(e.stdout, export.CSV, offers); err != nil || !truncated {
+					return err
+				}
+				matched, _, err := s.CountLatest(ctx, f)
+				if err != nil {
+					return err
+				}
+				return export.WriteShown(e.stderr, len(offers), matched, "offers")
 			}
 			view.Matched = len(offers)
 			if f.KnownGPUs || truncated {
@@ -227,7 +242,7 @@ func offersCommand(e env) *cobra.Command {
 }
 
 // withPriceTypes adds to a --price-type list the price types of --spot, --on-demand and
-// --commitment.
+// --commitment, each once.
 func withPriceTypes(list string, spot, onDemand, commitment bool) string {
 	types := selection.List(list)
 	if spot {
@@ -241,7 +256,8 @@ func withPriceTypes(list string, spot, onDemand, commitment bool) string {
 			types = append(types, string(pt))
 		}
 	}
-	return strings.Join(types, ",")
+	slices.Sort(types)
+	return strings.Join(slices.Compact(types), ",")
 }
 
 // tableWidth is the width the offers table fits: the terminal's, when stdout is one that says,

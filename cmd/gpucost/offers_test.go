@@ -259,6 +259,31 @@ func TestOffersFilters(t *testing.T) {
 		}
 	})
 
+	// Beside a CSV the cut is said on stderr, stdout holding the CSV alone.
+	t.Run("csv cut by --limit", func(t *testing.T) {
+		for _, tt := range []struct {
+			args []string
+			rows int
+			note string
+		}{
+			{[]string{"--limit", "3"}, 3, "shown 3 of 8 offers; --limit 0 for all\n"},
+			{[]string{"--group-by", "gpu", "--limit", "2", "--spot"}, 2, "shown 2 of 3 groups; --limit 0 for all\n"},
+			{[]string{"--limit", "0"}, 8, ""},
+		} {
+			code, out, errOut := run(t, append(tt.args, "--output", "csv")...)
+			if code != exitOK {
+				t.Fatalf("offers %v: exit %d: %s", tt.args, code, errOut)
+			}
+			rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+			if err != nil || len(rows) != 1+tt.rows {
+				t.Errorf("offers %v --output csv: %d rows (%v), want a header and %d\n%s", tt.args, len(rows), err, tt.rows, out)
+			}
+			if errOut != tt.note {
+				t.Errorf("offers %v --output csv: stderr %q, want %q", tt.args, errOut, tt.note)
+			}
+		}
+	})
+
 	t.Run("grouped", func(t *testing.T) {
 		// By provider, the catalog's offers: coreweave o6 (spot 1.50); lambda o4 and o5
 		// (on-demand 1.29, 1.79); runpod o10 and o3 (on-demand 2.49, 2.60); vastai o7 and o2
