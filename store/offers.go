@@ -251,7 +251,7 @@ func latestLimit(f schema.OfferFilter) string {
 var sortColumns = map[schema.OfferSort]string{schema.SortGPU: "gpu_model = '', gpu_model, ", schema.SortVRAM: "vram_gb DESC, ", schema.SortProvider: "provider, "}
 
 // outsideCatalog is 1 for an offer of a GPU outside the catalog (no gpu_model), 0 else: the
-// gpu_model = ” of sortColumns.
+// first key of the gpu order in sortColumns.
 func outsideCatalog(o *schema.Offer) int {
 	if o.GPUModel == "" {
 		return 1
