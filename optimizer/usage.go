@@ -117,8 +117,8 @@ func (p *planner) commitmentFigure(w *Workload, wp *WorkloadPlan) string {
 	if r := wp.Recommended; r != nil && r.PriceType.Committed() {
 		return ""
 	}
-	for _, pl := range placementRefs(wp.Alternatives) {
-		if pl != nil && pl.PriceType.Committed() {
+	for i := range wp.Alternatives {
+		if pl := &wp.Alternatives[i]; pl.PriceType.Committed() {
 			return fmt.Sprintf(" The plan's cheapest commitment: %s %s ×%d %s at %s a month.", pl.Provider, pl.GPUModel, pl.GPUCount, pl.PriceType, money.USD(pl.CostUSDPerMonth))
 		}
 	}
@@ -126,15 +126,6 @@ func (p *planner) commitmentFigure(w *Workload, wp *WorkloadPlan) string {
 		return " Set commit_up_to (1m, 3m, 1y …) to have the plan weigh term prices."
 	}
 	return ""
-}
-
-// placementRefs points at each placement of pls.
-func placementRefs(pls []Placement) []*Placement {
-	out := make([]*Placement, len(pls))
-	for i := range pls {
-		out[i] = &pls[i]
-	}
-	return out
 }
 
 // todaysGPUs names today's GPUs: "H100-SXM-80GB", "8 H100-SXM-80GB"; "GPUs" with no current
