@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gpucost/gpucost/report"
-	"github.com/gpucost/gpucost/report/smtptest"
 	"github.com/gpucost/gpucost/tooltest"
 )
 
@@ -203,15 +202,7 @@ var chartRed = color.RGBA{241, 90, 96, 255}
 // pointing at them, as a mail client shows them.
 func emailPage(t *testing.T, r *report.Report, team, dashboard string) (page, dir string) {
 	t.Helper()
-	m, err := r.Email(team, report.EmailOptions{From: "gpucost <gpucost@example.com>", DashboardURL: dashboard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw bytes.Buffer
-	if _, err := m.WriteTo(&raw); err != nil {
-		t.Fatal(err)
-	}
-	e := smtptest.ParseMail(t, raw.Bytes())
+	e := mustEmail(t, r, team, dashboard)
 	dir = t.TempDir()
 	page = e.HTML
 	for cid, data := range e.Images {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
-	"github.com/gpucost/gpucost/report/smtptest"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -22,15 +21,7 @@ var cidRef = regexp.MustCompile(`src="cid:([^"]+)"`)
 
 func TestEmailStructure(t *testing.T) {
 	r := MustSampleReport(t, fixtureNow)
-	m, err := r.Email("search", report.EmailOptions{From: "gpucost <gpucost@example.com>"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw bytes.Buffer
-	if _, err := m.WriteTo(&raw); err != nil {
-		t.Fatal(err)
-	}
-	e := smtptest.ParseMail(t, raw.Bytes())
+	e := mustEmail(t, r, "search", "")
 
 	for _, h := range []string{"From", "To", "Subject", "Date", "Message-Id", "Mime-Version", "Auto-Submitted"} {
 		if e.Header.Get(h) == "" {

@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/report"
+	"github.com/gpucost/gpucost/report/smtptest"
 	"github.com/gpucost/gpucost/schema"
 )
 
@@ -242,4 +244,27 @@ func MustSampleReportSince(tb testing.TB, now time.Time) *report.Report {
 		tb.Fatalf("Build: %v", err)
 	}
 	return r
+}
+
+// emailParts builds team's email from r (linking dashboard unless "") and returns its text and
+// HTML parts as a mail client reads them.
+func emailParts(t *testing.T, r *report.Report, team, dashboard string) (text, html string) {
+	t.Helper()
+	e := mustEmail(t, r, team, dashboard)
+	return strings.ReplaceAll(e.Text, "\r\n", "\n"), e.HTML
+}
+
+// mustEmail builds team's email from r (linking dashboard unless ""), writes it out and parses
+// it back as a mail client reads it.
+func mustEmail(t *testing.T, r *report.Report, team, dashboard string) smtptest.Mail {
+	t.Helper()
+	m, err := r.Email(team, report.EmailOptions{From: "gpucost <gpucost@example.com>", DashboardURL: dashboard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw bytes.Buffer
+	if _, err := m.WriteTo(&raw); err != nil {
+		t.Fatal(err)
+	}
+	return smtptest.ParseMail(t, raw.Bytes())
 }

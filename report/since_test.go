@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpucost/gpucost/report"
-	"github.com/gpucost/gpucost/report/smtptest"
 )
 
 // TestSinceLastWeek compares the sample plan with the plan stored a week earlier
@@ -94,20 +93,4 @@ func TestSinceLastWeek(t *testing.T) {
 	if !strings.Contains(text, "SINCE LAST WEEK: no plan of a week earlier is stored") || !strings.Contains(html, "No plan of a week earlier is stored") || strings.Contains(text, "Savings on offer") {
 		t.Errorf("without an earlier plan the email does not say so:\n%s", text)
 	}
-}
-
-// emailParts builds team's email from r (linking dashboard unless "") and returns its text and
-// HTML parts as a mail client reads them.
-func emailParts(t *testing.T, r *report.Report, team, dashboard string) (text, html string) {
-	t.Helper()
-	m, err := r.Email(team, report.EmailOptions{From: "gpucost <gpucost@example.com>", DashboardURL: dashboard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw bytes.Buffer
-	if _, err := m.WriteTo(&raw); err != nil {
-		t.Fatal(err)
-	}
-	e := smtptest.ParseMail(t, raw.Bytes())
-	return strings.ReplaceAll(e.Text, "\r\n", "\n"), e.HTML
 }
