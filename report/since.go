@@ -78,10 +78,7 @@ func sinceLastWeek(t *Team, earlier []schema.PlanRow) *SinceLastWeek {
 		byName[textcell.Clean(r.Workload, textcell.NameWidth)] = r
 	}
 	for _, wl := range t.Workloads {
-		now := ""
-		if wl.Recommended != nil {
-			now = placementLine(wl.Recommended)
-		}
+		now := recommendationLine(wl.Recommended)
 		r, ok := byName[wl.Name]
 		if !ok {
 			msg := wl.Name + ": new this week"
@@ -91,10 +88,11 @@ func sinceLastWeek(t *Team, earlier []schema.PlanRow) *SinceLastWeek {
 			s.Changes = append(s.Changes, WorkloadChange{Workload: wl.Name, Kind: ChangeNew, Now: now, Message: msg})
 			continue
 		}
-		was := rowRecommendation(r)
-		if sameRecommendation(wl.Recommended, r) {
+		then := rowPlacement(r)
+		if sameRecommendation(wl.Recommended, then) {
 			continue
 		}
+		was := recommendationLine(then)
 		var msg string
 		switch {
 		case now == "":
@@ -111,37 +109,44 @@ func sinceLastWeek(t *Team, earlier []schema.PlanRow) *SinceLastWeek {
 		if slices.ContainsFunc(t.Workloads, func(w Workload) bool { return w.Name == name }) {
 			continue
 		}
-		s.Changes = append(s.Changes, WorkloadChange{Workload: name, Kind: ChangeGone, Was: rowRecommendation(r),
+		s.Changes = append(s.Changes, WorkloadChange{Workload: name, Kind: ChangeGone, Was: recommendationLine(rowPlacement(r)),
 			Message: fmt.Sprintf("%s: in the plan of %s, not in this one", name, r.GeneratedAt.UTC().Format("2006-01-02"))})
 	}
 	return s
 }
 
-// rowRecommendation is a stored row's recommendation as placementLine writes it; "" when
-// nothing fit.
-func rowRecommendation(r schema.PlanRow) string {
+// rowPlacement is a stored row's recommendation, its names cleaned as Build cleans the plan's
+// (placement); nil when nothing fit.
+func rowPlacement(r schema.PlanRow) *Placement {
 	if r.RecProvider == "" || r.RecGPUModel == "" {
-		return ""
+		return nil
 	}
-	return placementLine(&Placement{
+	return &Placement{
 		Provider:  textcell.Clean(r.RecProvider, textcell.NameWidth),
 		Region:    textcell.Clean(r.RecRegion, textcell.NameWidth),
 		GPUModel:  textcell.Clean(r.RecGPUModel, textcell.NameWidth),
 		GPUCount:  r.RecGPUCount,
 		Nodes:     r.RecNodes,
 		PriceType: schema.PriceType(textcell.Clean(string(r.RecPriceType), textcell.NameWidth)),
-	})
+	}
 }
 
-// sameRecommendation reports whether today's recommendation is the stored row's: the same
-// provider, GPU model, count and price type (a region or an offer of the same kind is not a
-// change a team acts on).
-func sameRecommendation(p *Placement, r schema.PlanRow) bool {
-	if p == nil || r.RecProvider == "" {
-		return p == nil && r.RecProvider == ""
+// recommendationLine is a recommendation as placementLine writes it; "" for none.
+func recommendationLine(p *Placement) string {
+	if p == nil {
+		return ""
 	}
-	return p.Provider == textcell.Clean(r.RecProvider, textcell.NameWidth) && p.GPUModel == textcell.Clean(r.RecGPUModel, textcell.NameWidth) &&
-		p.GPUCount == r.RecGPUCount && string(p.PriceType) == textcell.Clean(string(r.RecPriceType), textcell.NameWidth)
+	return placementLine(p)
+}
+
+// sameRecommendation reports whether today's recommendation (p) is the earlier one (then): the
+// same provider, GPU model, count and price type (a region or an offer of the same kind is not
+// a change a team acts on).
+func sameRecommendation(p, then *Placement) bool {
+	if p == nil || then == nil {
+		return p == nil && then == nil
+	}
+	return p.Provider == then.Provider && p.GPUModel == then.GPUModel && p.GPUCount == then.GPUCount && p.PriceType == then.PriceType
 }
 
 // sinceSentences compare a team's savings and spend (now) with the earlier plan's, one
