@@ -38,6 +38,14 @@ const chatOn8 = `- name: chat
   current: {provider: p, gpu_model: H100-SXM-80GB, gpu_count: 8, metrics_selector: 'namespace="search",pod=~"chat-.*"'}
 `
 
+// tuneOn1 is a LoRA job that runs on one H100 today, its GPU picked out by a selector.
+const tuneOn1 = `- name: tune
+  kind: lora
+  params_b: 8
+  train_tokens: 1e8
+  current: {provider: p, gpu_model: H100-SXM-80GB, metrics_selector: 'job="tune"'}
+`
+
 // planMeasured plans one workload (YAML of a workload item) with a measurement of today's GPUs.
 func planMeasured(t *testing.T, workloadYAML string, m *schema.GPUUsage, unmeasured string) optimizer.WorkloadPlan {
 	t.Helper()
@@ -77,8 +85,6 @@ func TestMeasuredUtilizationAdvice(t *testing.T) {
 		pricing string
 	}{
 		{"12%: pay for busy time only", chatOn8, 0.12,
-			// Serverless bills 0.12 × 730 = 87.6 busy hours and 730 wakes of 30 s (6.08 h):
-			// 93.68 h × $3.58 = $335.37. The break-even is 3.25 / 3.58 − 6.08 / 730 = 89.9%.
 			"Your 8 H100-SXM-80GB averaged 12% busy over the week to 2026-12-04 (8 GPUs measured). " +
 				"Below 30% busy, pay for busy time only: serverless, or instances stopped when idle (one idle at 0% for over 15 minutes should be shut down).",
 			// Serverless bills 0.12 × 730 = 87.6 busy hours and 730 wakes of 30 s (6.08 h):
@@ -107,19 +113,9 @@ func TestMeasuredUtilizationAdvice(t *testing.T) {
 		{"75%", chatOn8 + "  commit_up_to: 3m\n", 0.75, "Your 8 H100-SXM-80GB averaged 75% busy over the week to 2026-12-04 (8 GPUs measured). " +
 			"Above 60% busy, reserved capacity pays, or owning the GPUs.",
 			"Commit for 3 months: r H100-SXM-80GB ×1 at $2.50/h bills every hour of it, busy or not: $1,825.00 a month, $5,475.00 for the term, against $2,372.50 at the cheapest hourly price (p H100-SXM-80GB ×1 at $3.25/h, on_demand)."},
-		{"a job at 10%", `- name: tune
-  kind: lora
-  params_b: 8
-  train_tokens: 1e8
-  current: {provider: p, gpu_model: H100-SXM-80GB, metrics_selector: 'job="tune"'}
-`, 0.1, "Your H100-SXM-80GB averaged 10% busy over the week to 2026-12-04 (1 GPU measured). " +
+		{"a job at 10%", tuneOn1, 0.1, "Your H100-SXM-80GB averaged 10% busy over the week to 2026-12-04 (1 GPU measured). " +
 			"Below 30% busy, pay for busy time only: stop the instances between runs (one idle at 0% for over 15 minutes should be shut down).", ""},
-		{"an idle job", `- name: tune
-  kind: lora
-  params_b: 8
-  train_tokens: 1e8
-  current: {provider: p, gpu_model: H100-SXM-80GB, metrics_selector: 'job="tune"'}
-`, 0.004, "Your H100-SXM-80GB averaged 0% busy over the week to 2026-12-04 (1 GPU measured). " +
+		{"an idle job", tuneOn1, 0.004, "Your H100-SXM-80GB averaged 0% busy over the week to 2026-12-04 (1 GPU measured). " +
 			"It did no work: shut it down between runs, as any instance idle (0%) for over 15 minutes should be.", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,14 +191,8 @@ func TestMeasuredShareCostsAService(t *testing.T) {
 // TestMeasuredJobIsNotRecosted: a job is busy all the hours it runs, whatever its GPUs did in
 // the week between runs: the measurement changes no cost, only adds the advice.
 func TestMeasuredJobIsNotRecosted(t *testing.T) {
-	const job = `- name: tune
-  kind: lora
-  params_b: 8
-  train_tokens: 1e8
-  current: {provider: p, gpu_model: H100-SXM-80GB, metrics_selector: 'job="tune"'}
-`
-	measured := planMeasured(t, job, week(0.1, 1), "")
-	plain := planMeasured(t, job, nil, "")
+	measured := planMeasured(t, tuneOn1, week(0.1, 1), "")
+	plain := planMeasured(t, tuneOn1, nil, "")
 	if placementID(measured.Recommended) != placementID(plain.Recommended) || !measured.Recommended.CostUSDPerMonth.Equal(plain.Recommended.CostUSDPerMonth) ||
 		!measured.Current.CostUSDPerMonth.Equal(plain.Current.CostUSDPerMonth) {
 		t.Errorf("measured: %s at $%s; not measured: %s at $%s", placementID(measured.Recommended), measured.Recommended.CostUSDPerMonth,
