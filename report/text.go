@@ -158,25 +158,26 @@ func writeCaveatsText(w io.Writer, t Team, width int) {
 // other cell that is not empty (the cell alone under an empty header). Cells are cleaned
 // (textcell).
 func writeFittingTable(w io.Writer, width int, header []string, rows [][]string) {
-	var b bytes.Buffer
-	tb := textcell.NewTable(&b, textcell.NameWidth)
-	tb.Row(header...)
-	for _, r := range rows {
-		tb.Row(r...)
+	cols := make([]textcell.Column, len(header))
+	for i, h := range header {
+		cols[i].Head = h
 	}
-	tb.Flush()
-	if widest(b.String()) <= width {
-		// tabwriter pads the last column; spaces at the end of a line are noise in an email.
-		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
-			fmt.Fprintln(w, strings.TrimRight(line, " "))
+	for _, r := range rows {
+		for i, cell := range r {
+			cols[i].Add(cell, textcell.NameWidth)
 		}
+	}
+	var b bytes.Buffer
+	textcell.Fit(&b, cols, 0, nil) // every column whole; no spaces at the ends of lines, noise in an email
+	if widest(b.String()) <= width {
+		b.WriteTo(w)
 		return
 	}
-	for _, r := range rows {
-		textcell.Wrap(w, textcell.Clean(r[0], textcell.NameWidth), width, "  ", "    ")
-		for i, cell := range r[1:] {
-			if cell = textcell.Clean(cell, textcell.NameWidth); cell != "" {
-				if label := strings.ToLower(header[i+1]); label != "" {
+	for j := range rows {
+		textcell.Wrap(w, cols[0].Cells[j], width, "  ", "    ")
+		for _, c := range cols[1:] {
+			if cell := c.Cells[j]; cell != "" {
+				if label := strings.ToLower(c.Head); label != "" {
 					cell = label + ": " + cell
 				}
 				textcell.Wrap(w, cell, width, "    ", "      ")
@@ -254,7 +255,7 @@ func pad(s string, width int, right bool) string {
 func widest(s string) int {
 	n := 0
 	for _, line := range strings.Split(s, "\n") {
-		n = max(n, utf8.RuneCountInString(strings.TrimRight(line, " ")))
+		n = max(n, utf8.RuneCountInString(line))
 	}
 	return n
 }
