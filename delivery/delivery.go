@@ -1,10 +1,11 @@
 // Package delivery gets the weekly savings report to the teams. It builds the week's report
 // from the store (the plan of the day through package plans, the scrape run log, the price
 // history of every GPU model the plan names, the plan stored a week earlier to compare with),
-// writes it as files, and mails each team its own report once per week: a send log says who has been sent which week, a rerun skips them
-// unless forced, and a dry run writes each message as an .eml file instead. The outcome of a
-// mailing is one word, ok, partial or failed, which `gpucost report` maps to its exit code and
-// the weekly job of `gpucost serve` reports as its status.
+// writes it as files, and mails each team its own report once per week: a send log says who
+// has been sent which week, a rerun skips them unless forced, and a dry run writes each
+// message as an .eml file instead. The outcome of a mailing is one word, ok, partial or
+// failed, which `gpucost report` maps to its exit code and the weekly job of `gpucost serve`
+// reports as its status.
 //
 // It reads nothing of its own: the store comes in as Store and SendLog, the mail transport as
 // Sender (package smtpmail is the SMTP one), the reader of GPU utilization as Options.Measurer
