@@ -78,6 +78,12 @@ func API(tb testing.TB, prom string) v1.API {
 // series of one test's targets.
 func UniqueJob(tb testing.TB) string {
 	tb.Helper()
+	return uniqueName(tb)
+}
+
+// uniqueName returns a name no other test uses: gpucost-test- and 12 random hex digits.
+func uniqueName(tb testing.TB) string {
+	tb.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		tb.Fatal(err)
@@ -95,12 +101,8 @@ func Register(tb testing.TB, prom, addr string, labels map[string]string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		tb.Fatal(err)
-	}
 	// Written under another name and renamed: Prometheus never reads half a file.
-	file := filepath.Join(dir, "gpucost-test-"+hex.EncodeToString(b[:])+".json")
+	file := filepath.Join(dir, uniqueName(tb)+".json")
 	if err := os.WriteFile(file+".tmp", target, 0o644); err != nil {
 		tb.Fatalf("registering %s with Prometheus: %v", addr, err)
 	}

@@ -86,19 +86,8 @@ func TestJobMetricsExistFromTheStartAndCountEachRun(t *testing.T) {
 	defer cancel()
 	ln, done := listen(t), make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	counted := func(m map[string]float64) bool {
-		for _, s := range []string{`{job_name="optimize",outcome="ok"}`, `{job_name="report",outcome="partial"}`, `{job_name="fails",outcome="failed"}`, `{job_name="boom",outcome="panicked"}`} {
-			if m["gpucost_job_runs_total"+s] < 1 {
-				return false
-			}
-		}
-		return true
-	}
-	for deadline := time.Now().Add(10 * time.Second); !counted(m); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the jobs' runs were not counted within 10 s")
-		}
-		m = scrapeMetrics(t, ts.URL)
+	for _, s := range []string{`{job_name="optimize",outcome="ok"}`, `{job_name="report",outcome="partial"}`, `{job_name="fails",outcome="failed"}`, `{job_name="boom",outcome="panicked"}`} {
+		waitMetric(t, ts.URL, "gpucost_job_runs_total"+s, 1, 10*time.Second)
 	}
 	cancel()
 	if err := <-done; err != nil {

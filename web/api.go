@@ -60,17 +60,24 @@ func newAnalytics(store func(ctx context.Context) (Reader, error), gate *storeGa
 	return a
 }
 
-// apiRoutes are the API's paths, each answering GET (and HEAD) only.
-var apiRoutes = []string{"/api/v1/offers", "/api/v1/history", "/api/v1/changes", "/api/v1/value", "/api/v1/plans", "/api/v1/gpus", "/api/v1/openapi.json"}
+// apiRoutes are the API's paths, each answering GET (and HEAD) only, with their handlers: what
+// mount serves and openapi_test.go holds the OpenAPI document to.
+func (a *analytics) apiRoutes() map[string]http.HandlerFunc {
+	return map[string]http.HandlerFunc{
+		"/api/v1/offers":       a.offers,
+		"/api/v1/history":      a.history,
+		"/api/v1/changes":      a.changes,
+		"/api/v1/value":        a.value,
+		"/api/v1/plans":        a.plans,
+		"/api/v1/gpus":         a.gpus,
+		"/api/v1/openapi.json": serveOpenAPI,
+	}
+}
 
 func (a *analytics) mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/v1/offers", a.offers)
-	mux.HandleFunc("GET /api/v1/history", a.history)
-	mux.HandleFunc("GET /api/v1/changes", a.changes)
-	mux.HandleFunc("GET /api/v1/value", a.value)
-	mux.HandleFunc("GET /api/v1/plans", a.plans)
-	mux.HandleFunc("GET /api/v1/gpus", a.gpus)
-	mux.HandleFunc("GET /api/v1/openapi.json", serveOpenAPI)
+	for path, h := range a.apiRoutes() {
+		mux.HandleFunc("GET "+path, h)
+	}
 	mux.HandleFunc("GET /{$}", a.dashboard)
 	mux.Handle("GET /static/", staticFiles)
 	// Every other request: a 405 where the path answers another method, else a 404, in JSON.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -193,28 +192,12 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 	fx := storetest.NewHistory(t)
 	ts := httptest.NewServer(testHandler(t, fx.Store))
 	defer ts.Close()
-	get := func(t *testing.T, path string, v any) {
-		t.Helper()
-		resp, err := http.Get(ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
-		}
-		if err := json.Unmarshal(body, v); err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-	}
 	decEq := cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })
 
 	t.Run("history", func(t *testing.T) {
 		for _, iv := range []schema.Interval{schema.Day, schema.Week} {
-			var got export.Envelope[schema.HistoryPoint]
 			q := url.Values{"gpu": {"h100-sxm-80gb"}, "interval": {string(iv)}, "since": {fx.Start.Format(time.RFC3339)}, "until": {fx.End.Format(time.RFC3339)}, "provider": {"vastai,runpod"}}
-			get(t, "/api/v1/history?"+q.Encode(), &got)
+			got := getEnvelope[schema.HistoryPoint](t, ts, "/api/v1/history?"+q.Encode())
 			echo := queryOf[export.HistoryQuery](t, got.Query)
 			wantEcho := export.HistoryQuery{GPU: "H100-SXM-80GB", Provider: []string{"vastai", "runpod"}, PriceType: []schema.PriceType{}, Since: fx.Start, Until: fx.End, Interval: iv}
 			if diff := cmp.Diff(wantEcho, echo); diff != "" || got.Schema.String() != "gpucost.history/v2" || got.Truncated || got.Next != "" {
@@ -224,8 +207,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		}
 	})
 	t.Run("changes", func(t *testing.T) {
-		var got export.Envelope[schema.PriceChange]
-		get(t, "/api/v1/changes?since=60d&gpu=A100-SXM-80GB,RTX-4090-24GB&limit=1000", &got)
+		got := getEnvelope[schema.PriceChange](t, ts, "/api/v1/changes?since=60d&gpu=A100-SXM-80GB,RTX-4090-24GB&limit=1000")
 		var want []schema.PriceChange
 		for _, m := range fx.Moves {
 			if m.GPUModel != "H100-SXM-80GB" {
@@ -239,8 +221,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		if got.Truncated || got.Next != "" || got.Schema.String() != "gpucost.changes/v2" {
 			t.Errorf("%s: truncated %v, next %q, want the whole list", got.Schema, got.Truncated, got.Next)
 		}
-		var limited export.Envelope[schema.PriceChange]
-		get(t, "/api/v1/changes?since=60d&limit=3", &limited)
+		limited := getEnvelope[schema.PriceChange](t, ts, "/api/v1/changes?since=60d&limit=3")
 		if len(limited.Items) != 3 || !limited.Truncated || limited.Next == "" {
 			t.Errorf("limit 3: %d changes, truncated %v, next %q", len(limited.Items), limited.Truncated, limited.Next)
 		}
@@ -260,8 +241,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 			}
 		}
 		sort.Strings(want) // prices have the same width here, so this is cheapest first with the store's ties
-		var got export.Envelope[schema.Offer]
-		get(t, "/api/v1/offers?gpu=H100-SXM-80GB&max_age=1d", &got)
+		got := getEnvelope[schema.Offer](t, ts, "/api/v1/offers?gpu=H100-SXM-80GB&max_age=1d")
 		var gotKeys []string
 		for _, o := range got.Items {
 			gotKeys = append(gotKeys, o.PriceUSDPerGPUHour.StringFixed(2)+" "+o.Provider+" "+o.OfferID+" "+string(o.PriceType))
@@ -269,8 +249,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		if diff := cmp.Diff(want, gotKeys); diff != "" {
 			t.Errorf("offers (-generated +api):\n%s", diff)
 		}
-		var two export.Envelope[schema.Offer]
-		get(t, "/api/v1/offers?limit=2", &two)
+		two := getEnvelope[schema.Offer](t, ts, "/api/v1/offers?limit=2")
 		echo := queryOf[export.OffersQuery](t, two.Query)
 		wantEcho := export.OffersQuery{GPU: []string{}, Provider: []string{}, PriceType: []schema.PriceType{}, MaxAge: "6h", Limit: 2}
 		if diff := cmp.Diff(wantEcho, echo); diff != "" || len(two.Items) != 2 || !two.Truncated || two.Next == "" {
@@ -281,8 +260,7 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		// The generated market now (its last step, 111): H100 on demand at vastai's $1.95 (8×),
 		// RTX 4090 at $0.35, A100 at lambda's $1.29 after its cut; the H100's spot price is
 		// runpod's $1.75. Each over the catalog's dense BF16 rate: 989, 165.2 and 312 TFLOPS.
-		var got export.Envelope[market.Value]
-		get(t, "/api/v1/value?max_age=1d", &got)
+		got := getEnvelope[market.Value](t, ts, "/api/v1/value?max_age=1d")
 		var ranked []string
 		for _, v := range got.Items {
 			ranked = append(ranked, fmt.Sprintf("%s %s %s %s %v", v.GPUModel, v.Provider, v.PriceUSDPerGPUHour.StringFixed(2), v.USDPerTFLOPHour, v.FP8))
@@ -295,13 +273,11 @@ func TestAPIMatchesHandComputation(t *testing.T) {
 		if diff := cmp.Diff(want, ranked); diff != "" || queryOf[export.ValueQuery](t, got.Query) != (export.ValueQuery{PriceType: "on_demand", Precision: "bf16", MaxAge: "1d"}) {
 			t.Errorf("value as asked by %s (-hand +api):\n%s", got.Query, diff)
 		}
-		var spot export.Envelope[market.Value]
-		get(t, "/api/v1/value?price_type=spot&precision=fp4&max_age=1d", &spot)
+		spot := getEnvelope[market.Value](t, ts, "/api/v1/value?price_type=spot&precision=fp4&max_age=1d")
 		if len(spot.Items) != 1 || spot.Items[0].OfferID != "NVIDIA H100 80GB HBM3/secure" || spot.Items[0].RunsAt != "fp16" || spot.Items[0].USDPerTFLOPHour.String() != "0.00176946" {
 			t.Errorf("spot at fp4: %+v, want the H100 at runpod's 1.75 / 989 TFLOPS FP16 (no FP4 on Hopper)", spot)
 		}
-		var none export.Envelope[market.Value]
-		get(t, "/api/v1/value?price_type=commitment&max_age=1d", &none)
+		none := getEnvelope[market.Value](t, ts, "/api/v1/value?price_type=commitment&max_age=1d")
 		if len(none.Items) != 0 || queryOf[export.ValueQuery](t, none.Query) != (export.ValueQuery{PriceType: "commitment", Precision: "bf16", MaxAge: "1d"}) {
 			t.Errorf("no commitments in the market: %+v", none)
 		}

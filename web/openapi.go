@@ -3,6 +3,7 @@ package web
 import (
 	_ "embed"
 	"net/http"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 )
@@ -13,14 +14,16 @@ import (
 //go:embed openapi.yaml
 var openAPIYAML []byte
 
-// openAPI is the document as JSON, served at /api/v1/openapi.json.
-var openAPI = func() []byte {
+// openAPI is the document as JSON, served at /api/v1/openapi.json. It is converted at the first
+// request for it, not at start-up: every gpucost command links this package, and the conversion
+// costs tens of milliseconds and megabytes that only serve, and only when asked, needs.
+var openAPI = sync.OnceValue(func() []byte {
 	doc, err := yaml.YAMLToJSON(openAPIYAML)
 	if err != nil {
 		panic("web: openapi.yaml: " + err.Error())
 	}
 	return doc
-}()
+})
 
 // serveOpenAPI serves the OpenAPI document.
 func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
@@ -31,5 +34,5 @@ func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "public, max-age=3600")
-	_, _ = w.Write(openAPI)
+	_, _ = w.Write(openAPI())
 }

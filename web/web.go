@@ -35,28 +35,17 @@ import (
 	"github.com/gpucost/gpucost/schema"
 )
 
-// Prices is what the JSON API and the dashboard read of the store. Its methods must be safe for
-// concurrent use and must return when their context ends.
-type Prices interface {
+// Reader is what the JSON API and the dashboard read of the store: the prices and the stored
+// plans. Its methods must be safe for concurrent use and must return when their context ends.
+type Reader interface {
 	LatestOffers(ctx context.Context, f schema.OfferFilter) ([]schema.Offer, error)
 	// LatestPerGPU is market.PerGPU of LatestOffers(ctx, f), computed by the store.
 	LatestPerGPU(ctx context.Context, f schema.OfferFilter) ([]market.GPU, error)
 	History(ctx context.Context, q schema.HistoryQuery) ([]schema.HistoryPoint, error)
 	Changes(ctx context.Context, q schema.ChangesQuery) ([]schema.PriceChange, error)
-}
-
-// Plans is what the JSON API reads of the stored plans. LatestPlan must be safe for concurrent
-// use and return when its context ends.
-type Plans interface {
-	// LatestPlan returns the rows of the newest stored plan, by team and workload; nil when
-	// none is stored.
+	// LatestPlan returns the rows of the newest stored plan (the nightly gpucost optimize), by
+	// team and workload; nil when none is stored.
 	LatestPlan(ctx context.Context) ([]schema.PlanRow, error)
-}
-
-// Reader is what the JSON API and the dashboard read of the store.
-type Reader interface {
-	Prices
-	Plans
 }
 
 // Store is everything the HTTP side reads of the store: the prices and plans, the run log
