@@ -88,7 +88,7 @@ func (r Report) Summary() Summary {
 	if r.Quarantined > 0 {
 		s.QuarantineDir = r.QuarantineDir
 	}
-	failed, already, stored := 0, 0, 0
+	notOK, valid, already, stored := 0, 0, 0, 0 // providers failed or partial; valid offers; batches stored before, and now
 	for _, p := range r.Providers {
 		ps := ProviderSummary{Provider: p.Provider, Status: p.Status, Parsed: p.Parsed, Valid: p.Loaded, Rejected: sum(p.Rejected),
 			Stored: p.Stored, DurationSeconds: p.Duration.Round(time.Millisecond).Seconds(), Error: p.Error}
@@ -106,9 +106,10 @@ func (r Report) Summary() Summary {
 		default:
 			ps.Batch, stored = BatchStored, stored+1
 		}
-		if p.Status == schema.RunFailed {
-			failed++
+		if p.Status == schema.RunFailed || p.Status == schema.RunPartial {
+			notOK++
 		}
+		valid += p.Loaded
 		s.Stored += p.Stored
 		s.Providers = append(s.Providers, ps)
 	}
@@ -134,14 +135,14 @@ func (r Report) Summary() Summary {
 		s.Message = fmt.Sprintf("%s in quarantine (%s); %s stored", count(r.Quarantined, "batch", "batches"), r.QuarantineDir, offers(s.Stored))
 	case r.Status == schema.RunPartial:
 		s.Outcome = OutcomePartial
-		s.Message = fmt.Sprintf("%d of %s failed or were partial; %s stored", failed+partial(r.Providers), count(n, "provider", "providers"), offers(s.Stored))
+		s.Message = fmt.Sprintf("%d of %s failed or were partial; %s stored", notOK, count(n, "provider", "providers"), offers(s.Stored))
 		if r.Waiting > 0 {
 			s.Message += "; " + waiting
 		}
 	case r.Waiting > 0:
 		s.Outcome, s.Message = OutcomeSpooled, waiting+"; "+offers(s.Stored)+" stored"
 	case r.DryRun:
-		s.Outcome, s.Message = OutcomeDryRun, fmt.Sprintf("%s would be loaded; nothing stored", offers(valid(r.Providers)))
+		s.Outcome, s.Message = OutcomeDryRun, fmt.Sprintf("%s would be loaded; nothing stored", offers(valid))
 	case stored == 0 && already > 0:
 		batches := fmt.Sprintf("all %d batches were", n)
 		if n == 1 {
@@ -166,26 +167,6 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
-}
-
-// partial counts the providers whose status is partial.
-func partial(prs []ProviderReport) int {
-	n := 0
-	for _, p := range prs {
-		if p.Status == schema.RunPartial {
-			n++
-		}
-	}
-	return n
-}
-
-// valid counts the valid offers of the providers.
-func valid(prs []ProviderReport) int {
-	n := 0
-	for _, p := range prs {
-		n += p.Loaded
-	}
-	return n
 }
 
 // WriteSummary writes what a run did as a table: a line per batch of an earlier run it found in
