@@ -557,7 +557,7 @@ func TestRunPodCatalogRefusesTheKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newTestClient(t, scrapers.ClientConfig{Redactor: redact.New(runPodTestKey)})
-	res, err := scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", CatalogURL: srv.URL + "/v2/catalog/gpus", APIKey: runPodTestKey}, nil).Fetch(context.Background(), runNov29)
+	res, err := newRunPodAPISource(c, srv.URL).Fetch(context.Background(), runNov29)
 	if err != nil {
 		t.Fatalf("Fetch: %v: a refused catalog must not fail the run", err)
 	}
