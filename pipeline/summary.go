@@ -34,6 +34,13 @@ const (
 	BatchDryRun        = "dry run"
 )
 
+// What became of a batch of an earlier run found in the spool (ReplaySummary.Result), besides
+// BatchAlreadyStored and BatchQuarantined.
+const (
+	replayLoaded  = "loaded"
+	replayWaiting = "waiting" // still not loadable: it stays in the spool
+)
+
 // Summary is what a run did, as gpucost scrape reports it: WriteSummary's table, and the one
 // item of the envelope it prints with --output json.
 type Summary struct {
@@ -114,12 +121,12 @@ func (r Report) Summary() Summary {
 		s.Providers = append(s.Providers, ps)
 	}
 	for _, b := range r.Replayed {
-		rs := ReplaySummary{File: b.File, RunID: b.RunID, Provider: b.Provider, Result: "loaded", Error: b.Error}
+		rs := ReplaySummary{File: b.File, RunID: b.RunID, Provider: b.Provider, Result: replayLoaded, Error: b.Error}
 		switch {
 		case b.Quarantined:
 			rs.Result = BatchQuarantined
 		case b.Error != "":
-			rs.Result = "waiting"
+			rs.Result = replayWaiting
 		case b.Skipped:
 			rs.Result = BatchAlreadyStored
 		}
@@ -178,7 +185,7 @@ func WriteSummary(w io.Writer, rep Report) error {
 		switch r.Result {
 		case BatchQuarantined:
 			fmt.Fprintf(w, "spooled batch %s moved to quarantine: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
-		case "waiting":
+		case replayWaiting:
 			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
 		case BatchAlreadyStored:
 			fmt.Fprintf(w, "spooled batch %s was already stored: skipped\n", r.File)
