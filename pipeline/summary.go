@@ -34,6 +34,13 @@ const (
 	BatchDryRun        = "dry run"
 )
 
+// What became of a batch of an earlier run found in the spool (ReplaySummary.Result), besides
+// BatchAlreadyStored and BatchQuarantined.
+const (
+	replayLoaded  = "loaded"
+	replayWaiting = "waiting" // still not loadable: it stays in the spool
+)
+
 // Summary is what a run did, as gpucost scrape reports it: WriteSummary's table, and the one
 // item of the envelope it prints with --output json.
 type Summary struct {
@@ -88,7 +95,7 @@ func (r Report) Summary() Summary {
 	if r.Quarantined > 0 {
 		s.QuarantineDir = r.QuarantineDir
 	}
-	failed, already, stored := 0, 0, 0
+	notOK, valid, already, stored := 0, 0, 0, 0 // providers failed or partial; valid offers; batches stored before, and now
 	for _, p := range r.Providers {
 		ps := ProviderSummary{Provider: p.Provider, Status: p.Status, Parsed: p.Parsed, Valid: p.Loaded, Rejected: sum(p.Rejected),
 			Stored: p.Stored, DurationSeconds: p.Duration.Round(time.Millisecond).Seconds(), Error: p.Error}
@@ -106,19 +113,20 @@ func (r Report) Summary() Summary {
 		default:
 			ps.Batch, stored = BatchStored, stored+1
 		}
-		if p.Status == schema.RunFailed {
-			failed++
+		if p.Status == schema.RunFailed || p.Status == schema.RunPartial {
+			notOK++
 		}
+		valid += p.Loaded
 		s.Stored += p.Stored
 		s.Providers = append(s.Providers, ps)
 	}
 	for _, b := range r.Replayed {
-		rs := ReplaySummary{File: b.File, RunID: b.RunID, Provider: b.Provider, Result: "loaded", Error: b.Error}
+		rs := ReplaySummary{File: b.File, RunID: b.RunID, Provider: b.Provider, Result: replayLoaded, Error: b.Error}
 		switch {
 		case b.Quarantined:
 			rs.Result = BatchQuarantined
 		case b.Error != "":
-			rs.Result = "waiting"
+			rs.Result = replayWaiting
 		case b.Skipped:
 			rs.Result = BatchAlreadyStored
 		}
@@ -134,14 +142,14 @@ func (r Report) Summary() Summary {
 		s.Message = fmt.Sprintf("%s in quarantine (%s); %s stored", count(r.Quarantined, "batch", "batches"), r.QuarantineDir, offers(s.Stored))
 	case r.Status == schema.RunPartial:
 		s.Outcome = OutcomePartial
-		s.Message = fmt.Sprintf("%d of %s failed or were partial; %s stored", failed+partial(r.Providers), count(n, "provider", "providers"), offers(s.Stored))
+		s.Message = fmt.Sprintf("%d of %s failed or were partial; %s stored", notOK, count(n, "provider", "providers"), offers(s.Stored))
 		if r.Waiting > 0 {
 			s.Message += "; " + waiting
 		}
 	case r.Waiting > 0:
 		s.Outcome, s.Message = OutcomeSpooled, waiting+"; "+offers(s.Stored)+" stored"
 	case r.DryRun:
-		s.Outcome, s.Message = OutcomeDryRun, fmt.Sprintf("%s would be loaded; nothing stored", offers(valid(r.Providers)))
+		s.Outcome, s.Message = OutcomeDryRun, fmt.Sprintf("%s would be loaded; nothing stored", offers(valid))
 	case stored == 0 && already > 0:
 		batches := fmt.Sprintf("all %d batches were", n)
 		if n == 1 {
@@ -168,26 +176,6 @@ func count(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// partial counts the providers whose status is partial.
-func partial(prs []ProviderReport) int {
-	n := 0
-	for _, p := range prs {
-		if p.Status == schema.RunPartial {
-			n++
-		}
-	}
-	return n
-}
-
-// valid counts the valid offers of the providers.
-func valid(prs []ProviderReport) int {
-	n := 0
-	for _, p := range prs {
-		n += p.Loaded
-	}
-	return n
-}
-
 // WriteSummary writes what a run did as a table: a line per batch of an earlier run it found in
 // the spool, the run's outcome in a sentence, and a table of its providers; scraped text passes
 // textcell.
@@ -197,7 +185,7 @@ func WriteSummary(w io.Writer, rep Report) error {
 		switch r.Result {
 		case BatchQuarantined:
 			fmt.Fprintf(w, "spooled batch %s moved to quarantine: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
-		case "waiting":
+		case replayWaiting:
 			fmt.Fprintf(w, "spooled batch %s still not loadable: %s\n", r.File, textcell.Clean(r.Error, textcell.TextWidth))
 		case BatchAlreadyStored:
 			fmt.Fprintf(w, "spooled batch %s was already stored: skipped\n", r.File)

@@ -568,11 +568,11 @@ func runPodServerless(g runPodCatalogGPU, run schema.Run, sourceURL string) (o s
 		return o, false, errors.New("no price object")
 	}
 	price, ok, err := jsonPrice(g.Price.Serverless)
-	if err != nil || !ok {
-		if err != nil {
-			err = fmt.Errorf("price.serverless: %w", err)
-		}
-		return o, false, err
+	switch {
+	case err != nil:
+		return o, false, fmt.Errorf("price.serverless: %w", err)
+	case !ok:
+		return o, false, nil
 	}
 	o = runPodOffer(run, sourceURL, g.ID, g.Name, g.Memory)
 	o.OfferID, o.Tier = g.ID+":serverless", schema.TierSecure

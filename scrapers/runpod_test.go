@@ -45,6 +45,37 @@ type runPodWant struct {
 	Absent bool
 }
 
+// runPodCase is a trap: the offer keyed "<offer id>/<price type>" and what it must be.
+type runPodCase struct {
+	name string
+	key  string
+	want runPodWant
+}
+
+// checkRunPodCases checks each case of file against byKey, the offers keyed "<offer id>/<price
+// type>": an absent offer is absent, any other has the fields wanted.
+func checkRunPodCases(t *testing.T, file string, byKey map[string]schema.Offer, cases []runPodCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(file+"/"+tt.name, func(t *testing.T) {
+			o, ok := byKey[tt.key]
+			if tt.want.Absent {
+				if ok {
+					t.Errorf("offer %s should not exist: %+v", tt.key, o)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("no offer %s", tt.key)
+			}
+			got := runPodWant{o.GPUModel, o.VRAMGB, o.PriceUSDPerHour.String(), o.Stock, o.IntraNode, o.DQFlags, false}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("offer %s mismatch (-want +got):\n%s", tt.key, diff)
+			}
+		})
+	}
+}
+
 func TestParseRunPodTraps(t *testing.T) {
 	for _, file := range []string{"runpod_gputypes", "runpod_gputypes_traps", "runpod_gputypes_placeholders"} {
 		offers, _, err := scrapers.ParseRunPod(readTestdata(t, file+".json"), runNov29, scrapers.DefaultRunPodURL)
@@ -62,11 +93,7 @@ func TestParseRunPodTraps(t *testing.T) {
 			}
 		}
 		none := []schema.DQFlag{}
-		tests := map[string][]struct {
-			name string
-			key  string
-			want runPodWant
-		}{
+		tests := map[string][]runPodCase{
 			"runpod_gputypes": {
 				{"H100 80GB HBM3 is the SXM", "NVIDIA H100 80GB HBM3:secure/on_demand", runPodWant{"H100-SXM-80GB", 80, "3.29", schema.StockLow, schema.IntraNVSwitch, none, false}},
 				{"spot equal to on-demand is not spot", "NVIDIA H100 80GB HBM3:secure/spot", runPodWant{Absent: true}},
@@ -121,24 +148,7 @@ func TestParseRunPodTraps(t *testing.T) {
 				{"a lone 0.5 in a one-cloud type has nothing to vouch for it", "NVIDIA RTX A4500:community/on_demand", runPodWant{Absent: true}},
 			},
 		}
-		for _, tt := range tests[file] {
-			t.Run(file+"/"+tt.name, func(t *testing.T) {
-				o, ok := byKey[tt.key]
-				if tt.want.Absent {
-					if ok {
-						t.Errorf("offer %s should not exist: %+v", tt.key, o)
-					}
-					return
-				}
-				if !ok {
-					t.Fatalf("no offer %s", tt.key)
-				}
-				got := runPodWant{o.GPUModel, o.VRAMGB, o.PriceUSDPerHour.String(), o.Stock, o.IntraNode, o.DQFlags, false}
-				if diff := cmp.Diff(tt.want, got); diff != "" {
-					t.Errorf("offer %s mismatch (-want +got):\n%s", tt.key, diff)
-				}
-			})
-		}
+		checkRunPodCases(t, file, byKey, tests[file])
 	}
 }
 
@@ -347,37 +357,33 @@ func TestParseRunPodCatalogGolden(t *testing.T) {
 // naming the type and the field.
 func TestParseRunPodCatalogTraps(t *testing.T) {
 	none := []schema.DQFlag{}
-	tests := map[string][]struct {
-		name string
-		key  string
-		want runPodWant
-	}{
+	tests := map[string][]runPodCase{
 		"runpod_catalog": {
-			{"H100 SXM in the 80 GB PRO pool", "NVIDIA H100 80GB HBM3:serverless", runPodWant{"H100-SXM-80GB", 80, "4.176", schema.StockUnknown, schema.IntraNVSwitch, none, false}},
-			{"H100 PCIe, same pool, same price", "NVIDIA H100 PCIe:serverless", runPodWant{"H100-PCIE-80GB", 80, "4.176", schema.StockUnknown, schema.IntraPCIe, none, false}},
-			{"RTX 4090 at the documented 1.1", "NVIDIA GeForce RTX 4090:serverless", runPodWant{"RTX-4090-24GB", 24, "1.1", schema.StockUnknown, schema.IntraPCIe, none, false}},
-			{"B200", "NVIDIA B200:serverless", runPodWant{"B200-SXM-180GB", 180, "8.64", schema.StockUnknown, schema.IntraNVSwitch, none, false}},
-			{"AMD MI300X has no serverless price", "AMD Instinct MI300X OAM:serverless", runPodWant{Absent: true}},
-			{"a type outside every pool has none", "NVIDIA H100 NVL:serverless", runPodWant{Absent: true}},
-			{"the unknown row is dropped", "unknown:serverless", runPodWant{Absent: true}},
+			{"H100 SXM in the 80 GB PRO pool", "NVIDIA H100 80GB HBM3:serverless/serverless", runPodWant{"H100-SXM-80GB", 80, "4.176", schema.StockUnknown, schema.IntraNVSwitch, none, false}},
+			{"H100 PCIe, same pool, same price", "NVIDIA H100 PCIe:serverless/serverless", runPodWant{"H100-PCIE-80GB", 80, "4.176", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"RTX 4090 at the documented 1.1", "NVIDIA GeForce RTX 4090:serverless/serverless", runPodWant{"RTX-4090-24GB", 24, "1.1", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"B200", "NVIDIA B200:serverless/serverless", runPodWant{"B200-SXM-180GB", 180, "8.64", schema.StockUnknown, schema.IntraNVSwitch, none, false}},
+			{"AMD MI300X has no serverless price", "AMD Instinct MI300X OAM:serverless/serverless", runPodWant{Absent: true}},
+			{"a type outside every pool has none", "NVIDIA H100 NVL:serverless/serverless", runPodWant{Absent: true}},
+			{"the unknown row is dropped", "unknown:serverless/serverless", runPodWant{Absent: true}},
 		},
 		"runpod_catalog_traps": {
-			{"the documented example, availability fields and all", "NVIDIA GeForce RTX 4090:serverless", runPodWant{"RTX-4090-24GB", 24, "1.1", schema.StockUnknown, schema.IntraPCIe, none, false}},
-			{"a null serverless price: no offer", "NVIDIA L4:serverless", runPodWant{Absent: true}},
-			{"no serverless key: no offer", "NVIDIA RTX A5000:serverless", runPodWant{Absent: true}},
-			{"a zero serverless price: no offer", "NVIDIA A40:serverless", runPodWant{Absent: true}},
-			{"a negative price: problem, no offer", "NVIDIA A30:serverless", runPodWant{Absent: true}},
-			{"a boolean price: problem, no offer", "NVIDIA L40S:serverless", runPodWant{Absent: true}},
-			{"a number out of bounds: problem, no offer", "NVIDIA L40:serverless", runPodWant{Absent: true}},
-			{"an implausible price: problem, no offer", "NVIDIA RTX 6000 Ada Generation:serverless", runPodWant{Absent: true}},
-			{"a price as a string is its number", "NVIDIA RTX A6000:serverless", runPodWant{"RTX-A6000-48GB", 48, "1.224", schema.StockUnknown, schema.IntraPCIe, none, false}},
-			{"a MIG slice is no whole GPU: unknown, flagged", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb:serverless", runPodWant{"", 24, "0.684", schema.StockUnknown, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
-			{"AMD without a serverless price", "AMD Instinct MI300X OAM:serverless", runPodWant{Absent: true}},
-			{"AMD with one is read like any type", "AMD Instinct MI350X OAM:serverless", runPodWant{"MI350X-288GB", 288, "8.1", schema.StockUnknown, schema.IntraInfinityFabric, none, false}},
-			{"the unknown row, priced, is still dropped", "unknown:serverless", runPodWant{Absent: true}},
-			{"no price object: problem", "NVIDIA H200:serverless", runPodWant{Absent: true}},
-			{"no memory: the catalog's VRAM, flagged", "NVIDIA H100 80GB HBM3:serverless", runPodWant{"H100-SXM-80GB", 80, "4.176", schema.StockUnknown, schema.IntraNVSwitch, []schema.DQFlag{schema.FlagVRAMMissing}, false}},
-			{"memory as a string: problem", "NVIDIA H100 NVL:serverless", runPodWant{Absent: true}},
+			{"the documented example, availability fields and all", "NVIDIA GeForce RTX 4090:serverless/serverless", runPodWant{"RTX-4090-24GB", 24, "1.1", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"a null serverless price: no offer", "NVIDIA L4:serverless/serverless", runPodWant{Absent: true}},
+			{"no serverless key: no offer", "NVIDIA RTX A5000:serverless/serverless", runPodWant{Absent: true}},
+			{"a zero serverless price: no offer", "NVIDIA A40:serverless/serverless", runPodWant{Absent: true}},
+			{"a negative price: problem, no offer", "NVIDIA A30:serverless/serverless", runPodWant{Absent: true}},
+			{"a boolean price: problem, no offer", "NVIDIA L40S:serverless/serverless", runPodWant{Absent: true}},
+			{"a number out of bounds: problem, no offer", "NVIDIA L40:serverless/serverless", runPodWant{Absent: true}},
+			{"an implausible price: problem, no offer", "NVIDIA RTX 6000 Ada Generation:serverless/serverless", runPodWant{Absent: true}},
+			{"a price as a string is its number", "NVIDIA RTX A6000:serverless/serverless", runPodWant{"RTX-A6000-48GB", 48, "1.224", schema.StockUnknown, schema.IntraPCIe, none, false}},
+			{"a MIG slice is no whole GPU: unknown, flagged", "NVIDIA RTX PRO 6000 Blackwell MIG 1g.24gb:serverless/serverless", runPodWant{"", 24, "0.684", schema.StockUnknown, schema.IntraUnknown, []schema.DQFlag{schema.FlagUnknownGPU}, false}},
+			{"AMD without a serverless price", "AMD Instinct MI300X OAM:serverless/serverless", runPodWant{Absent: true}},
+			{"AMD with one is read like any type", "AMD Instinct MI350X OAM:serverless/serverless", runPodWant{"MI350X-288GB", 288, "8.1", schema.StockUnknown, schema.IntraInfinityFabric, none, false}},
+			{"the unknown row, priced, is still dropped", "unknown:serverless/serverless", runPodWant{Absent: true}},
+			{"no price object: problem", "NVIDIA H200:serverless/serverless", runPodWant{Absent: true}},
+			{"no memory: the catalog's VRAM, flagged", "NVIDIA H100 80GB HBM3:serverless/serverless", runPodWant{"H100-SXM-80GB", 80, "4.176", schema.StockUnknown, schema.IntraNVSwitch, []schema.DQFlag{schema.FlagVRAMMissing}, false}},
+			{"memory as a string: problem", "NVIDIA H100 NVL:serverless/serverless", runPodWant{Absent: true}},
 		},
 	}
 	wantProblems := []string{
@@ -408,24 +414,7 @@ func TestParseRunPodCatalogTraps(t *testing.T) {
 				t.Errorf("offer id %q could collide with a pod's", o.OfferID)
 			}
 		}
-		for _, tt := range cases {
-			t.Run(file+"/"+tt.name, func(t *testing.T) {
-				o, ok := byKey[tt.key+"/serverless"]
-				if tt.want.Absent {
-					if ok {
-						t.Errorf("offer %s should not exist: %+v", tt.key, o)
-					}
-					return
-				}
-				if !ok {
-					t.Fatalf("no offer %s", tt.key)
-				}
-				got := runPodWant{o.GPUModel, o.VRAMGB, o.PriceUSDPerHour.String(), o.Stock, o.IntraNode, o.DQFlags, false}
-				if diff := cmp.Diff(tt.want, got); diff != "" {
-					t.Errorf("offer %s mismatch (-want +got):\n%s", tt.key, diff)
-				}
-			})
-		}
+		checkRunPodCases(t, file, byKey, cases)
 		if file == "runpod_catalog_traps" {
 			var got []string
 			for _, p := range problems {
@@ -568,7 +557,7 @@ func TestRunPodCatalogRefusesTheKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newTestClient(t, scrapers.ClientConfig{Redactor: redact.New(runPodTestKey)})
-	res, err := scrapers.NewRunPod(c, scrapers.RunPodConfig{URL: srv.URL + "/graphql", CatalogURL: srv.URL + "/v2/catalog/gpus", APIKey: runPodTestKey}, nil).Fetch(context.Background(), runNov29)
+	res, err := newRunPodAPISource(c, srv.URL).Fetch(context.Background(), runNov29)
 	if err != nil {
 		t.Fatalf("Fetch: %v: a refused catalog must not fail the run", err)
 	}
