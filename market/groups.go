@@ -35,8 +35,8 @@ type GroupKey struct {
 	GPUCount   uint16
 }
 
-// KeyOf returns the key of the group of o when the market is grouped by dims.
-func KeyOf(o *schema.Offer, by []Dimension) GroupKey {
+// keyOf returns the key of the group of o when the market is grouped by the dimensions by.
+func keyOf(o *schema.Offer, by []Dimension) GroupKey {
 	var k GroupKey
 	for _, d := range by {
 		switch d {
@@ -102,7 +102,7 @@ func Summaries(offers []schema.Offer, by []Dimension) []Summary {
 	var tallies []Tally
 	for i := range offers {
 		o := &offers[i]
-		k := at{KeyOf(o, by), o.PriceType}
+		k := at{keyOf(o, by), o.PriceType}
 		j, ok := index[k]
 		if !ok {
 			j = len(tallies)
