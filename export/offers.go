@@ -307,7 +307,7 @@ func noneMatch(w io.Writer, what string, v View) error {
 func footer(w io.Writer, what string, shown int, dropped []string, v View) error {
 	var lines []string
 	if v.Matched > shown {
-		line := Shown(shown, v.Matched, what)
+		line := shownLine(shown, v.Matched, what)
 		if filters := textcell.Clean(v.Filters, textcell.TextWidth); filters != "" {
 			line += " (" + filters + ")"
 		}
