@@ -29,10 +29,12 @@ type columns[T any] struct {
 }
 
 // columnsOf returns T's columns; decimals overrides the places of a decimal column by name. It
-// panics on a field it cannot write, a programming error the vocabulary test finds.
+// panics on a field it cannot write, or an override of no column, programming errors the
+// vocabulary test finds.
 func columnsOf[T any](decimals map[string]int32) columns[T] {
 	t := reflect.TypeFor[T]()
 	var c columns[T]
+	overridden := 0
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -40,7 +42,9 @@ func columnsOf[T any](decimals map[string]int32) columns[T] {
 			panic(fmt.Sprintf("export: %s.%s has no JSON name to be a column", t.Name(), f.Name))
 		}
 		places, ok := decimals[name]
-		if !ok {
+		if ok {
+			overridden++
+		} else {
 			places = schema.PriceDecimals
 		}
 		cell, err := cellOf(f.Type, places)
@@ -49,6 +53,9 @@ func columnsOf[T any](decimals map[string]int32) columns[T] {
 		}
 		c.names = append(c.names, name)
 		c.cells = append(c.cells, cell)
+	}
+	if overridden != len(decimals) {
+		panic(fmt.Sprintf("export: decimals %v name a column %s does not have", decimals, t.Name()))
 	}
 	return c
 }

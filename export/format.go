@@ -29,12 +29,12 @@ func unsupported(what string, f Format) error {
 // WriteShown writes the line that says --limit cut a list: "shown 200 of 1,234 price changes,
 // the newest; --limit 0 for all". what names the items and how they were chosen.
 func WriteShown(w io.Writer, shown, total int, what string) error {
-	_, err := io.WriteString(w, Shown(shown, total, what)+"; "+showAll+"\n")
+	_, err := io.WriteString(w, shownLine(shown, total, what)+"; "+showAll+"\n")
 	return err
 }
 
-// Shown says how much of a list a table shows: "shown 200 of 1,234 price changes".
-func Shown(shown, total int, what string) string {
+// shownLine says how much of a list a table shows: "shown 200 of 1,234 price changes".
+func shownLine(shown, total int, what string) string {
 	return fmt.Sprintf("shown %s of %s %s", money.Thousands(strconv.Itoa(shown)), money.Thousands(strconv.Itoa(total)), what)
 }
 

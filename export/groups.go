@@ -10,7 +10,6 @@ import (
 	"github.com/gpucost/gpucost/money"
 	"github.com/gpucost/gpucost/schema"
 	"github.com/gpucost/gpucost/textcell"
-	"github.com/shopspring/decimal"
 )
 
 // summaryColumns are the CSV columns of the market's groups: market.Summary's JSON names.
@@ -79,14 +78,14 @@ func summaryTable(w io.Writer, by []market.Dimension, groups []market.Summary, v
 			prices += "–" + money.Price(g.MaxUSDPerGPUHour)
 		}
 		col("$/GPU-H").Add(prices, OfferCellWidth)
-		col("ON-DEMAND").Add(optionalPrice(g.OnDemand), OfferCellWidth)
-		col("SPOT").Add(optionalPrice(g.Spot), OfferCellWidth)
-		commitment := optionalPrice(g.Commitment)
+		col("ON-DEMAND").Add(optional(g.OnDemand, money.Price), OfferCellWidth)
+		col("SPOT").Add(optional(g.Spot, money.Price), OfferCellWidth)
+		commitment := optional(g.Commitment, money.Price)
 		if g.Commitment != nil {
 			commitment += " " + termCell(g.CommitmentType)
 		}
 		col("COMMITMENT").Add(commitment, OfferCellWidth)
-		col("SERVERLESS").Add(optionalPrice(g.Serverless), OfferCellWidth)
+		col("SERVERLESS").Add(optional(g.Serverless, money.Price), OfferCellWidth)
 	}
 	vram := textcell.Drop("VRAM")
 	if outside {
@@ -98,14 +97,6 @@ func summaryTable(w io.Writer, by []market.Dimension, groups []market.Summary, v
 		return err
 	}
 	return footer(w, "groups", len(groups), dropped, v)
-}
-
-// optionalPrice writes a price per GPU-hour, "-" when there is none.
-func optionalPrice(d *decimal.Decimal) string {
-	if d == nil {
-		return "-"
-	}
-	return money.Price(*d)
 }
 
 // termCell writes the term of a commitment briefly: 1w, 1m, 3m, 6m, 1y, 3y; res for a reserved

@@ -281,8 +281,8 @@ func wholeGB(x float64) string { return gb(math.Round(x)) }
 // number writes a count that may be fractional: 16, 7.5.
 func number(x float64) string { return money.Thousands(strconv.FormatFloat(x, 'f', -1, 64)) }
 
-// optional writes a nullable figure with format, "-" when the source does not say.
-func optional(x *float64, format func(float64) string) string {
+// optional writes a nullable figure or price with format, "-" when there is none.
+func optional[T any](x *T, format func(T) string) string {
 	if x == nil {
 		return "-"
 	}
@@ -307,7 +307,7 @@ func noneMatch(w io.Writer, what string, v View) error {
 func footer(w io.Writer, what string, shown int, dropped []string, v View) error {
 	var lines []string
 	if v.Matched > shown {
-		line := Shown(shown, v.Matched, what)
+		line := shownLine(shown, v.Matched, what)
 		if filters := textcell.Clean(v.Filters, textcell.TextWidth); filters != "" {
 			line += " (" + filters + ")"
 		}

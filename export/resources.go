@@ -59,7 +59,7 @@ type OffersQuery struct {
 // NewOffersQuery is the query of an offers filter.
 func NewOffersQuery(f schema.OfferFilter) OffersQuery {
 	return OffersQuery{GPU: list(f.GPUModels), Provider: list(f.Providers), PriceType: list(f.PriceTypes), MinVRAM: f.MinVRAMGB,
-		MaxAge: FormatAge(f.MaxAge), Limit: f.Limit}
+		MaxAge: formatAge(f.MaxAge), Limit: f.Limit}
 }
 
 // HistoryQuery is a history request as understood.
@@ -105,7 +105,7 @@ type ValueQuery struct {
 
 // NewValueQuery is the query of a value request: f reads the market, q ranks it.
 func NewValueQuery(f schema.OfferFilter, q market.ValueQuery) ValueQuery {
-	return ValueQuery{PriceType: q.Basis, Precision: q.Precision, MaxAge: FormatAge(f.MaxAge)}
+	return ValueQuery{PriceType: q.Basis, Precision: q.Precision, MaxAge: formatAge(f.MaxAge)}
 }
 
 // PlansQuery is a plans request as understood: the teams asked for ([] is every team).
@@ -124,9 +124,9 @@ func list[T any](s []T) []T {
 	return s
 }
 
-// FormatAge writes an age as the CLI's flags and the API's parameters read it, briefly: 6h, 7d,
+// formatAge writes an age as the CLI's flags and the API's parameters read it, briefly: 6h, 7d,
 // 90m; "" for none.
-func FormatAge(d time.Duration) string {
+func formatAge(d time.Duration) string {
 	switch {
 	case d == 0:
 		return ""

@@ -14,14 +14,13 @@ import (
 
 // valueColumns are the columns of value figures: market.Value's JSON names, the figures per
 // TFLOP-hour and per TB/s-hour with market.ValueDecimals decimals.
-var valueColumns = columnsOf[market.Value](func() map[string]int32 {
-	places := map[string]int32{"usd_per_tflop_hour": market.ValueDecimals, "usd_per_tbps_hour": market.ValueDecimals,
-		"int8_usd_per_tops_hour": market.ValueDecimals}
-	for _, p := range market.RatedPrecisions {
-		places[string(p)+"_usd_per_tflop_hour"] = market.ValueDecimals
-	}
-	return places
-}())
+var valueColumns = columnsOf[market.Value](map[string]int32{
+	"usd_per_tflop_hour": market.ValueDecimals, "usd_per_tbps_hour": market.ValueDecimals,
+	"fp32_usd_per_tflop_hour": market.ValueDecimals, "tf32_usd_per_tflop_hour": market.ValueDecimals,
+	"fp16_usd_per_tflop_hour": market.ValueDecimals, "bf16_usd_per_tflop_hour": market.ValueDecimals,
+	"fp8_usd_per_tflop_hour": market.ValueDecimals, "int8_usd_per_tops_hour": market.ValueDecimals,
+	"fp4_usd_per_tflop_hour": market.ValueDecimals,
+})
 
 // Values writes value figures (market.Values, ranked at precision p) as a terminal table or
 // CSV. CSV carries every figure, exact to market.ValueDecimals places, as JSON does (the items

@@ -35,8 +35,8 @@ type GroupKey struct {
 	GPUCount   uint16
 }
 
-// KeyOf returns the key of the group of o when the market is grouped by dims.
-func KeyOf(o *schema.Offer, by []Dimension) GroupKey {
+// keyOf returns the key of the group of o when the market is grouped by the dimensions by.
+func keyOf(o *schema.Offer, by []Dimension) GroupKey {
 	var k GroupKey
 	for _, d := range by {
 		switch d {
@@ -102,7 +102,7 @@ func Summaries(offers []schema.Offer, by []Dimension) []Summary {
 	var tallies []Tally
 	for i := range offers {
 		o := &offers[i]
-		k := at{KeyOf(o, by), o.PriceType}
+		k := at{keyOf(o, by), o.PriceType}
 		j, ok := index[k]
 		if !ok {
 			j = len(tallies)
@@ -129,13 +129,14 @@ func Summaries(offers []schema.Offer, by []Dimension) []Summary {
 // Combine makes one summary of the tallies of each group, in the order the groups first come.
 func Combine(tallies []Tally) []Summary {
 	index := map[GroupKey]int{}
-	providers := map[GroupKey][]string{}
 	var out []Summary
+	var providers [][]string // of out[j], distinct
 	for _, t := range tallies {
 		j, ok := index[t.Key]
 		if !ok {
 			j = len(out)
 			index[t.Key] = j
+			providers = append(providers, nil)
 			k := t.Key
 			out = append(out, Summary{GPUModel: k.GPUModel, GPUNameRaw: k.GPUNameRaw, VRAMGB: k.VRAMGB, Provider: k.Provider, GPUCount: k.GPUCount,
 				MinUSDPerGPUHour: t.Min, MaxUSDPerGPUHour: t.Max})
@@ -146,11 +147,11 @@ func Combine(tallies []Tally) []Summary {
 		s := &out[j]
 		s.Offers += t.Offers
 		for _, p := range t.Providers {
-			if !slices.Contains(providers[t.Key], p) {
-				providers[t.Key] = append(providers[t.Key], p)
+			if !slices.Contains(providers[j], p) {
+				providers[j] = append(providers[j], p)
 			}
 		}
-		s.Providers = len(providers[t.Key])
+		s.Providers = len(providers[j])
 		if t.Min.LessThan(s.MinUSDPerGPUHour) {
 			s.MinUSDPerGPUHour = t.Min
 		}

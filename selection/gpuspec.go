@@ -40,11 +40,7 @@ func GPUSpecs(values []string) ([]schema.GPUSpec, error) {
 	var out []schema.GPUSpec
 	for _, v := range values {
 		var names []string // names waiting for the count or memory of a spec after them
-		for _, item := range strings.Split(v, ",") {
-			item = strings.TrimSpace(item)
-			if item == "" {
-				continue
-			}
+		for _, item := range List(v) {
 			p, err := parseSpec(item)
 			if err != nil {
 				return nil, bad("gpu", "%s: %v", Quote(item), err)

@@ -99,11 +99,11 @@ func (r Request) Offers(now time.Time, b Bounds) (schema.OfferFilter, error) {
 	if f.MaxUSDPerGPUHour, err = price("max_price", r.MaxPrice); err != nil {
 		return f, err
 	}
-	if f.Regions, err = Regions(r.Region); err != nil {
-		return f, &Error{Param: "region", Msg: err.Error()}
+	if f.Regions, err = regions(r.Region); err != nil {
+		return f, err
 	}
-	if f.Countries, err = Countries(r.Country); err != nil {
-		return f, &Error{Param: "country", Msg: err.Error()}
+	if f.Countries, err = countries(r.Country); err != nil {
+		return f, err
 	}
 	if f.MinVCPUs, err = number("min_vcpus", r.MinVCPUs, 0, 100000); err != nil {
 		return f, err
@@ -111,7 +111,7 @@ func (r Request) Offers(now time.Time, b Bounds) (schema.OfferFilter, error) {
 	if f.MinRAMGB, err = number("min_ram", r.MinRAM, 0, 1e6); err != nil {
 		return f, err
 	}
-	if f.Sort, err = Sort(r.Sort); err != nil {
+	if f.Sort, err = offerSort(r.Sort); err != nil {
 		return f, err
 	}
 	if f.MaxAge, err = r.maxAge(b); err != nil {
@@ -302,9 +302,9 @@ func price(param, s string) (decimal.Decimal, error) {
 	return d, nil
 }
 
-// Sort reads an order of the latest offers: price, gpu, vram or provider; "" is the default
-// (schema.OfferFilter.Sort).
-func Sort(s string) (schema.OfferSort, error) {
+// offerSort reads an order of the latest offers: price, gpu, vram or provider; "" is the
+// default (schema.OfferFilter.Sort).
+func offerSort(s string) (schema.OfferSort, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" || slices.Contains(schema.OfferSorts, schema.OfferSort(s)) {
 		return schema.OfferSort(s), nil
@@ -332,25 +332,25 @@ func GroupBy(s string) ([]market.Dimension, error) {
 // regionName is what a region filter may be: the names providers give their regions.
 var regionName = regexp.MustCompile(`^[a-z0-9][a-z0-9 ._-]{0,63}$`)
 
-// Regions splits a comma-separated list of regions, in lower case, and checks each name.
-func Regions(list string) ([]string, error) {
+// regions splits a comma-separated list of regions, in lower case, and checks each name.
+func regions(list string) ([]string, error) {
 	var out []string
 	for _, r := range List(strings.ToLower(list)) {
 		if !regionName.MatchString(r) {
-			return nil, fmt.Errorf("invalid region %s: regions are letters, digits, spaces, '.', '_' and '-', like us-east-1 or us", Quote(r))
+			return nil, bad("region", "invalid region %s: regions are letters, digits, spaces, '.', '_' and '-', like us-east-1 or us", Quote(r))
 		}
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-// Countries splits a comma-separated list of ISO 3166-1 alpha-2 country codes, in upper case,
+// countries splits a comma-separated list of ISO 3166-1 alpha-2 country codes, in upper case,
 // and checks each.
-func Countries(list string) ([]string, error) {
+func countries(list string) ([]string, error) {
 	var out []string
 	for _, c := range List(strings.ToUpper(list)) {
 		if !schema.KnownCountry(c) {
-			return nil, fmt.Errorf("%s is not an ISO 3166-1 alpha-2 country code, like US, DE or JP", Quote(c))
+			return nil, bad("country", "%s is not an ISO 3166-1 alpha-2 country code, like US, DE or JP", Quote(c))
 		}
 		out = append(out, c)
 	}

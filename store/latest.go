@@ -271,6 +271,17 @@ func (s *Store) CountLatest(ctx context.Context, f schema.OfferFilter) (offers, 
 	return int(all - outside), int(outside), nil
 }
 
+// summaryKeys are the key columns of LatestSummaries per dimension, in market.GroupKey's
+// order: their names, the dimension's expressions, and a constant of each one's type for when
+// the market is not grouped by it.
+var summaryKeys = map[market.Dimension]struct{ names, exprs, none []string }{
+	market.ByGPU: {[]string{"k_model", "k_raw", "k_vram"},
+		[]string{"gpu_model", "if(gpu_model = '', gpu_name_raw, '')", "if(gpu_model = '', vram_gb, 0)"},
+		[]string{"''", "''", "toFloat64(0)"}},
+	market.ByProvider: {[]string{"k_provider"}, []string{"provider"}, []string{"''"}},
+	market.ByCount:    {[]string{"k_count"}, []string{"gpu_count"}, []string{"toUInt16(0)"}},
+}
+
 // LatestSummaries summarises the latest offers that match f (its Limit, order and position
 // aside) per group of by, as market.Summaries summarises what LatestOffers returns for f,
 // without reading the market into Go: the server tallies each group at each price type (the
@@ -279,27 +290,16 @@ func (s *Store) CountLatest(ctx context.Context, f schema.OfferFilter) (offers, 
 func (s *Store) LatestSummaries(ctx context.Context, f schema.OfferFilter, by []market.Dimension) ([]market.Summary, error) {
 	const what = "summarising the latest offers"
 	from, args := s.latestMarket(f)
-	// Each key column is the dimension's, or a constant of its type when not grouped by it.
-	keys := map[market.Dimension][]string{
-		market.ByGPU:      {"gpu_model", "if(gpu_model = '', gpu_name_raw, '')", "if(gpu_model = '', vram_gb, 0)"},
-		market.ByProvider: {"provider"},
-		market.ByCount:    {"gpu_count"},
-	}
-	none := map[market.Dimension][]string{
-		market.ByGPU:      {"''", "''", "toFloat64(0)"},
-		market.ByProvider: {"''"},
-		market.ByCount:    {"toUInt16(0)"},
-	}
 	var cols, group []string
 	for _, d := range market.Dimensions {
-		names := map[market.Dimension][]string{market.ByGPU: {"k_model", "k_raw", "k_vram"}, market.ByProvider: {"k_provider"}, market.ByCount: {"k_count"}}[d]
-		exprs := none[d]
+		k := summaryKeys[d]
+		exprs := k.none
 		if slices.Contains(by, d) {
-			exprs = keys[d]
-			group = append(group, names...)
+			exprs = k.exprs
+			group = append(group, k.names...)
 		}
 		for i, e := range exprs {
-			cols = append(cols, e+" AS "+names[i])
+			cols = append(cols, e+" AS "+k.names[i])
 		}
 	}
 	q := "SELECT " + strings.Join(cols, ", ") + `, price_type, min(price_usd_per_gpu_hour), max(price_usd_per_gpu_hour), count(), groupUniqArray(provider)

@@ -337,7 +337,7 @@ func newestWhere(f schema.OfferFilter) ([]string, []any) {
 	}
 	if len(f.Regions) > 0 {
 		// A region, or one inside it: its name then a dash (us keeps us-texas). The regions are
-		// ASCII (selection.Regions), so the prefix's bytes are the name's start.
+		// ASCII (package selection checks them), so the prefix's bytes are the name's start.
 		var regions []string
 		for _, r := range f.Regions {
 			regions = append(regions, "lowerUTF8(region) = ? OR substring(lowerUTF8(region), 1, ?) = ?")

@@ -62,12 +62,17 @@ func (s *Store) planStoredQuery() string {
 
 // LatestPlan returns the rows of the newest stored plan, by team and workload; nil when none.
 func (s *Store) LatestPlan(ctx context.Context) ([]schema.PlanRow, error) {
-	return s.readPlan(ctx, "reading the latest plan", s.latestPlanQuery())
+	return s.readPlan(ctx, "reading the latest plan", s.newestPlanQuery(""))
 }
 
-func (s *Store) latestPlanQuery() string {
+// newestPlanQuery selects the rows of the newest plan among those where the condition holds
+// (every plan when it is ""), by team and workload.
+func (s *Store) newestPlanQuery(where string) string {
+	if where != "" {
+		where = " WHERE " + where
+	}
 	return "SELECT " + planColumns + " FROM " + s.table("plans") +
-		" WHERE run_id = (SELECT argMax(run_id, generated_at) FROM " + s.table("plans") + ")" +
+		" WHERE run_id = (SELECT argMax(run_id, generated_at) FROM " + s.table("plans") + where + ")" +
 		" ORDER BY team, workload"
 }
 
@@ -75,13 +80,7 @@ func (s *Store) latestPlanQuery() string {
 // workload; nil when none is that old. The weekly email compares this week's plan with
 // PlanAsOf(a week ago).
 func (s *Store) PlanAsOf(ctx context.Context, t time.Time) ([]schema.PlanRow, error) {
-	return s.readPlan(ctx, "reading the plan as of "+t.UTC().Format(time.RFC3339), s.planAsOfQuery(), t.UTC())
-}
-
-func (s *Store) planAsOfQuery() string {
-	return "SELECT " + planColumns + " FROM " + s.table("plans") +
-		" WHERE run_id = (SELECT argMax(run_id, generated_at) FROM " + s.table("plans") + " WHERE generated_at <= ?)" +
-		" ORDER BY team, workload"
+	return s.readPlan(ctx, "reading the plan as of "+t.UTC().Format(time.RFC3339), s.newestPlanQuery("generated_at <= ?"), t.UTC())
 }
 
 // readPlan runs a query of planColumns and scans its rows; what names the read in errors.
