@@ -199,10 +199,11 @@ func openStore(ctx context.Context, c config.ClickHouseConfig, opts store.Option
 }
 
 // outputFlag adds --output to cmd, into p: one of values, the first the default, completed by
-// the shell.
-func outputFlag(cmd *cobra.Command, p *string, values ...string) {
+// the shell. The check it returns is checkOutput of what --output was given, against values.
+func outputFlag(cmd *cobra.Command, p *string, values ...string) (check func() error) {
 	cmd.Flags().StringVar(p, "output", values[0], orList(values))
 	completeFlag(cmd, "output", values...)
+	return func() error { return checkOutput(*p, values...) }
 }
 
 // formatAlias makes --format another name of --output on cmd and its subcommands, for the
