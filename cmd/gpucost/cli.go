@@ -271,12 +271,17 @@ func completeSelection(cmd *cobra.Command) {
 		}
 	}
 	if cmd.Flag("price-type") != nil {
-		types := make([]string, len(schema.PriceTypes))
-		for i, t := range schema.PriceTypes {
-			types[i] = string(t)
-		}
-		completeList(cmd, "price-type", types...)
+		completeList(cmd, "price-type", names(schema.PriceTypes)...)
 	}
+}
+
+// names are the values of a string enum, as text.
+func names[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // must panics on an error that only a programming mistake makes (a flag registered twice).
