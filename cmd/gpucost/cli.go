@@ -160,9 +160,12 @@ func noArgs(cmd *cobra.Command, args []string) error {
 type configFlag struct{ path string }
 
 // add adds --config to cmd.
-func (c *configFlag) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.path, "config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
-	must(cmd.MarkFlagFilename("config", "yaml", "yml"))
+func (c *configFlag) add(cmd *cobra.Command) { c.addTo(cmd.Flags()) }
+
+// addTo adds --config to fs: a command's persistent flags give it to its subcommands too.
+func (c *configFlag) addTo(fs *pflag.FlagSet) {
+	fs.StringVar(&c.path, "config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	must(cobra.MarkFlagFilename(fs, "config", "yaml", "yml"))
 }
 
 // load loads the configuration: the embedded defaults, the file of --config or GPUCOST_CONFIG,
