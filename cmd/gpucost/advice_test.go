@@ -24,11 +24,9 @@ func TestWeeklyEmailAdviceWhereItApplies(t *testing.T) {
 	sink := startSMTPSink(t)
 
 	x := newE2E(t, nil)
-	cfg := x.writeConfig(fmt.Sprintf("optimize:\n  workloads: ../../plans/workloads.sample.yaml\n"+
-		"prometheus:\n  url: %s\n  window: 30s\n  timeout: 5s\n"+
-		"  query: avg_over_time(DCGM_FI_DEV_GPU_UTIL{job=\"%s\",$selector}[$window]) / 100\n"+
+	cfg := x.writeConfig(measuredSampleTeams(ex.Prometheus, ex.Job) + fmt.Sprintf(
 		"report:\n  out_dir: %s\n  smtp:\n    port: %d\n    from: gpucost@example.com\n    starttls: \"off\"\n    retry_wait: 10ms\n",
-		ex.Prometheus, ex.Job, t.TempDir(), sink.port()))
+		t.TempDir(), sink.port()))
 	if code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg); code != exitOK {
 		t.Fatalf("scrape: exit %d\n%s", code, out)
 	}

@@ -32,9 +32,10 @@ previous observation's time and the change in dollars included; json is the enve
 
 func changesCommand(e env) *cobra.Command {
 	var (
-		cf     configFlag
-		req    selection.Request
-		output string
+		cf          configFlag
+		req         selection.Request
+		output      string
+		outputCheck func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "changes [flags]",
@@ -47,7 +48,7 @@ func changesCommand(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+			if err := outputCheck(); err != nil {
 				return err
 			}
 			s, err := cf.openStore(ctx, e)
@@ -100,7 +101,7 @@ func changesCommand(e env) *cobra.Command {
 	fl.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
 	fl.StringVar(&req.MinPct, "min-pct", "0", "only moves of at least this many percent, up or down")
 	fl.StringVar(&req.Limit, "limit", "200", "at most this many rows, newest first (0: all)")
-	outputFlag(cmd, &output, "table", "json", "csv")
+	outputCheck = outputFlag(cmd, &output, "table", "json", "csv")
 	completeSelection(cmd)
 	return cmd
 }

@@ -160,9 +160,12 @@ func noArgs(cmd *cobra.Command, args []string) error {
 type configFlag struct{ path string }
 
 // add adds --config to cmd.
-func (c *configFlag) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.path, "config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
-	must(cmd.MarkFlagFilename("config", "yaml", "yml"))
+func (c *configFlag) add(cmd *cobra.Command) { c.addTo(cmd.Flags()) }
+
+// addTo adds --config to fs: a command's persistent flags give it to its subcommands too.
+func (c *configFlag) addTo(fs *pflag.FlagSet) {
+	fs.StringVar(&c.path, "config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
+	must(cobra.MarkFlagFilename(fs, "config", "yaml", "yml"))
 }
 
 // load loads the configuration: the embedded defaults, the file of --config or GPUCOST_CONFIG,
@@ -199,10 +202,11 @@ func openStore(ctx context.Context, c config.ClickHouseConfig, opts store.Option
 }
 
 // outputFlag adds --output to cmd, into p: one of values, the first the default, completed by
-// the shell.
-func outputFlag(cmd *cobra.Command, p *string, values ...string) {
+// the shell. The check it returns is checkOutput of what --output was given, against values.
+func outputFlag(cmd *cobra.Command, p *string, values ...string) (check func() error) {
 	cmd.Flags().StringVar(p, "output", values[0], orList(values))
 	completeFlag(cmd, "output", values...)
+	return func() error { return checkOutput(*p, values...) }
 }
 
 // formatAlias makes --format another name of --output on cmd and its subcommands, for the
@@ -270,12 +274,17 @@ func completeSelection(cmd *cobra.Command) {
 		}
 	}
 	if cmd.Flag("price-type") != nil {
-		types := make([]string, len(schema.PriceTypes))
-		for i, t := range schema.PriceTypes {
-			types[i] = string(t)
-		}
-		completeList(cmd, "price-type", types...)
+		completeList(cmd, "price-type", names(schema.PriceTypes)...)
 	}
+}
+
+// names are the values of a string enum, as text.
+func names[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // must panics on an error that only a programming mistake makes (a flag registered twice).

@@ -17,9 +17,12 @@ import (
 
 // runOut runs gpucost in-process with no environment and returns its exit code, stdout and
 // stderr apart.
-func runOut(args ...string) (int, string, string) {
+func runOut(args ...string) (int, string, string) { return runEnvOut(nil, args...) }
+
+// runEnvOut is runOut with environment variables.
+func runEnvOut(vars map[string]string, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	e := env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return vars[k] }}
 	code := run(context.Background(), e, args)
 	return code, stdout.String(), stderr.String()
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -275,12 +274,11 @@ func (x *e2e) writeConfig(providers string) string {
 
 func runCLI(args ...string) (int, string) { return runCLIEnv(nil, args...) }
 
-// runCLIEnv is runCLI with an environment.
+// runCLIEnv is runCLI with an environment: runEnvOut with stdout and stderr in one string
+// (stdoutOf takes stdout back).
 func runCLIEnv(vars map[string]string, args ...string) (int, string) {
-	var stdout, stderr bytes.Buffer
-	e := env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return vars[k] }}
-	code := run(context.Background(), e, args)
-	return code, stdout.String() + "\n--- stderr\n" + stderr.String()
+	code, stdout, stderr := runEnvOut(vars, args...)
+	return code, stdout + "\n--- stderr\n" + stderr
 }
 
 // count runs a count query on the test database.

@@ -76,10 +76,8 @@ func exportCommand(e env) *cobra.Command {
 	fl.StringVar(&x.output, "output", "csv", "csv, parquet or ndjson (--format is another name of it)")
 	fl.StringVar(&x.compression, "compression", string(export.Snappy), "with --output parquet, the pages' codec: snappy or zstd")
 	fl.StringVar(&x.out, "out", "-", "output file; - is standard output")
-	fl.StringVar(&x.cf.path, "config", "", "config file (default $GPUCOST_CONFIG, else the embedded defaults)")
-	for name, exts := range map[string][]string{"config": {"yaml", "yml"}, "out": {"csv", "parquet", "ndjson", "jsonl"}} {
-		must(cmd.MarkPersistentFlagFilename(name, exts...))
-	}
+	x.cf.addTo(fl)
+	must(cmd.MarkPersistentFlagFilename("out", "csv", "parquet", "ndjson", "jsonl"))
 	completeFlag(cmd, "output", exportOutputs...)
 	completeFlag(cmd, "compression", names(export.Compressions)...)
 	completeSelection(cmd)

@@ -115,12 +115,3 @@ func runValue(ctx context.Context, e env, cf *configFlag, req selection.Request,
 	}
 	return export.Values(e.stdout, export.Format(output), q.Precision, values)
 }
-
-// names are the values of a string enum, as text.
-func names[T ~string](values []T) []string {
-	out := make([]string, len(values))
-	for i, v := range values {
-		out[i] = string(v)
-	}
-	return out
-}

@@ -95,10 +95,3 @@ func closedAddr(t *testing.T) string {
 	ln.Close()
 	return addr
 }
-
-// runEnvOut is runOut with environment variables.
-func runEnvOut(vars map[string]string, args ...string) (int, string, string) {
-	code, out := runCLIEnv(vars, args...)
-	stdout, stderr, _ := strings.Cut(out, "\n--- stderr\n")
-	return code, stdout, stderr
-}

@@ -40,6 +40,7 @@ func historyCommand(e env) *cobra.Command {
 		cf                configFlag
 		req               selection.Request
 		output, chartPath string
+		outputCheck       func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "history --gpu MODEL [flags]",
@@ -52,7 +53,7 @@ func historyCommand(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+			if err := outputCheck(); err != nil {
 				return err
 			}
 			if chartPath != "" {
@@ -99,7 +100,7 @@ func historyCommand(e env) *cobra.Command {
 	fl.StringVar(&req.Until, "until", "now", "end of the range (exclusive)")
 	fl.StringVar(&req.Interval, "interval", "day", "bucket width: hour, day or week")
 	completeFlag(cmd, "interval", "hour", "day", "week")
-	outputFlag(cmd, &output, "table", "json", "csv")
+	outputCheck = outputFlag(cmd, &output, "table", "json", "csv")
 	fl.StringVar(&chartPath, "chart", "", "also draw a chart to this .png or .svg file")
 	must(cmd.MarkFlagFilename("chart", "png", "svg"))
 	completeSelection(cmd)

@@ -57,9 +57,10 @@ type imported struct {
 
 func importCommand(e env) *cobra.Command {
 	var (
-		cf     configFlag
-		dryRun bool
-		output string
+		cf          configFlag
+		dryRun      bool
+		output      string
+		outputCheck func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "import [flags] FILE.csv",
@@ -77,7 +78,7 @@ func importCommand(e env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			path := args[0]
-			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+			if err := outputCheck(); err != nil {
 				return err
 			}
 			cfg, err := cf.load(e)
@@ -124,7 +125,7 @@ func importCommand(e env) *cobra.Command {
 	}
 	cf.add(cmd)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the file and say what would be loaded; load nothing")
-	outputFlag(cmd, &output, "table", "json", "csv")
+	outputCheck = outputFlag(cmd, &output, "table", "json", "csv")
 	return cmd
 }
 

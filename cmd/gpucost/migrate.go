@@ -42,6 +42,7 @@ func migrateCommand(e env) *cobra.Command {
 		cf           configFlag
 		dsn, cluster string
 		output       string
+		outputCheck  func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "migrate [--dsn DSN] [--cluster NAME]",
@@ -49,7 +50,7 @@ func migrateCommand(e env) *cobra.Command {
 		Long:  migrateHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+			if err := outputCheck(); err != nil {
 				return err
 			}
 			cfg, err := cf.load(e)
@@ -85,7 +86,7 @@ func migrateCommand(e env) *cobra.Command {
 	cf.add(cmd)
 	cmd.Flags().StringVar(&dsn, "dsn", "", "ClickHouse DSN, clickhouse://user:password@host:9000/database (default clickhouse.dsn)")
 	cmd.Flags().StringVar(&cluster, "cluster", "", "create the schema on this ClickHouse cluster (default clickhouse.cluster)")
-	outputFlag(cmd, &output, "table", "json", "csv")
+	outputCheck = outputFlag(cmd, &output, "table", "json", "csv")
 	return cmd
 }
 

@@ -111,6 +111,7 @@ func offersCommand(e env) *cobra.Command {
 		perGPU, unknown, wide         bool
 		spot, onDemand, commitment    bool
 		limit                         int
+		outputCheck                   func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "offers [flags]",
@@ -119,7 +120,7 @@ func offersCommand(e env) *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := checkOutput(output, "table", "json", "csv"); err != nil {
+			if err := outputCheck(); err != nil {
 				return err
 			}
 			if perGPU {
@@ -236,7 +237,7 @@ func offersCommand(e env) *cobra.Command {
 	fl.BoolVar(&perGPU, "cheapest-per-gpu", false, "the older name of --group-by gpu (it printed offers, now groups)")
 	fl.IntVar(&limit, "limit", 50, "at most this many rows (0: all)")
 	fl.BoolVar(&wide, "wide", false, "every column, however wide the terminal")
-	outputFlag(cmd, &output, "table", "json", "csv")
+	outputCheck = outputFlag(cmd, &output, "table", "json", "csv")
 	completeSelection(cmd)
 	return cmd
 }

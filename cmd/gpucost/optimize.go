@@ -14,7 +14,6 @@ import (
 	"github.com/gpucost/gpucost/optimizer"
 	"github.com/gpucost/gpucost/plans"
 	"github.com/gpucost/gpucost/report"
-	"github.com/gpucost/gpucost/selection"
 	"github.com/gpucost/gpucost/store"
 )
 
@@ -60,6 +59,7 @@ func optimizeCommand(e env) *cobra.Command {
 		cf                configFlag
 		workloads, output string
 		noStore, quiet    bool
+		outputCheck       func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "optimize [flags]",
@@ -67,10 +67,10 @@ func optimizeCommand(e env) *cobra.Command {
 		Long:  optimizeHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, ok := planFormats[output]
-			if !ok && output != "json" {
-				return badUsage("--output %s: want table, json, csv or markdown", selection.Quote(output))
+			if err := outputCheck(); err != nil {
+				return err
 			}
+			format := planFormats[output]
 			return quietly(e, quiet, func(e env) error {
 				cfg, err := cf.load(e)
 				if err != nil {
@@ -94,7 +94,7 @@ func optimizeCommand(e env) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&workloads, "workloads", "", "workloads file (default optimize.workloads; none: the sample teams built in)")
 	must(cmd.MarkFlagFilename("workloads", "yaml", "yml"))
-	outputFlag(cmd, &output, "table", "json", "csv", "markdown")
+	outputCheck = outputFlag(cmd, &output, "table", "json", "csv", "markdown")
 	fl.BoolVar(&noStore, "no-store", false, "print the plan without storing it")
 	quietFlag(cmd, &quiet, "the plan is made and stored")
 	return cmd

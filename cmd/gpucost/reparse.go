@@ -52,6 +52,7 @@ func reparseCommand(e env) *cobra.Command {
 		cf                                  configFlag
 		fromFlag, toFlag, providers, output string
 		dryRun                              bool
+		outputCheck                         func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "reparse --from WHEN [--to WHEN] [--providers LIST] [--dry-run]",
@@ -72,7 +73,7 @@ func reparseCommand(e env) *cobra.Command {
 			if !from.Before(to) {
 				return badUsage("--from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 			}
-			if err := checkOutput(output, "table", "json"); err != nil {
+			if err := outputCheck(); err != nil {
 				return err
 			}
 			cfg, err := cf.load(e)
@@ -129,6 +130,6 @@ func reparseCommand(e env) *cobra.Command {
 	fl.StringVar(&providers, "providers", "", "comma-separated providers (default every provider with a parser)")
 	completeList(cmd, "providers", scrapers.StoredParsers()...)
 	fl.BoolVar(&dryRun, "dry-run", false, "report what would change; write nothing")
-	outputFlag(cmd, &output, "table", "json")
+	outputCheck = outputFlag(cmd, &output, "table", "json")
 	return cmd
 }

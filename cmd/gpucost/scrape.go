@@ -68,14 +68,17 @@ type scrapeFlags struct {
 }
 
 func scrapeCommand(e env, hooks scrapeHooks) *cobra.Command {
-	var f scrapeFlags
+	var (
+		f           scrapeFlags
+		outputCheck func() error
+	)
 	cmd := &cobra.Command{
 		Use:   "scrape [flags]",
 		Short: "run one scrape of every enabled provider into ClickHouse",
 		Long:  scrapeHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(f.output, "table", "json", "csv"); err != nil {
+			if err := outputCheck(); err != nil {
 				return err
 			}
 			if f.replay != "" && f.record != "" {
@@ -92,7 +95,7 @@ func scrapeCommand(e env, hooks scrapeHooks) *cobra.Command {
 	fl.StringVar(&f.record, "record", "", "save every response of this run to a folder (replayable with --replay)")
 	must(cmd.MarkFlagDirname("record"))
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would be loaded; load and spool nothing")
-	outputFlag(cmd, &f.output, "table", "json", "csv")
+	outputCheck = outputFlag(cmd, &f.output, "table", "json", "csv")
 	quietFlag(cmd, &f.quiet, "every provider is scraped and stored")
 	completeSelection(cmd)
 	return cmd

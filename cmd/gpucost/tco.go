@@ -65,6 +65,7 @@ func tcoCommand(e env) *cobra.Command {
 		purchase, output                  string
 		count                             int
 		hours                             float64
+		outputCheck                       func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "tco [--workloads FILE] | --gpu MODEL [--count N] [--utilization 60%] [--hours-per-month H] [--rent USD] [--purchase USD]",
@@ -73,10 +74,10 @@ func tcoCommand(e env) *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			format, ok := tcoFormats[output]
-			if !ok && output != "json" {
-				return badUsage("--output %s: want table, json or csv", selection.Quote(output))
+			if err := outputCheck(); err != nil {
+				return err
 			}
+			format := tcoFormats[output]
 			if gpu == "" {
 				for _, name := range calculatorFlags {
 					if cmd.Flags().Changed(name) {
@@ -137,7 +138,7 @@ func tcoCommand(e env) *cobra.Command {
 	fl.Float64Var(&hours, "hours-per-month", 0, "calculator: hours a month the GPUs are wanted (default optimize.options.hours_per_month)")
 	fl.StringVar(&rent, "rent", "", "calculator: USD per GPU-hour rented (default today's cheapest on-demand offer in the store)")
 	fl.StringVar(&purchase, "purchase", "", "calculator: USD per GPU bought (default the catalog's price)")
-	outputFlag(cmd, &output, "table", "json", "csv")
+	outputCheck = outputFlag(cmd, &output, "table", "json", "csv")
 	completeSelection(cmd)
 	return cmd
 }

@@ -22,13 +22,7 @@ func TestOptimizeReadsUtilizationFromPrometheus(t *testing.T) {
 	ex := gpuusagetest.Serve(t, searchGPUs()...)
 
 	x := newE2E(t, nil)
-	// The query keeps to this test's exporter (other tests serve search's pods too), and the
-	// window is the half minute the exporter has been scraped.
-	section := func(url string) string {
-		return fmt.Sprintf("optimize:\n  workloads: ../../plans/workloads.sample.yaml\nprometheus:\n  url: %s\n  window: 30s\n  timeout: 5s\n"+
-			"  query: avg_over_time(DCGM_FI_DEV_GPU_UTIL{job=\"%s\",$selector}[$window]) / 100\n", url, ex.Job)
-	}
-	cfg := x.writeConfig(section(ex.Prometheus))
+	cfg := x.writeConfig(measuredSampleTeams(ex.Prometheus, ex.Job))
 	if code, out := runCLI("scrape", "--replay", snapshotDir, "--config", cfg); code != exitOK {
 		t.Fatalf("scrape: exit %d\n%s", code, out)
 	}
@@ -80,7 +74,7 @@ func TestOptimizeReadsUtilizationFromPrometheus(t *testing.T) {
 	down := "http://" + closed.Addr().String()
 	closed.Close()
 	const token = "prom-bearer-token-5ee1"
-	code, out := runCLIEnv(map[string]string{"GPUCOST_PROMETHEUS_TOKEN": token}, "optimize", "--output", "json", "--no-store", "--config", x.writeConfig(section(down)))
+	code, out := runCLIEnv(map[string]string{"GPUCOST_PROMETHEUS_TOKEN": token}, "optimize", "--output", "json", "--no-store", "--config", x.writeConfig(measuredSampleTeams(down, ex.Job)))
 	if code != exitOK {
 		t.Fatalf("optimize with Prometheus down: exit %d\n%s", code, out)
 	}
@@ -93,6 +87,14 @@ func TestOptimizeReadsUtilizationFromPrometheus(t *testing.T) {
 	if n := strings.Count(out, "GPU utilization not measured"); n != 2 || !strings.Contains(out, "unreachable: dial tcp "+closed.Addr().String()) {
 		t.Errorf("%d failures logged, want 2 saying Prometheus is unreachable:\n%s", n, out)
 	}
+}
+
+// measuredSampleTeams is the configuration of the sample teams measured by the Prometheus at
+// url: the query keeps to the exporter of job (other tests serve search's pods too), and the
+// window is the half minute the exporter has been scraped.
+func measuredSampleTeams(url, job string) string {
+	return fmt.Sprintf("optimize:\n  workloads: ../../plans/workloads.sample.yaml\nprometheus:\n  url: %s\n  window: 30s\n  timeout: 5s\n"+
+		"  query: avg_over_time(DCGM_FI_DEV_GPU_UTIL{job=\"%s\",$selector}[$window]) / 100\n", url, job)
 }
 
 // searchGPUs are the sample team search's GPUs as the DCGM exporter shows them: the 8 H100s of
