@@ -62,11 +62,19 @@ func TestDefaultPathsDoNotDependOnTheWorkingDirectory(t *testing.T) {
 // TestLogSettings: log.level and log.format take their documented values, from a file or the
 // environment; anything else is an error naming the key.
 func TestLogSettings(t *testing.T) {
-	cfg, err := config.Load("", func(string) string { return "" })
+	// The state folder the defaults need is the test's own, whoever runs it (root or not, with
+	// $HOME or without).
+	state := t.TempDir()
+	cfg, err := config.Load("", func(k string) string {
+		if k == "STATE_DIRECTORY" {
+			return state
+		}
+		return ""
+	})
 	if err != nil || cfg.Log.Level != "info" || cfg.Log.Format != "text" {
 		t.Fatalf("defaults: %+v (%v), want info and text", cfg.Log, err)
 	}
-	env := map[string]string{"GPUCOST_LOG_LEVEL": "debug", "GPUCOST_LOG_FORMAT": "json"}
+	env := map[string]string{"GPUCOST_LOG_LEVEL": "debug", "GPUCOST_LOG_FORMAT": "json", "STATE_DIRECTORY": state}
 	if cfg, err = config.Load("", func(k string) string { return env[k] }); err != nil || cfg.Log.Level != "debug" || cfg.Log.Format != "json" {
 		t.Errorf("from the environment: %+v (%v)", cfg.Log, err)
 	}

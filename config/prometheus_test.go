@@ -15,8 +15,8 @@ import (
 // window; a file or the environment turns it on; every bad value names the file and line and
 // the key; the token is read from its variable or file, listed as a secret, and never printed.
 func TestPrometheusConfig(t *testing.T) {
-	noEnv := func(string) string { return "" }
-	def, err := Load("", noEnv)
+	onlyState := stateOnly(t)
+	def, err := Load("", onlyState)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestPrometheusConfig(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := write(strings.ReplaceAll(tt.name, " ", "-")+".yaml", tt.yaml)
-			_, err := Load(path, noEnv)
+			_, err := Load(path, onlyState)
 			if want := "config " + path + tt.want; err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("error %v\nwant it to contain %q", err, want)
 			}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestReportConfigCheck(t *testing.T) {
-	base, err := Load("", func(string) string { return "" })
+	base, err := Load("", stateOnly(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,5 +41,17 @@ func TestReportConfigCheck(t *testing.T) {
 				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// stateOnly is an environment that names only gpucost's state folder, the test's own, so that
+// the defaults load whoever runs the tests (root or not, with $HOME or without).
+func stateOnly(t *testing.T) func(string) string {
+	state := t.TempDir()
+	return func(k string) string {
+		if k == "STATE_DIRECTORY" {
+			return state
+		}
+		return ""
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/gpucost/gpucost/config"
 	"github.com/gpucost/gpucost/pipeline"
 	"github.com/gpucost/gpucost/web"
 )
@@ -26,10 +25,7 @@ import (
 // then each run is counted by its outcome, with the time of the last success or failure and
 // its duration, and /healthz reports each job's last status.
 func TestJobMetricsExistFromTheStartAndCountEachRun(t *testing.T) {
-	cfg, err := config.Load("", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := defaultConfig(t)
 	cfg.Serve.ScrapeSchedule = "0 0 1 1 *" // not during the test
 	cfg.Serve.ScrapeOnStart = false
 	cfg.Optimize.Schedule, cfg.Report.Schedule = "@every 1s", "@every 1s"

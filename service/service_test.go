@@ -30,10 +30,7 @@ import (
 
 func TestServeRunsJobsSurvivesPanicsAndStopsOnSIGTERM(t *testing.T) {
 	st := storetest.Open(t)
-	cfg, err := config.Load("", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := defaultConfig(t)
 	cfg.Serve.ScrapeSchedule = "@every 1s"
 	cfg.Serve.ShutdownGrace = config.Duration(20 * time.Second)
 	logs := &syncBuffer{}
@@ -219,10 +216,7 @@ func (s *syncBuffer) String() string {
 // are kept with its next run, a bad schedule is the configuration's error, and the service
 // returns nil when its context ends.
 func TestServeKeepsJobStatesAndStopsWithItsContext(t *testing.T) {
-	cfg, err := config.Load("", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := defaultConfig(t)
 	cfg.Serve.ScrapeSchedule = "@every 1h"
 	deps := Deps{Scrape: Scrape{Config: pipeline.Config{SpoolDir: t.TempDir()}, Sources: providers(cfg.Scrape.Providers), Sink: discard{}, History: discard{}},
 		Report: func(context.Context) (Result, error) { return Result{Outcome: OK}, nil }}
@@ -275,4 +269,21 @@ func TestServeKeepsJobStatesAndStopsWithItsContext(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Serve did not return when its context ended")
 	}
+}
+
+// defaultConfig is the configuration of the built-in defaults, its state folder the test's own
+// (STATE_DIRECTORY), so that loading it needs neither root nor $HOME.
+func defaultConfig(t *testing.T) config.Config {
+	t.Helper()
+	state := t.TempDir()
+	cfg, err := config.Load("", func(k string) string {
+		if k == "STATE_DIRECTORY" {
+			return state
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

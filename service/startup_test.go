@@ -22,10 +22,7 @@ import (
 // year), so that only the start-up scrape can run.
 func startupConfig(t *testing.T) config.Config {
 	t.Helper()
-	cfg, err := config.Load("", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := defaultConfig(t)
 	if !cfg.Serve.ScrapeOnStart {
 		t.Fatal("serve.scrape_on_start is off by default; the documented default is on")
 	}

@@ -41,7 +41,7 @@ func replayRunner(tb testing.TB, now func() time.Time) (*pipeline.Runner, string
 	if code, out := runCLI("migrate", "--dsn", dsn); code != 0 {
 		tb.Fatalf("migrate: %s", out)
 	}
-	cfg, err := config.Load("", func(string) string { return "" })
+	cfg, err := config.Load("", isolated(tb.TempDir(), nil))
 	if err != nil {
 		tb.Fatal(err)
 	}

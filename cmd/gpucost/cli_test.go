@@ -22,7 +22,7 @@ func runOut(args ...string) (int, string, string) { return runEnvOut(nil, args..
 // runEnvOut is runOut with environment variables.
 func runEnvOut(vars map[string]string, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	e := env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return vars[k] }}
+	e := env{stdout: &stdout, stderr: &stderr, getenv: isolated(testState, func(k string) string { return vars[k] })}
 	code := run(context.Background(), e, args)
 	return code, stdout.String(), stderr.String()
 }

@@ -24,7 +24,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 		return p
 	}
-	noEnv := func(string) string { return "" }
+	onlyState := isolated(t.TempDir(), nil)
 
 	good := write("good.yaml", "scrape:\n  parallelism: 2\n")
 	env := map[string]string{"GPUCOST_SCRAPE_PROVIDERS": "vastai, runpod", "GPUCOST_SCRAPE_LOAD_TIMEOUT": "45s"}
@@ -59,7 +59,7 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := config.Load(filepath.Join(dir, "missing.yaml"), noEnv); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+	if _, err := config.Load(filepath.Join(dir, "missing.yaml"), onlyState); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("a missing file: %v", err)
 	}
 }
@@ -67,7 +67,7 @@ func TestLoadConfig(t *testing.T) {
 // TestConfigOptions: the embedded optimize.options are the optimizer's own defaults, and a file
 // or the environment changes single options.
 func TestConfigOptions(t *testing.T) {
-	cfg, err := config.Load("", func(string) string { return "" })
+	cfg, err := config.Load("", isolated(t.TempDir(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}

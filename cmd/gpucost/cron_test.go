@@ -76,12 +76,12 @@ func TestREADMECronLinesPrintNothing(t *testing.T) {
 			t.Fatalf("a cron job that is not gpucost: %q", words)
 		}
 		var stdout, stderr bytes.Buffer
-		e := env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string {
+		e := env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), func(k string) string {
 			if v, ok := extra[k]; ok {
 				return v
 			}
 			return vars[k]
-		}}
+		})}
 		code := run(t.Context(), e, words[1:])
 		return code, stdout.String(), stderr.String()
 	}
@@ -152,7 +152,7 @@ func TestScrapeProgressOnATerminal(t *testing.T) {
 	args := []string{"scrape", "--dry-run", "--replay", snapshotDir, "--output", "json"}
 	for _, tty := range []bool{true, false} {
 		var stdout, stderr bytes.Buffer
-		e := env{stdout: &stdout, stderr: &stderr, stderrTTY: tty, getenv: func(string) string { return "" }}
+		e := env{stdout: &stdout, stderr: &stderr, stderrTTY: tty, getenv: isolated(t.TempDir(), nil)}
 		if code := run(t.Context(), e, args); code != exitOK {
 			t.Fatalf("exit %d\n%s", code, stderr.String())
 		}
@@ -239,6 +239,6 @@ func TestExportToDevNull(t *testing.T) {
 // runEnvTTY runs gpucost with stdout taken for a terminal.
 func runEnvTTY(stdout *bytes.Buffer, args ...string) (int, string) {
 	var stderr bytes.Buffer
-	e := env{stdout: stdout, stderr: &stderr, stdoutTTY: true, getenv: func(string) string { return "" }}
+	e := env{stdout: stdout, stderr: &stderr, stdoutTTY: true, getenv: isolated(testState, nil)}
 	return run(context.Background(), e, args), stderr.String()
 }

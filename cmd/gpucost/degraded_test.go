@@ -69,7 +69,7 @@ func newServeFixture(t *testing.T, vars map[string]string) *serveFixture {
 
 // varsEnv is a command environment with these variables and discarded output.
 func varsEnv(vars map[string]string) env {
-	return env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] }}
+	return env{stdout: io.Discard, stderr: io.Discard, getenv: isolated(testState, func(k string) string { return vars[k] })}
 }
 
 // get requests path and returns the status, the body and how long the answer took.

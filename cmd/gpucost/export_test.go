@@ -298,7 +298,7 @@ func TestExportUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+			e := env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), nil)}
 			if code := runCommand("export", context.Background(), e, tt.args); code != exitUsage || !strings.Contains(stderr.String(), tt.wantErr) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), exitUsage, tt.wantErr)
 			}

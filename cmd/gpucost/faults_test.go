@@ -160,7 +160,7 @@ func TestKillClickHouseDuringLoads(t *testing.T) {
 			},
 		}
 		var stdout, stderr bytes.Buffer
-		e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+		e := env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), nil)}
 		code := execute(context.Background(), e, []string{"scrape", "--config", x.configPath}, hooks)
 		runs++
 		completedEarlier += strings.Count(stdout.String(), "loaded spooled batch")

@@ -21,7 +21,7 @@ func TestGPUsCommand(t *testing.T) {
 	models := gpus.Models()
 	run := func(args ...string) (string, int) {
 		var out, errOut strings.Builder
-		code := runCommand("gpus", t.Context(), env{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}, args)
+		code := runCommand("gpus", t.Context(), env{stdout: &out, stderr: &errOut, getenv: isolated(t.TempDir(), nil)}, args)
 		return out.String() + errOut.String(), code
 	}
 	table, code := run()

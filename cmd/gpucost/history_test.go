@@ -133,12 +133,12 @@ func TestHistoryCLIBadFlags(t *testing.T) {
 	// None of these may reach the store: the environment names no server that answers.
 	e := func() (env, *bytes.Buffer) {
 		var stdout, stderr bytes.Buffer
-		return env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string {
+		return env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), func(k string) string {
 			if k == "GPUCOST_CLICKHOUSE_DSN" {
 				return "clickhouse://default@127.0.0.1:1/nothing?dial_timeout=200ms"
 			}
 			return ""
-		}}, &stderr
+		})}, &stderr
 	}
 	tests := []struct {
 		name    string

@@ -144,7 +144,7 @@ func TestImportGoodBadAndTwice(t *testing.T) {
 func TestImportUsage(t *testing.T) {
 	goodTable := priceTable(t, "good.csv")
 	var stdout, stderr bytes.Buffer
-	e := env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	e := env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), nil)}
 	if code := runCommand("import", context.Background(), e, nil); code != exitUsage || !strings.Contains(stderr.String(), "want exactly one CSV file") {
 		t.Errorf("no file: exit %d, stderr %q", code, stderr.String())
 	}

@@ -65,7 +65,7 @@ func TestKillHelper(t *testing.T) {
 		onStage:    func(s string) { kill("pipeline:" + s) },
 		onLoadStep: func(s string) { kill("store:" + s) },
 	}
-	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: func(string) string { return "" }}
+	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: isolated(t.TempDir(), nil)}
 	code := execute(context.Background(), e, args, hooks) // args[0] is "scrape"
 	fmt.Printf("gpucost scrape exited %d without reaching %s\n", code, at)
 	os.Exit(100)

@@ -56,7 +56,7 @@ func TestOneLogFormatForEveryCommand(t *testing.T) {
 		for _, name := range []string{"scrape", "migrate"} {
 			var stdout, stderr bytes.Buffer
 			vars := map[string]string{"GPUCOST_LOG_FORMAT": tc.format, "GPUCOST_LOG_LEVEL": tc.level, "GPUCOST_SCRAPE_SPOOL_DIR": t.TempDir()}
-			e := env{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return vars[k] }}
+			e := env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), func(k string) string { return vars[k] })}
 			if code := run(t.Context(), e, commands[name]()); code != exitOK {
 				t.Fatalf("%s with log %s/%s: exit %d\n%s", name, tc.format, tc.level, code, stderr.String())
 			}

@@ -55,7 +55,7 @@ func TestMeasureScrapeMemory(t *testing.T) {
 		}
 		limit = n
 	} else {
-		cfg, err := config.Load("", func(string) string { return "" })
+		cfg, err := config.Load("", isolated(t.TempDir(), nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,7 +62,7 @@ func TestReportCommandSendsOnce(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	e := env{stdout: io.Discard, stderr: io.Discard, getenv: getenv}
+	e := env{stdout: io.Discard, stderr: io.Discard, getenv: isolated(t.TempDir(), getenv)}
 	ctx := context.Background()
 	if status, err := sendWeekly(ctx, cfg, e, logger); status != "ok" || err != nil || len(sink.messages()) != 4 {
 		t.Fatalf("the weekly job: status %s, %v, %d messages, want 4\n%s", status, err, len(sink.messages()), logs.String())
@@ -71,7 +71,7 @@ func TestReportCommandSendsOnce(t *testing.T) {
 
 	// The command: a forced resend to one team, and a second one without --force.
 	var stdout, stderr bytes.Buffer
-	ce := env{stdout: &stdout, stderr: &stderr, getenv: getenv}
+	ce := env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), getenv)}
 	if code := runCommand("report", ctx, ce, []string{"--email", "--force", "--team", "search"}); code != exitOK {
 		t.Fatalf("report --email --force: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
@@ -113,7 +113,7 @@ func TestReportCommandWritesFormats(t *testing.T) {
 		return ""
 	}
 	var stdout, stderr bytes.Buffer
-	e := env{stdout: &stdout, stderr: &stderr, getenv: getenv}
+	e := env{stdout: &stdout, stderr: &stderr, getenv: isolated(t.TempDir(), getenv)}
 	ctx := context.Background()
 	if code := runCommand("report", ctx, e, []string{"--format", "json", "--team", "support"}); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())

@@ -312,7 +312,7 @@ func TestScrapeTwoAtOnce(t *testing.T) {
 // defaultProviders is how many providers a scrape of the embedded configuration runs.
 func defaultProviders(t *testing.T) int {
 	t.Helper()
-	cfg, err := config.Load("", func(string) string { return "" })
+	cfg, err := config.Load("", isolated(t.TempDir(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
